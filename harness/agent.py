@@ -1,0 +1,182 @@
+"""`create_agent` and `Agent`: the public entry point of the harness."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.loop import run_loop
+from harness.messages import Message, Usage, new_id, user
+from harness.middleware.base import Middleware
+from harness.models.base import Model, ModelSettings
+from harness.state import RunState
+from harness.steps import InlineRunner, StepRunner
+from harness.store import Store
+from harness.tokens import TokenCounter
+from harness.tools import Tool
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run returns. `messages` is everything the run appended to the transcript
+    (the input included); `window` is what the model would see next."""
+
+    run_id: str
+    thread_id: str
+    status: str
+    output: str
+    messages: list[Message]
+    window: list[Message]
+    usage: Usage
+    steps: int
+    peak_context_tokens: int
+    encoding: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Agent:
+    """A configured agent. Build it with `create_agent`; run it with `run` / `run_sync`."""
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        tools: Sequence[Tool],
+        system_prompt: str,
+        middleware: Sequence[Middleware],
+        store: Store,
+        name: str,
+        max_steps: int,
+        settings: ModelSettings,
+        step_runner: StepRunner,
+        strategy: str | None = None,
+    ) -> None:
+        self.model = model
+        self.system_prompt = system_prompt
+        self.middleware = tuple(middleware)
+        self.store = store
+        self.name = name
+        self.max_steps = max_steps
+        self.settings = settings
+        self.step_runner = step_runner
+        self.strategy = strategy
+        self.tools = _merge_tools(tools, self.middleware)
+        self.counter = TokenCounter(model.profile.encoding)
+
+    def __repr__(self) -> str:
+        return f"Agent({self.name!r}, model={self.model.name!r}, strategy={self.strategy!r})"
+
+    async def run(
+        self,
+        input: str | Message | None,
+        *,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        parent_run_id: str | None = None,
+        parent_step: int | None = None,
+    ) -> RunResult:
+        """Run until the model answers without tool calls (or `max_steps`). A known
+        `thread_id` continues that conversation from its last window."""
+        thread_id = thread_id or f"thread_{uuid.uuid4().hex[:16]}"
+        run_id = run_id or new_id("run")
+        state = RunState(
+            agent=self,
+            run_id=run_id,
+            thread_id=thread_id,
+            store=self.store,
+            steps=self.step_runner,
+            counter=self.counter,
+            parent_run_id=parent_run_id,
+            parent_step=parent_step,
+        )
+        state.restore(self.store.load_window(thread_id), self.store.next_seq(thread_id))
+        self.store.start_run(
+            run_id=run_id,
+            thread_id=thread_id,
+            agent=self.name,
+            model=self.model.name,
+            strategy=self.strategy,
+            parent_run_id=parent_run_id,
+            parent_step=parent_step,
+            config={"max_steps": self.max_steps, "middleware": [m.name for m in self.middleware]},
+        )
+        if input is not None:
+            state.append(user(input) if isinstance(input, str) else input)
+        try:
+            status = await run_loop(state, self.max_steps)
+        except BaseException as exc:
+            state.flush()  # what the run did before failing stays in the store
+            self.store.finish_run(
+                run_id, status="failed", steps=state.step, usage=state.usage,
+                error=f"{type(exc).__name__}: {exc}",
+            )  # fmt: skip
+            raise
+        self.store.finish_run(run_id, status=status, steps=state.step, usage=state.usage)
+        last = state.messages[-1] if state.messages else None
+        return RunResult(
+            run_id=run_id,
+            thread_id=thread_id,
+            status=status,
+            output=last.content if last is not None and last.role == "assistant" else "",
+            messages=list(state.new_messages),
+            window=list(state.messages),
+            usage=state.usage,
+            steps=state.step,
+            peak_context_tokens=state.peak_context_tokens,
+            encoding=self.counter.encoding_name,
+        )
+
+    def run_sync(self, input: str | Message | None, **kwargs: Any) -> RunResult:
+        """`run` for synchronous callers (not from inside a running event loop)."""
+        return asyncio.run(self.run(input, **kwargs))
+
+
+def _merge_tools(tools: Sequence[Tool], middleware: Sequence[Middleware]) -> tuple[Tool, ...]:
+    merged: dict[str, Tool] = {}
+    for t in [*tools, *(t for mw in middleware for t in mw.tools)]:
+        if not isinstance(t, Tool):
+            raise HarnessError(f"{t!r} is not a Tool: decorate the function with @tool")
+        if t.name in merged and merged[t.name] is not t:
+            raise HarnessError(f"two tools are named {t.name!r}")
+        merged[t.name] = t
+    return tuple(merged.values())
+
+
+def create_agent(
+    model: str | Model,
+    tools: Sequence[Tool] = (),
+    *,
+    system_prompt: str = "",
+    middleware: Sequence[Middleware] = (),
+    store: Store | None = None,
+    name: str = "agent",
+    max_steps: int = 100,
+    settings: ModelSettings | None = None,
+    step_runner: StepRunner | None = None,
+) -> Agent:
+    """Build an agent.
+
+    model: `"openai:<name>"`, `"openai-chat:<name>"`, `"anthropic:<name>"`, `"simulated"`,
+        or any object implementing the `Model` protocol.
+    store: where everything is recorded; default `Store()` (`$CTXLAB_DB` or ./ctxlab.duckdb).
+    step_runner: runs each model call, tool call and acting hook; default inline.
+    """
+    if isinstance(model, str):
+        from harness.models import resolve_model  # SDK adapters load only when named
+
+        model = resolve_model(model)
+    return Agent(
+        model=model,
+        tools=tools,
+        system_prompt=system_prompt,
+        middleware=middleware,
+        store=store if store is not None else Store(),
+        name=name,
+        max_steps=max_steps,
+        settings=settings or ModelSettings(),
+        step_runner=step_runner or InlineRunner(),
+    )

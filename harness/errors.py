@@ -1,0 +1,33 @@
+"""Errors raised by the harness. Tool and file failures the model should see are returned as
+text, not raised; these are for the caller."""
+
+
+class HarnessError(Exception):
+    """Base class for ctxlab harness errors."""
+
+
+class ModelError(HarnessError):
+    """The model provider failed in a way retries did not fix."""
+
+
+class ContextOverflowError(ModelError):
+    """The request exceeded the model's context window (provider 400 / 'prompt is too long')."""
+
+    def __init__(self, message: str, *, tokens: int | None = None, limit: int | None = None):
+        super().__init__(message)
+        self.tokens = tokens
+        self.limit = limit
+
+
+class UnknownModelError(HarnessError):
+    """No profile is known for a model name; pass an explicit ModelProfile."""
+
+
+class ToolDefinitionError(HarnessError):
+    """A function cannot be turned into a tool (missing hints, bad name...)."""
+
+
+class StoreError(HarnessError):
+    """The DuckDB store could not be opened or migrated."""
+
+

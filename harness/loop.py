@@ -1,0 +1,147 @@
+"""The agent loop, top to bottom.
+
+    before_agent
+    repeat until the model stops calling tools, or max_steps model calls:
+        before_model -> commit the step -> wrap_model_call(model) -> after_model
+        run the tool calls concurrently, each through wrap_tool_call(tool)
+    after_agent (reverse order) -> commit
+
+Model errors raise; tool errors go back to the model as text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from functools import partial
+
+from harness.messages import Message, ModelResponse, Usage, tool_result
+from harness.middleware.base import (
+    Middleware,
+    ModelHandler,
+    ModelRequest,
+    ToolCallRequest,
+    ToolHandler,
+    overrides,
+)
+from harness.models.base import RequestParams
+from harness.state import RunState
+from harness.store import now
+from harness.tools import ToolArgumentError, ToolContext
+
+
+async def run_loop(state: RunState, max_steps: int) -> str:
+    """Drive one run to its end; returns the run status (`completed` or `max_steps`)."""
+    stack = state.agent.middleware
+    for mw in _having(stack, "before_agent"):
+        await mw.before_agent(state)
+
+    call_model = _chain_model(stack, partial(_model_step, state))
+    call_tool = _chain_tool(stack, partial(_tool_step, state))
+    status = "completed"
+    while True:
+        for mw in _having(stack, "before_model"):
+            await mw.before_model(state)
+        state.flush()  # everything before this model call is durable
+        if state.step >= max_steps:
+            status = "max_steps"
+            break
+        request = ModelRequest(
+            state=state,
+            messages=tuple(state.messages),
+            system_prompt=state.agent.system_prompt,
+            tools=state.agent.tools,
+            settings=state.agent.settings,
+        )
+        response = await call_model(request)
+        state.step += 1
+        state.append(response.to_message())
+        for mw in _having(stack, "after_model"):
+            await mw.after_model(state, response)
+        if not response.tool_calls:
+            break
+        tools = {t.name: t for t in state.agent.tools}
+        results = await asyncio.gather(
+            *(
+                call_tool(ToolCallRequest(state=state, call=c, tool=tools.get(c.name)))
+                for c in response.tool_calls
+            )
+        )
+        for message in results:
+            state.append(message)
+
+    for mw in reversed(_having(stack, "after_agent")):
+        await mw.after_agent(state)
+    state.flush()
+    return status
+
+
+def _having(stack: Sequence[Middleware], hook: str) -> list[Middleware]:
+    return [mw for mw in stack if overrides(mw, hook)]
+
+
+def _chain_model(stack: Sequence[Middleware], inner: ModelHandler) -> ModelHandler:
+    """The first middleware is outermost: it sees the request first and the response last."""
+    handler = inner
+    for mw in reversed(_having(stack, "wrap_model_call")):
+        handler = partial(mw.wrap_model_call, handler=handler)
+    return handler
+
+
+def _chain_tool(stack: Sequence[Middleware], inner: ToolHandler) -> ToolHandler:
+    handler = inner
+    for mw in reversed(_having(stack, "wrap_tool_call")):
+        handler = partial(mw.wrap_tool_call, handler=handler)
+    return handler
+
+
+async def _model_step(state: RunState, request: ModelRequest) -> ModelResponse:
+    """The innermost model handler: one model call as the step `model`, recorded."""
+    schemas = request.tool_schemas()
+    context_tokens = state.counter.count_request(request.system_prompt, request.messages, schemas)
+    state.peak_context_tokens = max(state.peak_context_tokens, context_tokens)
+    model = state.agent.model
+    params = RequestParams(system_prompt=request.system_prompt, tools=schemas)
+    start = time.perf_counter()
+    response = await state.run_step("model", model.request, request.messages, request.settings, params)
+    latency = state.elapsed_ms(start)
+    usage = response.usage
+    cost = model.profile.cost(usage)
+    state.usage = state.usage + Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        requests=1,
+        cost_usd=cost,
+    )
+    state.add_row(
+        "model_calls",
+        (state.run_id, state.step, response.model_name or model.name, usage.input_tokens,
+         usage.output_tokens, usage.cached_tokens, usage.cache_write_tokens, context_tokens,
+         latency, cost, response.stop_reason, state.counter.encoding_name, now()),
+    )  # fmt: skip
+    return response
+
+
+async def _tool_step(state: RunState, request: ToolCallRequest) -> Message:
+    """The innermost tool handler: validate, run as the step `tool:<name>`, catch errors."""
+    call, tool = request.call, request.tool
+    if tool is None:
+        known = ", ".join(sorted(t.name for t in state.agent.tools)) or "none"
+        return tool_result(call, f"Error: unknown tool '{call.name}'. Available tools: {known}.", is_error=True)
+    if call.raw_arguments is not None and not call.arguments:
+        return tool_result(
+            call,
+            f"Error: arguments for '{call.name}' are not valid JSON: {call.raw_arguments[:500]!r}",
+            is_error=True,
+        )
+    ctx = ToolContext(state=state, call=call)
+    try:
+        output = await state.run_step(f"tool:{call.name}", tool.run, call.arguments, ctx)
+    except ToolArgumentError as exc:
+        return tool_result(call, f"Error: {exc}", is_error=True)
+    except Exception as exc:  # any tool failure is the model's to see and handle
+        return tool_result(call, f"Error: {type(exc).__name__}: {exc}", is_error=True)
+    return tool_result(call, output)

@@ -1,0 +1,116 @@
+"""Provider-neutral conversation values: messages, tool calls, usage, model responses."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+def new_id(prefix: str = "msg") -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool invocation requested by the model. `arguments` is the decoded JSON object;
+    `raw_arguments` keeps the provider's text when it could not be decoded."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict, hash=False)
+    raw_arguments: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One conversation item.
+
+    `content` is what the model sees. `full_content` is set when a middleware replaced a large
+    text by a preview (offloading): the store keeps the original so nothing is lost.
+    `kind` marks synthetic messages (summaries, placeholders) so replay and analysis can tell
+    them from what the user, model or tools produced.
+    """
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    id: str = field(default_factory=new_id)
+    kind: str = "message"
+    full_content: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def with_content(self, content: str, **changes: Any) -> Message:
+        """A copy with new content and a new id: token counts are cached per id."""
+        return replace(self, content=content, id=new_id(), **changes)
+
+
+def system(text: str) -> Message:
+    return Message(role="system", content=text)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def assistant(text: str = "", tool_calls: tuple[ToolCall, ...] | list[ToolCall] = ()) -> Message:
+    return Message(role="assistant", content=text, tool_calls=tuple(tool_calls))
+
+
+def tool_result(call: ToolCall, content: str, *, is_error: bool = False) -> Message:
+    return Message(
+        role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage. `input_tokens` includes cached reads and cache writes (normalised across
+    providers: Anthropic reports them separately, OpenAI includes them)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    requests: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            requests=self.requests + other.requests,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+StopReason = Literal["end_turn", "tool_calls", "max_tokens", "context_overflow", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    stop_reason: StopReason = "end_turn"
+    model_name: str = ""
+    # Provider-native output items that must be echoed back verbatim on the next turn
+    # (e.g. OpenAI Responses reasoning items). Never persisted with secrets.
+    provider_items: tuple[dict[str, Any], ...] = field(default=(), hash=False)
+
+    def to_message(self) -> Message:
+        meta = {"provider_items": list(self.provider_items)} if self.provider_items else {}
+        return Message(
+            role="assistant", content=self.text, tool_calls=self.tool_calls, meta=meta
+        )

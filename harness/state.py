@@ -1,0 +1,133 @@
+"""Run state: what one agent run carries from step to step, and how it reaches the store."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from harness.messages import Message, Usage
+from harness.steps import StepRunner
+from harness.store import StepBatch, Store, message_row, now
+from harness.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from harness.agent import Agent
+
+T = TypeVar("T")
+
+
+@dataclass(eq=False)
+class RunState:
+    """Mutable state of one run.
+
+    `messages` is the window: what the next model call will see. Middleware may rewrite it
+    with `replace_window`; the store keeps the append-only transcript either way.
+    `scratch` holds per-middleware state keyed by middleware name.
+    """
+
+    agent: Agent
+    run_id: str
+    thread_id: str
+    store: Store
+    steps: StepRunner
+    counter: TokenCounter
+    messages: list[Message] = field(default_factory=list)
+    step: int = 0
+    usage: Usage = field(default_factory=Usage)
+    peak_context_tokens: int = 0
+    parent_run_id: str | None = None
+    parent_step: int | None = None
+    scratch: dict[str, Any] = field(default_factory=dict)
+    new_messages: list[Message] = field(default_factory=list)
+    _seq: int = 0
+    _stored_ids: set[str] = field(default_factory=set)
+    _batch: StepBatch = field(default_factory=StepBatch)
+
+    # -- the window and the transcript ---------------------------------------------------
+
+    def restore(self, window: Sequence[Message], next_seq: int) -> None:
+        """Continue a thread: its last window, already in the transcript."""
+        self.messages = list(window)
+        self._stored_ids.update(m.id for m in window)
+        self._seq = next_seq - 1
+
+    def append(self, message: Message) -> None:
+        """Add a message to the window and (at the next flush) to the transcript."""
+        self.messages.append(message)
+        self._record(message)
+
+    def _record(self, message: Message) -> None:
+        self.new_messages.append(message)
+        self._stored_ids.add(message.id)
+        self._seq += 1
+        tokens = self.counter.count_message(message)
+        self._batch.add(
+            "messages",
+            message_row(
+                message, thread_id=self.thread_id, seq=self._seq, run_id=self.run_id,
+                step=self.step, tokens=tokens,
+            ),
+        )  # fmt: skip
+
+    def replace_window(self, messages: Sequence[Message], reason: str) -> None:
+        """Make `messages` the window. Messages not yet in the transcript (summaries,
+        placeholders) are appended to it; a `windows` row records which ids the model sees,
+        so a resumed thread sees the same window."""
+        for m in messages:
+            if m.id not in self._stored_ids:
+                self._record(m)
+        self.messages = list(messages)
+        self._batch.add(
+            "windows",
+            (self.thread_id, self.run_id, self.step, self._seq,
+             json.dumps([m.id for m in messages]), reason, now()),
+        )  # fmt: skip
+
+    def flush(self) -> None:
+        """Commit what the step produced, in one transaction."""
+        if self._batch:
+            self.store.write(self._batch)
+            self._batch = StepBatch()
+
+    # -- observability -------------------------------------------------------------------
+
+    def event(
+        self,
+        middleware: str,
+        hook: str,
+        action: str,
+        *,
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        detail: dict[str, Any] | None = None,
+        ms: float | None = None,
+    ) -> None:
+        """Record what a middleware did (committed with the step)."""
+        self._batch.add(
+            "events",
+            (self.run_id, self.step, middleware, hook, action, tokens_before, tokens_after,
+             json.dumps(detail or {}, default=str), ms, self.steps.current_step_id(), now()),
+        )  # fmt: skip
+
+    def add_row(self, table: str, row: tuple[Any, ...]) -> None:
+        """Queue a row for a step table (`summaries`, ...) in this step's transaction."""
+        self._batch.add(table, row)
+
+    async def run_step(
+        self, name: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
+    ) -> T:
+        """Run an acting step through the step runner (a Prefect task under `flows`)."""
+        return await self.steps.run(name, fn, *args, **kwargs)
+
+    def context_tokens(self, system_prompt: str, tools: Sequence[dict[str, Any]]) -> int:
+        return self.counter.count_request(system_prompt, self.messages, tools)
+
+    @property
+    def model(self) -> Any:
+        return self.agent.model
+
+    def elapsed_ms(self, start: float) -> float:
+        return (time.perf_counter() - start) * 1000

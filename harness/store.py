@@ -1,0 +1,353 @@
+"""The DuckDB store: every run, message, model call, file, event, summary and memory version.
+
+One `Store` per process. The transcript is append-only: compaction never rewrites `messages`,
+it adds synthetic messages (summaries, placeholders) and a `windows` row naming which messages
+the model sees from then on. Each agent step is written as one batch in one transaction.
+
+`hold=True` (default) keeps one connection open: DuckDB opens cost ~20 ms, far too much per
+step. `hold=False` opens the file for each transaction and closes it, retrying with backoff on
+a lock conflict, so other processes (a second run, the duckdb CLI, polars) can use the file
+between steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from harness.errors import StoreError
+from harness.messages import Message, ToolCall
+
+MIGRATIONS: list[str] = [
+    # 1: the core tables
+    """
+    CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY, thread_id VARCHAR NOT NULL, parent_run_id VARCHAR,
+        parent_step INTEGER, agent VARCHAR, model VARCHAR, strategy VARCHAR,
+        status VARCHAR NOT NULL, started_at TIMESTAMP NOT NULL, ended_at TIMESTAMP,
+        steps INTEGER DEFAULT 0, input_tokens BIGINT DEFAULT 0, output_tokens BIGINT DEFAULT 0,
+        cached_tokens BIGINT DEFAULT 0, cache_write_tokens BIGINT DEFAULT 0,
+        cost_usd DOUBLE DEFAULT 0, error VARCHAR, config JSON
+    );
+    CREATE TABLE messages (
+        thread_id VARCHAR NOT NULL, seq BIGINT NOT NULL, run_id VARCHAR NOT NULL,
+        step INTEGER NOT NULL, message_id VARCHAR NOT NULL, role VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL, content VARCHAR NOT NULL, full_content VARCHAR,
+        tool_calls JSON, tool_call_id VARCHAR, name VARCHAR, is_error BOOLEAN,
+        tokens INTEGER, meta JSON, created_at TIMESTAMP NOT NULL
+    );
+    CREATE TABLE windows (
+        thread_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, step INTEGER NOT NULL,
+        at_seq BIGINT NOT NULL, message_ids JSON NOT NULL, reason VARCHAR,
+        created_at TIMESTAMP NOT NULL
+    );
+    CREATE TABLE model_calls (
+        run_id VARCHAR NOT NULL, step INTEGER NOT NULL, model VARCHAR, input_tokens BIGINT,
+        output_tokens BIGINT, cached_tokens BIGINT, cache_write_tokens BIGINT,
+        context_tokens BIGINT, latency_ms DOUBLE, cost_usd DOUBLE, stop_reason VARCHAR,
+        encoding VARCHAR, created_at TIMESTAMP NOT NULL
+    );
+    CREATE TABLE files (
+        namespace VARCHAR NOT NULL, path VARCHAR NOT NULL, content BLOB NOT NULL,
+        is_text BOOLEAN NOT NULL, size BIGINT NOT NULL, run_id VARCHAR,
+        created_at TIMESTAMP NOT NULL, modified_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (namespace, path)
+    );
+    CREATE TABLE events (
+        run_id VARCHAR NOT NULL, step INTEGER NOT NULL, middleware VARCHAR NOT NULL,
+        hook VARCHAR NOT NULL, action VARCHAR NOT NULL, tokens_before BIGINT,
+        tokens_after BIGINT, detail JSON, ms DOUBLE, task_run_id VARCHAR,
+        created_at TIMESTAMP NOT NULL
+    );
+    CREATE TABLE summaries (
+        run_id VARCHAR NOT NULL, thread_id VARCHAR NOT NULL, cycle INTEGER NOT NULL,
+        step INTEGER NOT NULL, first_seq BIGINT, last_seq BIGINT, message_ids JSON,
+        tokens_before BIGINT, tokens_after BIGINT, summary_tokens BIGINT, model VARCHAR,
+        history_path VARCHAR, summary VARCHAR, created_at TIMESTAMP NOT NULL
+    );
+    CREATE TABLE memory (
+        path VARCHAR NOT NULL, version INTEGER NOT NULL, content VARCHAR NOT NULL,
+        run_id VARCHAR, author VARCHAR, created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (path, version)
+    );
+    """,
+]
+
+_TABLE_COLUMNS = {
+    "messages": 16,
+    "model_calls": 13,
+    "events": 11,
+    "windows": 7,
+    "summaries": 14,
+}
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def default_path() -> str:
+    return os.environ.get("CTXLAB_DB", "ctxlab.duckdb")
+
+
+@dataclass
+class StepBatch:
+    """Rows one step produced, written together in one transaction."""
+
+    rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+
+    def add(self, table: str, row: tuple[Any, ...]) -> None:
+        self.rows.setdefault(table, []).append(row)
+
+    def __bool__(self) -> bool:
+        return any(self.rows.values())
+
+
+def message_row(
+    msg: Message, *, thread_id: str, seq: int, run_id: str, step: int, tokens: int | None
+) -> tuple[Any, ...]:
+    calls = (
+        json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in msg.tool_calls])
+        if msg.tool_calls
+        else None
+    )
+    return (
+        thread_id, seq, run_id, step, msg.id, msg.role, msg.kind, msg.content, msg.full_content,
+        calls, msg.tool_call_id, msg.name, msg.is_error, tokens,
+        json.dumps(msg.meta, default=str) if msg.meta else None, now(),
+    )  # fmt: skip
+
+
+def row_to_message(row: dict[str, Any]) -> Message:
+    calls = tuple(
+        ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"])
+        for c in json.loads(row["tool_calls"] or "[]")
+    )
+    return Message(
+        role=row["role"],
+        content=row["content"],
+        tool_calls=calls,
+        tool_call_id=row["tool_call_id"],
+        name=row["name"],
+        is_error=bool(row["is_error"]),
+        id=row["message_id"],
+        kind=row["kind"],
+        full_content=row["full_content"],
+        meta=json.loads(row["meta"]) if row["meta"] else {},
+    )
+
+
+class Store:
+    """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, hold: bool = True) -> None:
+        self.path = str(path) if path is not None else default_path()
+        self.hold = hold or self.path == ":memory:"
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._lock = threading.RLock()
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with self.transaction() as con:
+            self._migrate(con)
+
+    def __repr__(self) -> str:
+        return f"Store({self.path!r}, hold={self.hold})"
+
+    # -- connections -------------------------------------------------------------------
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        delay = 0.01
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return duckdb.connect(self.path)
+            except duckdb.IOException as exc:
+                # Another process holds the file: wait for it to finish its step.
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    @contextmanager
+    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection for reads or writes; in hold mode a cursor of the held connection."""
+        with self._lock:
+            if self.hold:
+                if self._con is None:
+                    self._con = self._open()
+                yield self._con
+            else:
+                con = self._open()
+                try:
+                    yield con
+                finally:
+                    con.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.connection() as con:
+            con.execute("BEGIN")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMP)"
+        )
+        (current,) = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        if current > len(MIGRATIONS):
+            raise StoreError(
+                f"store {self.path} has schema v{current}, newer than this ctxlab "
+                f"(v{len(MIGRATIONS)}): upgrade ctxlab"
+            )
+        for version, sql in enumerate(MIGRATIONS[current:], start=current + 1):
+            con.execute(sql)
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now()])
+
+    @property
+    def schema_version(self) -> int:
+        return self.scalar("SELECT max(version) FROM schema_version")
+
+    # -- generic access ----------------------------------------------------------------
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        with self.transaction() as con:
+            con.execute(sql, params or [])
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        with self.connection() as con:
+            cur = con.execute(sql, params or [])
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        with self.connection() as con:
+            row = con.execute(sql, params or []).fetchone()
+        return row[0] if row else None
+
+    def frame(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """A polars DataFrame of a query, for analysis."""
+        with self.connection() as con:
+            return con.execute(sql, params or []).pl()
+
+    def write(self, batch: StepBatch) -> None:
+        """Write a step's rows, all tables, in one transaction."""
+        if not batch:
+            return
+        with self.transaction() as con:
+            for table, rows in batch.rows.items():
+                if not rows:
+                    continue
+                width = _TABLE_COLUMNS[table]
+                placeholders = "(" + ",".join("?" * width) + ")"
+                sql = f"INSERT INTO {table} VALUES " + ",".join([placeholders] * len(rows))
+                con.execute(sql, [v for row in rows for v in row])
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        *,
+        run_id: str,
+        thread_id: str,
+        agent: str,
+        model: str,
+        strategy: str | None,
+        parent_run_id: str | None = None,
+        parent_step: int | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        self.execute(
+            "INSERT INTO runs (run_id, thread_id, parent_run_id, parent_step, agent, model, "
+            "strategy, status, started_at, config) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+            [run_id, thread_id, parent_run_id, parent_step, agent, model, strategy, now(),
+             json.dumps(config or {}, default=str)],
+        )  # fmt: skip
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        steps: int,
+        usage: Any,
+        error: str | None = None,
+    ) -> None:
+        self.execute(
+            "UPDATE runs SET status = ?, ended_at = ?, steps = ?, input_tokens = ?, "
+            "output_tokens = ?, cached_tokens = ?, cache_write_tokens = ?, cost_usd = ?, "
+            "error = ? WHERE run_id = ?",
+            [status, now(), steps, usage.input_tokens, usage.output_tokens, usage.cached_tokens,
+             usage.cache_write_tokens, usage.cost_usd, error, run_id],
+        )  # fmt: skip
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        return rows[0] if rows else None
+
+    # -- transcript ----------------------------------------------------------------------
+
+    def next_seq(self, thread_id: str) -> int:
+        return int(
+            self.scalar("SELECT coalesce(max(seq), 0) FROM messages WHERE thread_id = ?", [thread_id])
+        ) + 1
+
+    def transcript(self, thread_id: str, run_id: str | None = None) -> list[Message]:
+        """Every message ever appended to a thread (or one run of it), in order."""
+        sql = "SELECT * FROM messages WHERE thread_id = ?"
+        params: list[Any] = [thread_id]
+        if run_id:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        return [row_to_message(r) for r in self.query(sql + " ORDER BY seq", params)]
+
+    def load_window(self, thread_id: str) -> list[Message]:
+        """What the model saw last on this thread: the latest window snapshot plus every
+        message appended after it."""
+        snap = self.query(
+            "SELECT at_seq, message_ids FROM windows WHERE thread_id = ? "
+            "ORDER BY at_seq DESC, created_at DESC LIMIT 1",
+            [thread_id],
+        )
+        if not snap:
+            return self.transcript(thread_id)
+        at_seq, ids = snap[0]["at_seq"], json.loads(snap[0]["message_ids"])
+        by_id = {
+            r["message_id"]: row_to_message(r)
+            for r in self.query(
+                "SELECT * FROM messages WHERE thread_id = ? AND list_contains(?, message_id)",
+                [thread_id, ids],
+            )
+        }
+        later = self.query(
+            "SELECT * FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq",
+            [thread_id, at_seq],
+        )
+        return [by_id[i] for i in ids if i in by_id] + [row_to_message(r) for r in later]

@@ -1,0 +1,169 @@
+"""Tools: plain Python functions the model may call.
+
+`@tool` reads the JSON schema from type hints and the description from the docstring
+("Args:" lines describe parameters). A parameter annotated `ToolContext` is injected by the
+harness and hidden from the model. Arguments are validated with pydantic; a bad call from the
+model becomes a `ToolArgumentError` whose text tells the model what to fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
+
+import pydantic
+
+from harness.errors import HarnessError, ToolDefinitionError
+from harness.messages import ToolCall
+
+if TYPE_CHECKING:
+    from harness.state import RunState
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class ToolArgumentError(HarnessError):
+    """The model called a tool with arguments that do not match its schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool may use besides its arguments: the run it belongs to and the call itself."""
+
+    state: RunState
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[..., Any]
+    args_model: type[pydantic.BaseModel]
+    context_param: str | None = None
+
+    def schema(self) -> dict[str, Any]:
+        """Provider-neutral tool definition; adapters reshape it per API."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            parsed = self.args_model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ToolArgumentError(
+                f"invalid arguments for tool '{self.name}': {problems}. "
+                f"Expected parameters: {json.dumps(self.parameters.get('properties', {}))}"
+            ) from None
+        return {k: getattr(parsed, k) for k in type(parsed).model_fields}
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        kwargs = self.validate(arguments)
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        if inspect.iscoroutinefunction(self.fn):
+            result = await self.fn(**kwargs)
+        else:
+            # Sync tools run in a worker thread so several calls from one message overlap.
+            result = await asyncio.to_thread(self.fn, **kwargs)
+        return result if isinstance(result, str) else json.dumps(result, default=str)
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Google-style docstring -> (summary, {param: description})."""
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section = "summary"
+    current: str | None = None
+    arg_indent = None
+    for line in inspect.cleandoc(doc).splitlines():
+        stripped = line.strip()
+        header = stripped.lower().rstrip(":")
+        if stripped.endswith(":") and header in ("args", "arguments", "parameters"):
+            section, current, arg_indent = "args", None, None
+            continue
+        if stripped.endswith(":") and header in ("returns", "raises", "examples", "example"):
+            section = "other"
+            continue
+        if section == "summary":
+            summary.append(line)
+        elif section == "args" and stripped:
+            indent = len(line) - len(line.lstrip())
+            m = re.match(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", stripped)
+            if m and (arg_indent is None or indent <= arg_indent):
+                arg_indent = indent
+                current = m.group(1)
+                params[current] = m.group(2)
+            elif current:
+                params[current] = f"{params[current]} {stripped}".strip()
+    return "\n".join(summary).strip(), params
+
+
+def _build(fn: Callable[..., Any], name: str | None, description: str | None) -> Tool:
+    tool_name = name or fn.__name__
+    if not _NAME.match(tool_name):
+        raise ToolDefinitionError(f"tool name {tool_name!r} must match {_NAME.pattern}")
+    summary, param_docs = _parse_docstring(fn.__doc__ or "")
+    try:
+        hints = get_type_hints(fn)
+    except NameError as exc:
+        raise ToolDefinitionError(f"tool {tool_name!r}: cannot resolve type hints: {exc}") from exc
+    fields: dict[str, Any] = {}
+    context_param = None
+    for pname, param in inspect.signature(fn).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs are not supported")
+        hint = hints.get(pname)
+        if hint is ToolContext:
+            context_param = pname
+            continue
+        if hint is None:
+            raise ToolDefinitionError(f"tool {tool_name!r}: parameter {pname!r} needs a type hint")
+        default = ... if param.default is param.empty else param.default
+        fields[pname] = (hint, pydantic.Field(default, description=param_docs.get(pname)))
+    model = pydantic.create_model(
+        f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+    )
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema.setdefault("properties", {})
+    return Tool(
+        name=tool_name,
+        description=description or summary or tool_name,
+        parameters=schema,
+        fn=fn,
+        args_model=model,
+        context_param=context_param,
+    )
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function (sync or async) into a `Tool`. Use bare or with options."""
+    if fn is not None:
+        return _build(fn, name, description)
+    return lambda f: _build(f, name, description)
+
+__all__ = ["Tool", "ToolArgumentError", "ToolContext", "tool"]
