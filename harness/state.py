@@ -6,8 +6,10 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from harness.filesystem import FileSystem
 from harness.messages import Message, Usage
 from harness.steps import StepRunner
 from harness.store import StepBatch, Store, message_row, now
@@ -40,6 +42,9 @@ class RunState:
     peak_context_tokens: int = 0
     parent_run_id: str | None = None
     parent_step: int | None = None
+    # Subagents work in the parent's files (their offloads stay readable to the parent) while
+    # keeping their own transcript and history file.
+    files_thread: str | None = None
     scratch: dict[str, Any] = field(default_factory=dict)
     new_messages: list[Message] = field(default_factory=list)
     _seq: int = 0
@@ -124,6 +129,10 @@ class RunState:
 
     def context_tokens(self, system_prompt: str, tools: Sequence[dict[str, Any]]) -> int:
         return self.counter.count_request(system_prompt, self.messages, tools)
+
+    @cached_property
+    def files(self) -> FileSystem:
+        return FileSystem(self.store, self.files_thread or self.thread_id, self.run_id)
 
     @property
     def model(self) -> Any:

@@ -1,0 +1,345 @@
+"""OpenAI adapters: the Responses API (primary) and Chat Completions (for OpenAI-compatible
+servers that only speak the older format).
+
+Keys and base URLs come from the arguments or the SDK's usual env vars (`OPENAI_API_KEY`,
+`OPENAI_BASE_URL`). The key never appears in a repr or in an error this module raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+
+from harness.errors import ContextOverflowError, ModelError
+from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
+from harness.models.base import ModelSettings, RequestParams
+from harness.profiles import ModelProfile, get_profile
+
+# Output items the neutral Message can rebuild by itself. Anything else (reasoning items) must
+# be echoed back verbatim, and then the whole output is kept so ids stay paired: the API
+# rejects a reasoning item whose following function_call lost its `fc_` id.
+_NEUTRAL_ITEMS = {"message", "function_call"}
+_CHAT_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "max_tokens",
+}
+
+
+class _OpenAIAdapter:
+    """Client setup, error mapping and key hygiene shared by both OpenAI adapters."""
+
+    prefix = "openai"
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        profile: ModelProfile | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        self.model = model_name
+        # The spec resolve_model accepts, so a run's recorded model name can be resolved again.
+        self.name = f"{self.prefix}:{model_name}"
+        self.profile = profile or get_profile(self.name)
+        if client is None:
+            try:
+                client = openai.AsyncOpenAI(
+                    api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+                )
+            except openai.OpenAIError as exc:
+                raise ModelError(
+                    f"{self.name}: cannot create the OpenAI client ({exc}); "
+                    "set OPENAI_API_KEY or pass api_key="
+                ) from None
+        self._client = client
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, host={self._client.base_url.host!r})"
+
+    def _redact(self, text: str) -> str:
+        # Provider messages sometimes echo request details; never let the key through.
+        key = self._client.api_key
+        if isinstance(key, str) and len(key) >= 8:
+            text = text.replace(key, "***")
+        return text
+
+    def _common_kwargs(self, settings: ModelSettings) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self.model}
+        if settings.temperature is not None:
+            kwargs["temperature"] = settings.temperature
+        if settings.extra:
+            kwargs["extra_body"] = dict(settings.extra)
+        if settings.timeout_s is not None:
+            kwargs["timeout"] = settings.timeout_s
+        return kwargs
+
+    def _error(self, exc: openai.OpenAIError) -> ModelError:
+        """The harness error for an SDK failure the SDK's own retries did not fix."""
+        if isinstance(exc, openai.APIStatusError):
+            detail = _api_message(exc)
+            if exc.status_code == 400 and _is_overflow(exc.code, detail):
+                tokens, limit = _overflow_numbers(detail)
+                return ContextOverflowError(
+                    self._redact(f"{self.name}: context overflow: {detail}"),
+                    tokens=tokens,
+                    limit=limit,
+                )
+            return ModelError(self._redact(f"{self.name}: HTTP {exc.status_code}: {detail}"))
+        if isinstance(exc, openai.APITimeoutError):
+            return ModelError(
+                f"{self.name}: request timed out after {self._client.max_retries} retries"
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return ModelError(self._redact(f"{self.name}: connection failed: {exc}"))
+        return ModelError(self._redact(f"{self.name}: {type(exc).__name__}: {exc}"))
+
+
+class OpenAIResponsesModel(_OpenAIAdapter):
+    """OpenAI Responses API (`openai:<model>`)."""
+
+    async def request(
+        self, messages: Sequence[Message], settings: ModelSettings, params: RequestParams
+    ) -> ModelResponse:
+        kwargs = self._common_kwargs(settings)
+        kwargs["input"] = _responses_input(messages)
+        if params.system_prompt:
+            kwargs["instructions"] = params.system_prompt
+        if params.tools:
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "name": t["name"],
+                    "description": t.get("description", ""),
+                    "parameters": t["parameters"],
+                    # Harness schemas are not written for strict mode (optional fields).
+                    "strict": False,
+                }
+                for t in params.tools
+            ]
+        if settings.max_tokens is not None:
+            kwargs["max_output_tokens"] = settings.max_tokens
+        try:
+            response = await self._client.responses.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        return self._parse(response)
+
+    def _parse(self, response: Any) -> ModelResponse:
+        if response.status == "failed" and response.error is not None:
+            code, detail = response.error.code, response.error.message
+            if _is_overflow(code, detail):
+                tokens, limit = _overflow_numbers(detail)
+                raise ContextOverflowError(
+                    f"{self.name}: context overflow: {detail}", tokens=tokens, limit=limit
+                )
+            raise ModelError(self._redact(f"{self.name}: response failed ({code}): {detail}"))
+        items = [item.to_dict(mode="json") for item in response.output]
+        text, calls = _parse_responses_output(items)
+        stop: StopReason = "tool_calls" if calls else "end_turn"
+        if response.status == "incomplete":
+            reason = getattr(response.incomplete_details, "reason", None)
+            stop = "max_tokens" if reason == "max_output_tokens" else "other"
+        keep = any(item.get("type") not in _NEUTRAL_ITEMS for item in items)
+        return ModelResponse(
+            text=text,
+            tool_calls=calls,
+            usage=_responses_usage(response.usage),
+            stop_reason=stop,
+            model_name=response.model or self.model,
+            provider_items=tuple(items) if keep else (),
+        )
+
+
+class OpenAIChatModel(_OpenAIAdapter):
+    """Chat Completions (`openai-chat:<model>`), for OpenAI-compatible third-party servers."""
+
+    prefix = "openai-chat"
+
+    async def request(
+        self, messages: Sequence[Message], settings: ModelSettings, params: RequestParams
+    ) -> ModelResponse:
+        kwargs = self._common_kwargs(settings)
+        kwargs["messages"] = _chat_messages(params.system_prompt, messages)
+        if params.tools:
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "parameters": t["parameters"],
+                    },
+                }
+                for t in params.tools
+            ]
+        if settings.max_tokens is not None:
+            # `max_tokens` rather than `max_completion_tokens`: compatible servers know it.
+            kwargs["max_tokens"] = settings.max_tokens
+        try:
+            completion = await self._client.chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        if not completion.choices:
+            raise ModelError(f"{self.name}: the server returned no choices")
+        choice = completion.choices[0]
+        calls = tuple(
+            _tool_call(c.id, c.function.name, c.function.arguments)
+            for c in choice.message.tool_calls or ()
+        )
+        stop = _CHAT_STOP.get(choice.finish_reason or "", "other")
+        return ModelResponse(
+            text=choice.message.content or "",
+            tool_calls=calls,
+            usage=_chat_usage(completion.usage),
+            stop_reason="tool_calls" if calls and stop == "end_turn" else stop,
+            model_name=completion.model or self.model,
+        )
+
+
+def _responses_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            items.append({"role": "developer", "content": m.content})
+        elif m.role == "user":
+            items.append({"role": "user", "content": m.content})
+        elif m.role == "tool":
+            items.append(
+                {"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content}
+            )
+        else:
+            items.extend(_assistant_items(m))
+    return items
+
+
+def _assistant_items(m: Message) -> list[dict[str, Any]]:
+    stored = m.meta.get("provider_items")
+    # Echo the provider's items only while they still say what the message says: a middleware
+    # that edited the text must not have the original sent behind its back.
+    if stored and _parse_responses_output(stored) == (m.content, m.tool_calls):
+        return [dict(item) for item in stored]
+    items: list[dict[str, Any]] = []
+    if m.content:
+        items.append({"role": "assistant", "content": m.content})
+    items.extend(
+        {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": _arguments(c)}
+        for c in m.tool_calls
+    )
+    return items
+
+
+def _chat_messages(system_prompt: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        elif m.role == "assistant" and m.tool_calls:
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": m.content or None,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": _arguments(c)},
+                        }
+                        for c in m.tool_calls
+                    ],
+                }
+            )
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _parse_responses_output(items: Sequence[dict[str, Any]]) -> tuple[str, tuple[ToolCall, ...]]:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for item in items:
+        if item.get("type") == "message":
+            texts.extend(
+                part.get("text", "")
+                for part in item.get("content", ())
+                if part.get("type") == "output_text"
+            )
+        elif item.get("type") == "function_call":
+            calls.append(_tool_call(item["call_id"], item["name"], item.get("arguments")))
+    return "".join(texts), tuple(calls)
+
+
+def _tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
+    """Decode the arguments; on invalid JSON keep the text so the loop can tell the model."""
+    if not raw:
+        return ToolCall(id=call_id, name=name)
+    try:
+        arguments = json.loads(raw)
+    except ValueError:
+        arguments = None
+    if isinstance(arguments, dict):
+        return ToolCall(id=call_id, name=name, arguments=arguments)
+    return ToolCall(id=call_id, name=name, raw_arguments=raw)
+
+
+def _arguments(call: ToolCall) -> str:
+    # Replay undecodable arguments as the model wrote them, not as a misleading "{}".
+    return call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
+
+
+def _responses_usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage(requests=1)
+    details = getattr(usage, "input_tokens_details", None)
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cached_tokens=getattr(details, "cached_tokens", None) or 0,
+        cache_write_tokens=getattr(details, "cache_write_tokens", None) or 0,
+        requests=1,
+    )
+
+
+def _chat_usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage(requests=1)
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cached_tokens=getattr(details, "cached_tokens", None) or 0,
+        requests=1,
+    )
+
+
+def _api_message(exc: openai.APIStatusError) -> str:
+    # The SDK unwraps `{"error": {...}}` into `body`; its own message repeats the status code.
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    return exc.message
+
+
+def _is_overflow(code: str | None, message: str) -> bool:
+    return code == "context_length_exceeded" or bool(
+        re.search(r"maximum context length|exceeds the context window", message, re.I)
+    )
+
+
+def _overflow_numbers(message: str) -> tuple[int | None, int | None]:
+    """(tokens, limit) from "maximum context length is M tokens ... requested N tokens"."""
+    limit = re.search(r"maximum context length is (\d+)", message)
+    tokens = re.search(r"(?:requested|resulted in) (\d+) tokens", message)
+    return (
+        int(tokens.group(1)) if tokens else None,
+        int(limit.group(1)) if limit else None,
+    )
