@@ -29,5 +29,3 @@ class ToolDefinitionError(HarnessError):
 
 class StoreError(HarnessError):
     """The DuckDB store could not be opened or migrated."""
-
-

@@ -53,6 +53,7 @@ async def run_loop(state: RunState, max_steps: int) -> str:
             system_prompt=state.agent.system_prompt,
             tools=state.agent.tools,
             settings=state.agent.settings,
+            messages_tokens=state.window_tokens,
         )
         response = await call_model(request)
         state.step += 1
@@ -99,12 +100,14 @@ def _chain_tool(stack: Sequence[Middleware], inner: ToolHandler) -> ToolHandler:
 async def _model_step(state: RunState, request: ModelRequest) -> ModelResponse:
     """The innermost model handler: one model call as the step `model`, recorded."""
     schemas = request.tool_schemas()
-    context_tokens = state.counter.count_request(request.system_prompt, request.messages, schemas)
+    context_tokens = request.count_tokens()
     state.peak_context_tokens = max(state.peak_context_tokens, context_tokens)
     model = state.agent.model
     params = RequestParams(system_prompt=request.system_prompt, tools=schemas)
     start = time.perf_counter()
-    response = await state.run_step("model", model.request, request.messages, request.settings, params)
+    response = await state.run_step(
+        "model", model.request, request.messages, request.settings, params
+    )
     latency = state.elapsed_ms(start)
     usage = response.usage
     cost = model.profile.cost(usage)
@@ -130,7 +133,9 @@ async def _tool_step(state: RunState, request: ToolCallRequest) -> Message:
     call, tool = request.call, request.tool
     if tool is None:
         known = ", ".join(sorted(t.name for t in state.agent.tools)) or "none"
-        return tool_result(call, f"Error: unknown tool '{call.name}'. Available tools: {known}.", is_error=True)
+        return tool_result(
+            call, f"Error: unknown tool '{call.name}'. Available tools: {known}.", is_error=True
+        )
     if call.raw_arguments is not None and not call.arguments:
         return tool_result(
             call,

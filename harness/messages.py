@@ -111,6 +111,4 @@ class ModelResponse:
 
     def to_message(self) -> Message:
         meta = {"provider_items": list(self.provider_items)} if self.provider_items else {}
-        return Message(
-            role="assistant", content=self.text, tool_calls=self.tool_calls, meta=meta
-        )
+        return Message(role="assistant", content=self.text, tool_calls=self.tool_calls, meta=meta)

@@ -48,6 +48,8 @@ class RunState:
     scratch: dict[str, Any] = field(default_factory=dict)
     new_messages: list[Message] = field(default_factory=list)
     _seq: int = 0
+    # Token total of `messages`, kept current on append so a step costs O(new messages).
+    window_tokens: int = 0
     _stored_ids: set[str] = field(default_factory=set)
     _batch: StepBatch = field(default_factory=StepBatch)
 
@@ -56,15 +58,16 @@ class RunState:
     def restore(self, window: Sequence[Message], next_seq: int) -> None:
         """Continue a thread: its last window, already in the transcript."""
         self.messages = list(window)
+        self.window_tokens = self.counter.count_messages(window)
         self._stored_ids.update(m.id for m in window)
         self._seq = next_seq - 1
 
     def append(self, message: Message) -> None:
         """Add a message to the window and (at the next flush) to the transcript."""
         self.messages.append(message)
-        self._record(message)
+        self.window_tokens += self._record(message)
 
-    def _record(self, message: Message) -> None:
+    def _record(self, message: Message) -> int:
         self.new_messages.append(message)
         self._stored_ids.add(message.id)
         self._seq += 1
@@ -76,6 +79,7 @@ class RunState:
                 step=self.step, tokens=tokens,
             ),
         )  # fmt: skip
+        return tokens
 
     def replace_window(self, messages: Sequence[Message], reason: str) -> None:
         """Make `messages` the window. Messages not yet in the transcript (summaries,
@@ -85,6 +89,7 @@ class RunState:
             if m.id not in self._stored_ids:
                 self._record(m)
         self.messages = list(messages)
+        self.window_tokens = self.counter.count_messages(self.messages)
         self._batch.add(
             "windows",
             (self.thread_id, self.run_id, self.step, self._seq,
@@ -126,9 +131,6 @@ class RunState:
     ) -> T:
         """Run an acting step through the step runner (a Prefect task under `flows`)."""
         return await self.steps.run(name, fn, *args, **kwargs)
-
-    def context_tokens(self, system_prompt: str, tools: Sequence[dict[str, Any]]) -> int:
-        return self.counter.count_request(system_prompt, self.messages, tools)
 
     @cached_property
     def files(self) -> FileSystem:

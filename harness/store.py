@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from harness.errors import StoreError
 from harness.messages import Message, ToolCall
@@ -252,10 +253,10 @@ class Store:
             row = con.execute(sql, params or []).fetchone()
         return row[0] if row else None
 
-    def frame(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+    def frame(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """A polars DataFrame of a query, for analysis."""
         with self.connection() as con:
-            return con.execute(sql, params or []).pl()
+            return con.sql(sql, params=list(params or [])).pl()
 
     def write(self, batch: StepBatch) -> None:
         """Write a step's rows, all tables, in one transaction."""
@@ -315,9 +316,14 @@ class Store:
     # -- transcript ----------------------------------------------------------------------
 
     def next_seq(self, thread_id: str) -> int:
-        return int(
-            self.scalar("SELECT coalesce(max(seq), 0) FROM messages WHERE thread_id = ?", [thread_id])
-        ) + 1
+        return (
+            int(
+                self.scalar(
+                    "SELECT coalesce(max(seq), 0) FROM messages WHERE thread_id = ?", [thread_id]
+                )
+            )
+            + 1
+        )
 
     def transcript(self, thread_id: str, run_id: str | None = None) -> list[Message]:
         """Every message ever appended to a thread (or one run of it), in order."""

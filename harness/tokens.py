@@ -91,13 +91,18 @@ class TokenCounter:
         return cached
 
     def count_request(
-        self, system_prompt: str, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
+        self,
+        system_prompt: str,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        messages_tokens: int | None = None,
     ) -> int:
-        """Everything the provider receives: system prompt, tool schemas, messages, framing."""
+        """Everything the provider receives: system prompt, tool schemas, messages, framing.
+        `messages_tokens`, when the caller keeps a running total, spares the per-message sum."""
         system_tokens = MESSAGE_OVERHEAD + self._count_cached(system_prompt) if system_prompt else 0
         return (
             system_tokens
             + self.count_tools(tools)
-            + self.count_messages(messages)
+            + (self.count_messages(messages) if messages_tokens is None else messages_tokens)
             + REPLY_OVERHEAD
         )

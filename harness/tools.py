@@ -166,4 +166,5 @@ def tool(
         return _build(fn, name, description)
     return lambda f: _build(f, name, description)
 
+
 __all__ = ["Tool", "ToolArgumentError", "ToolContext", "tool"]

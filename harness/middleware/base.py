@@ -16,7 +16,7 @@ also contribute tools (`tools`) and is told the run's tools in `setup`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from harness.messages import Message, ModelResponse, ToolCall
@@ -36,10 +36,14 @@ class ModelRequest:
     system_prompt: str
     tools: tuple[Tool, ...]
     settings: ModelSettings
+    # Token total of `messages` when known (the loop passes the window's running total);
+    # overriding the messages drops it so it is recounted.
+    messages_tokens: int | None = field(default=None, repr=False)
 
     def override(self, **changes: Any) -> ModelRequest:
         if "messages" in changes:
             changes["messages"] = tuple(changes["messages"])
+            changes.setdefault("messages_tokens", None)
         if "tools" in changes:
             changes["tools"] = tuple(changes["tools"])
         return replace(self, **changes)
@@ -50,7 +54,7 @@ class ModelRequest:
     def count_tokens(self) -> int:
         """Tokens of the whole request: system prompt, tool schemas, messages, framing."""
         return self.state.counter.count_request(
-            self.system_prompt, self.messages, self.tool_schemas()
+            self.system_prompt, self.messages, self.tool_schemas(), self.messages_tokens
         )
 
 

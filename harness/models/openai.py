@@ -239,7 +239,9 @@ def _assistant_items(m: Message) -> list[dict[str, Any]]:
 
 
 def _chat_messages(system_prompt: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    out: list[dict[str, Any]] = (
+        [{"role": "system", "content": system_prompt}] if system_prompt else []
+    )
     for m in messages:
         if m.role == "tool":
             out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})

