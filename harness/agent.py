@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.file_tools import file_tools as builtin_file_tools
 from harness.loop import run_loop
 from harness.messages import Message, Usage, new_id, user
 from harness.middleware.base import Middleware
+from harness.middleware.memory import DEFAULT_PATHS as DEFAULT_MEMORY
+from harness.middleware.subagents import SubAgent
 from harness.models.base import Model, ModelSettings
 from harness.state import RunState
 from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
+from harness.strategies import DEFAULT_STRATEGY, build_stack
 from harness.tokens import TokenCounter
 from harness.tools import Tool
 
@@ -78,9 +83,11 @@ class Agent:
         run_id: str | None = None,
         parent_run_id: str | None = None,
         parent_step: int | None = None,
+        files_thread: str | None = None,
     ) -> RunResult:
         """Run until the model answers without tool calls (or `max_steps`). A known
-        `thread_id` continues that conversation from its last window."""
+        `thread_id` continues that conversation from its last window. `files_thread` makes
+        the run work in another thread's files (a subagent in its parent's)."""
         thread_id = thread_id or f"thread_{uuid.uuid4().hex[:16]}"
         run_id = run_id or new_id("run")
         state = RunState(
@@ -92,6 +99,7 @@ class Agent:
             counter=self.counter,
             parent_run_id=parent_run_id,
             parent_step=parent_step,
+            files_thread=files_thread,
         )
         state.restore(self.store.load_window(thread_id), self.store.next_seq(thread_id))
         self.store.start_run(
@@ -157,6 +165,12 @@ def create_agent(
     max_steps: int = 100,
     settings: ModelSettings | None = None,
     step_runner: StepRunner | None = None,
+    strategy: str = DEFAULT_STRATEGY,
+    strategy_params: Mapping[str, Any] | None = None,
+    skills: Sequence[str | os.PathLike[str]] = (),
+    subagents: Sequence[SubAgent] = (),
+    memory: Sequence[str] = DEFAULT_MEMORY,
+    file_tools: bool = True,
 ) -> Agent:
     """Build an agent.
 
@@ -164,19 +178,38 @@ def create_agent(
         or any object implementing the `Model` protocol.
     store: where everything is recorded; default `Store()` (`$CTXLAB_DB` or ./ctxlab.duckdb).
     step_runner: runs each model call, tool call and acting hook; default inline.
+    strategy: the compaction arm: "full" (offload + summarize), "summarize", "offload",
+        "mask", "context-edit", "truncate" or "none" (see `harness.strategies`).
+    strategy_params: dotted constructor parameters of the stack's middleware, e.g.
+        {"summarize.trigger": 0.7, "offload.tool_token_limit": 5_000}.
+    skills: skill folders on disk, synced to `/skills/` at every run start.
+    subagents: `SubAgent` specs for the `task` tool (a general-purpose one is always there).
+    memory: long-term memory files injected into every call; () for none.
+    file_tools: give the model ls, read_file, write_file, edit_file, glob, grep and delete
+        (a tool of yours with the same name replaces the built-in one).
+    middleware: yours, placed after the compaction middleware, outside memory.
     """
     if isinstance(model, str):
         from harness.models import resolve_model  # SDK adapters load only when named
 
         model = resolve_model(model)
+    stack = build_stack(
+        strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
+        middleware=middleware,
+    )  # fmt: skip
+    all_tools = list(tools)
+    if file_tools:
+        taken = {t.name for t in all_tools}
+        all_tools += [t for t in builtin_file_tools() if t.name not in taken]
     return Agent(
         model=model,
-        tools=tools,
+        tools=all_tools,
         system_prompt=system_prompt,
-        middleware=middleware,
+        middleware=stack,
         store=store if store is not None else Store(),
         name=name,
         max_steps=max_steps,
         settings=settings or ModelSettings(),
         step_runner=step_runner or InlineRunner(),
+        strategy=strategy,
     )

@@ -3,17 +3,19 @@
 Paths are absolute, normalised POSIX paths. Files under a durable prefix (`/memories/`,
 `/skills/`) live in one shared namespace, so they survive across threads and runs; every other
 path belongs to the thread that wrote it (offloaded tool results, conversation history, drafts).
-Contents are bytes; text is UTF-8. Anything the model should be told about (a bad path, a
-missing file) raises `FileError`/`FileNotFoundError`, which the file tools turn into text.
+Directories are implicit: a directory exists while a file below it does. Contents are bytes;
+text is UTF-8. Anything the model should be told about (a bad path, a missing file) raises
+`FileError`/`FileNotFoundError`, which the file tools turn into text.
 """
 
 from __future__ import annotations
 
 import hashlib
-import posixpath
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.store import Store, now
@@ -23,6 +25,8 @@ SHARED_NAMESPACE = "shared"
 MAX_PATH = 1024
 MAX_SEGMENT = 255
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class FileError(HarnessError):
@@ -37,6 +41,15 @@ class FileInfo:
     modified_at: datetime | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class GrepMatch:
+    """One matching line of a text file; `line_no` counts from 1."""
+
+    path: str
+    line_no: int
+    line: str
+
+
 def safe_segment(text: str, max_len: int = 120) -> str:
     """A path segment made from any id: unsafe characters become `_`; long ids keep a readable
     head and a hash of the whole, so distinct ids never collide."""
@@ -47,22 +60,42 @@ def safe_segment(text: str, max_len: int = 120) -> str:
     return f"{cleaned[: max_len - 13]}-{digest}"
 
 
+def _quoted(path: str) -> str:
+    """`path` quoted for an error message, cut so an absurd path cannot flood the context."""
+    return repr(path if len(path) <= 100 else path[:100] + "...")
+
+
 def normalize(path: str) -> str:
-    """The canonical form of `path`, or `FileError` naming what is wrong with it."""
+    """The canonical form of `path` (absolute; no empty, `.` or `..` segments; no trailing
+    slash), or `FileError` naming what is wrong with it. `normalize(normalize(p)) ==
+    normalize(p)`."""
     if not isinstance(path, str) or not path.strip():
-        raise FileError("path must be a non-empty string")
+        raise FileError("path must be a non-empty string such as /notes.md")
     if "\x00" in path:
-        raise FileError("path contains a NUL byte")
+        raise FileError(f"path {_quoted(path)} contains a NUL byte")
     if len(path) > MAX_PATH:
         raise FileError(f"path is {len(path)} characters long; the limit is {MAX_PATH}")
-    raw = path.strip().replace("\\", "/")
-    if any(seg == ".." for seg in raw.split("/")):
-        raise FileError(f"path {path!r} contains '..': paths may not leave the root")
+    raw = path.strip()
+    if _CONTROL.search(raw):
+        raise FileError(f"path {_quoted(raw)} contains a control character")
     if raw.startswith("~"):
-        raise FileError(f"path {path!r}: '~' is not supported; use an absolute path like /notes.md")
-    norm = posixpath.normpath("/" + raw.lstrip("/"))
-    if any(len(seg) > MAX_SEGMENT for seg in norm.split("/")):
-        raise FileError(f"path {path!r} has a segment over {MAX_SEGMENT} characters")
+        raise FileError(
+            f"path {_quoted(raw)}: '~' is not supported; use an absolute path like /notes.md"
+        )
+    segments = []
+    # Backslashes count as separators (models used to Windows send them). Whitespace around a
+    # segment is dropped: it is invisible in listings and would make "/a /" and "/a" differ.
+    for part in raw.replace("\\", "/").split("/"):
+        segment = part.strip()
+        if segment == "..":
+            raise FileError(f"path {_quoted(raw)} contains '..': paths may not leave the root")
+        if len(segment) > MAX_SEGMENT:
+            raise FileError(f"path {_quoted(raw)} has a segment over {MAX_SEGMENT} characters")
+        if segment and segment != ".":
+            segments.append(segment)
+    norm = "/" + "/".join(segments)
+    if len(norm) > MAX_PATH:
+        raise FileError(f"path is {len(norm)} characters long; the limit is {MAX_PATH}")
     return norm
 
 
@@ -72,6 +105,17 @@ def decode(content: bytes) -> str | None:
         return content.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as `read_file` numbers them and `grep` searches them: split on "\\n" only, a
+    trailing newline ends the last line rather than starting an empty one, "\\r" is dropped."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 class FileSystem:
@@ -96,6 +140,8 @@ class FileSystem:
             [self.namespace(path), path],
         )
         if not rows:
+            if self.is_dir(path):
+                raise FileError(f"{path} is a directory, not a file; use ls to see its files")
             raise FileNotFoundError(f"file not found: {path}")
         return bytes(rows[0]["content"])
 
@@ -107,6 +153,7 @@ class FileSystem:
         return text
 
     def exists(self, path: str) -> bool:
+        """True if `path` is a file."""
         path = normalize(path)
         return bool(
             self.store.scalar(
@@ -115,23 +162,33 @@ class FileSystem:
             )
         )
 
-    def _all(self, under: str) -> list[dict]:
-        prefix = under.rstrip("/") + "/"
+    def is_dir(self, path: str) -> bool:
+        """True for "/" and for any path with files below it."""
+        path = normalize(path)
+        if path == "/":
+            return True
+        return bool(
+            self.store.scalar(
+                "SELECT count(*) FROM files WHERE namespace IN (?, ?) AND starts_with(path, ?)",
+                [self._thread_ns, SHARED_NAMESPACE, path + "/"],
+            )
+        )
+
+    def _all(self, under: str) -> list[dict[str, Any]]:
         return self.store.query(
             "SELECT path, size, modified_at FROM files WHERE namespace IN (?, ?) "
             "AND starts_with(path, ?) ORDER BY path",
-            [self._thread_ns, SHARED_NAMESPACE, prefix if prefix != "//" else "/"],
+            [self._thread_ns, SHARED_NAMESPACE, _dir_prefix(under)],
         )
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """Direct children of `path`: files, and directories implied by deeper files."""
         base = normalize(path)
-        prefix = base.rstrip("/") + "/"
+        prefix = _dir_prefix(base)
         entries: dict[str, FileInfo] = {}
         for row in self._all(base):
-            rest = row["path"][len(prefix) :] if base != "/" else row["path"][1:]
-            head, sep, _ = rest.partition("/")
-            child = prefix + head if base != "/" else "/" + head
+            head, sep, _ = row["path"][len(prefix) :].partition("/")
+            child = prefix + head
             if sep:
                 entries.setdefault(child, FileInfo(child, is_dir=True))
             else:
@@ -141,11 +198,11 @@ class FileSystem:
         return sorted(entries.values(), key=lambda e: e.path)
 
     def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under `path` matching `pattern` (`*` within a segment, `**` across segments)."""
+        """Files under `path` matching `pattern`: `*` and `?` within a segment, `**` across
+        segments, `[abc]` classes and `{a,b}` alternatives. A relative pattern is anchored at
+        `path`."""
         base = normalize(path)
-        if not pattern.startswith("/"):
-            pattern = posixpath.join(base, pattern) if base != "/" else "/" + pattern
-        regex = _glob_regex(pattern)
+        regex = _glob_regex(_anchor(pattern, base))
         return [
             FileInfo(r["path"], False, r["size"], r["modified_at"])
             for r in self._all(base)
@@ -155,11 +212,45 @@ class FileSystem:
     def list_files(self, path: str = "/") -> list[str]:
         return [r["path"] for r in self._all(normalize(path))]
 
+    def grep(
+        self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
+    ) -> Iterator[GrepMatch]:
+        """Lines of the text files at or under `path` containing `pattern` (literal text unless
+        `regex`), in path order, produced lazily so callers can stop early. `glob` filters
+        files: without "/" it matches file names at any depth, with "/" whole paths as in
+        `glob()`. Binary files are skipped. An empty pattern or invalid regex is a `FileError`."""
+        if not pattern:
+            raise FileError("pattern must not be empty")
+        try:
+            compiled = re.compile(pattern if regex else re.escape(pattern))
+        except re.error as exc:
+            raise FileError(
+                f"invalid regex {_quoted(pattern)}: {exc}. Set regex=false to search for "
+                "the literal text"
+            ) from None
+        base = normalize(path)
+        wanted = _file_filter(glob, base)
+        rows = self.store.query(
+            "SELECT path, content FROM files WHERE namespace IN (?, ?) AND is_text "
+            "AND (path = ? OR starts_with(path, ?)) ORDER BY path",
+            [self._thread_ns, SHARED_NAMESPACE, base, _dir_prefix(base)],
+        )
+        return _scan(rows, compiled, None if regex else pattern, wanted)
+
     # -- writing -------------------------------------------------------------------------
 
     def write(self, path: str, content: str | bytes) -> str:
+        """Create or overwrite a file; returns its normalised path."""
         path = normalize(path)
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        self._check_file_path(path)
+        if isinstance(content, str):
+            try:
+                data = content.encode("utf-8")
+            except UnicodeEncodeError:
+                # Lone surrogates (JSON from a model can carry them) have no UTF-8 form.
+                data = _SURROGATE.sub("\ufffd", content).encode("utf-8")
+        else:
+            data = bytes(content)
         ts = now()
         self.store.execute(
             "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, path) "
@@ -169,6 +260,22 @@ class FileSystem:
              self.run_id, ts, ts],
         )  # fmt: skip
         return path
+
+    def _check_file_path(self, path: str) -> None:
+        """A file may not sit where a directory is, nor below another file."""
+        if path == "/":
+            raise FileError("/ is the root directory, not a file")
+        parents = [path[:i] for i in range(1, len(path)) if path[i] == "/"]
+        clash = self.store.query(
+            "SELECT path FROM files WHERE namespace IN (?, ?) "
+            "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?)) LIMIT 1",
+            [self._thread_ns, SHARED_NAMESPACE, parents, path + "/"],
+        )
+        if clash:
+            other = clash[0]["path"]
+            if other.startswith(path + "/"):
+                raise FileError(f"{path} is a directory (it holds {other}), not a file")
+            raise FileError(f"cannot create {path}: {other} is a file, not a directory")
 
     def append(self, path: str, text: str) -> str:
         existing = self.read_text(path) if self.exists(path) else ""
@@ -181,7 +288,10 @@ class FileSystem:
             raise FileError("old_string must not be empty")
         count = text.count(old)
         if count == 0:
-            raise FileError(f"old_string not found in {normalize(path)}")
+            raise FileError(
+                f"old_string not found in {normalize(path)}; read the file and copy the text "
+                "exactly, including whitespace"
+            )
         if count > 1 and not replace_all:
             raise FileError(
                 f"old_string occurs {count} times in {normalize(path)}; give more surrounding "
@@ -193,27 +303,88 @@ class FileSystem:
     def delete(self, path: str) -> None:
         path = normalize(path)
         if not self.exists(path):
+            if self.is_dir(path):
+                raise FileError(f"{path} is a directory; delete the files in it one by one")
             raise FileNotFoundError(f"file not found: {path}")
         self.store.execute(
             "DELETE FROM files WHERE namespace = ? AND path = ?", [self.namespace(path), path]
         )
 
 
+def _dir_prefix(path: str) -> str:
+    """What every path below the normalised directory `path` starts with."""
+    return path if path == "/" else path + "/"
+
+
+def _anchor(pattern: str, base: str) -> str:
+    return pattern if pattern.startswith("/") else _dir_prefix(base) + pattern
+
+
+def _file_filter(glob: str | None, base: str) -> Callable[[str], bool] | None:
+    if not glob:
+        return None
+    if "/" in glob:
+        whole = _glob_regex(_anchor(glob, base))
+        return lambda p: whole.fullmatch(p) is not None
+    name = _glob_regex(glob)
+    return lambda p: name.fullmatch(p.rpartition("/")[2]) is not None
+
+
+def _scan(
+    rows: list[dict[str, Any]],
+    compiled: re.Pattern[str],
+    literal: str | None,
+    wanted: Callable[[str], bool] | None,
+) -> Iterator[GrepMatch]:
+    for row in rows:
+        if wanted is not None and not wanted(row["path"]):
+            continue
+        text = bytes(row["content"]).decode("utf-8")
+        if literal is not None and literal not in text:
+            continue
+        for number, line in enumerate(split_lines(text), start=1):
+            if compiled.search(line):
+                yield GrepMatch(row["path"], number, line)
+
+
 def _glob_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(_glob_to_regex(pattern))
+
+
+def _glob_to_regex(pattern: str) -> str:
     out = []
     i = 0
     while i < len(pattern):
+        ch = pattern[i]
         if pattern.startswith("**/", i):
             out.append("(?:.*/)?")
             i += 3
         elif pattern.startswith("**", i):
             out.append(".*")
             i += 2
+        elif ch == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            negate = body[0] in "!^"
+            chars = "".join(c if c == "-" else re.escape(c) for c in body[negate:])
+            out.append(f"[^/{chars}]" if negate else f"[{chars}]")
+            i = end + 1
+        elif ch == "{" and (end := pattern.find("}", i)) != -1:
+            options = pattern[i + 1 : end].split(",")
+            out.append("(?:" + "|".join(_glob_to_regex(o) for o in options) + ")")
+            i = end + 1
         else:
-            ch = pattern[i]
             out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
             i += 1
-    return re.compile("".join(out))
+    return "".join(out)
 
 
-__all__ = ["FileError", "FileInfo", "FileSystem", "decode", "normalize", "safe_segment"]
+__all__ = [
+    "FileError",
+    "FileInfo",
+    "FileSystem",
+    "GrepMatch",
+    "decode",
+    "normalize",
+    "safe_segment",
+    "split_lines",
+]

@@ -43,6 +43,13 @@ def _block_network() -> Iterator[None]:
     SDKs' event loops make (asyncio connects through `socket.socket.connect`)."""
     connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
     create_connection = socket.create_connection
+    getaddrinfo = socket.getaddrinfo
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        # Name lookups would leave the machine before any connect is refused.
+        if host is not None:
+            _check((host, 0))
+        return getaddrinfo(host, *args, **kwargs)
 
     def guarded_connect(self: socket.socket, address: Any) -> None:
         _check(address)
@@ -60,6 +67,7 @@ def _block_network() -> Iterator[None]:
         mp.setattr(socket.socket, "connect", guarded_connect)
         mp.setattr(socket.socket, "connect_ex", guarded_connect_ex)
         mp.setattr(socket, "create_connection", guarded_create_connection)
+        mp.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
         yield
 
 
@@ -71,3 +79,58 @@ def fake_provider() -> Iterator[FakeProvider]:
 
 
 # ---- end: network guard and fake provider ------------------------------------------------
+
+
+# ---- begin: snapshots and bare agents (middleware A) -------------------------------------
+import os  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
+
+
+@pytest.fixture
+def assert_snapshot() -> Callable[[str, str], None]:
+    """`assert_snapshot(name, text)`: `text` must equal tests/snapshots/<name>. Run with
+    CTXLAB_UPDATE_SNAPSHOTS=1 to (re)write the stored files after an intended change."""
+
+    def check(name: str, text: str) -> None:
+        path = SNAPSHOT_DIR / name
+        if os.environ.get("CTXLAB_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            if os.environ.get("CTXLAB_UPDATE_SNAPSHOTS") != "1":
+                pytest.fail(f"snapshot {name} did not exist; written, check it and rerun")
+        assert text == path.read_text(encoding="utf-8"), f"differs from snapshots/{name}"
+
+    return check
+
+
+@pytest.fixture
+def bare_agent() -> Callable[..., Any]:
+    """`bare_agent(model, tools=(), middleware=(), store=None, **kw)`: an `Agent` with exactly
+    the given middleware, none of create_agent's defaults, on an in-memory store unless one
+    is given."""
+    from harness.agent import Agent
+    from harness.models.base import ModelSettings
+    from harness.steps import InlineRunner
+    from harness.store import Store
+
+    def build(model: Any, tools: Any = (), middleware: Any = (), store: Any = None, **kw: Any):
+        return Agent(
+            model=model,
+            tools=list(tools),
+            system_prompt=kw.pop("system_prompt", ""),
+            middleware=list(middleware),
+            store=store if store is not None else Store(":memory:"),
+            name=kw.pop("name", "agent"),
+            max_steps=kw.pop("max_steps", 20),
+            settings=ModelSettings(),
+            step_runner=kw.pop("step_runner", InlineRunner()),
+            **kw,
+        )
+
+    return build
+
+
+# ---- end: snapshots and bare agents ---------------------------------------------------------

@@ -290,4 +290,6 @@ def test_network_guard_refuses_non_loopback() -> None:
         sock.connect(("10.255.255.1", 80))
     with pytest.raises(OSError, match="network access blocked"):
         socket.create_connection(("example.com", 443), timeout=5)
+    with pytest.raises(OSError, match="network access blocked"):
+        socket.getaddrinfo("api.openai.com", 443)  # not even a DNS lookup
     assert time.monotonic() - started < 0.5  # refused, not attempted

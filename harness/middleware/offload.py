@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from harness.filesystem import safe_segment
+from harness.file_tools import FILE_TOOL_NAMES
+from harness.filesystem import safe_segment, split_lines
 from harness.messages import Message
 from harness.middleware.base import Middleware, ToolCallRequest, ToolHandler
 from harness.store import now
@@ -27,17 +28,15 @@ if TYPE_CHECKING:
 
 TOOL_RESULTS_DIR = "/large_tool_results"
 HUMAN_DIR = "/conversation_history"
-DEFAULT_EXEMPT_TOOLS = frozenset(
-    {"ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete"}
-)
 # Event actions; retention finds the files this middleware wrote through them.
 OFFLOAD_TOOL = "offload_tool_result"
 OFFLOAD_HUMAN = "offload_human_message"
 
 
 def preview_lines(text: str, head: int, tail: int, line_chars: int) -> str:
-    """The first `head` and last `tail` lines, numbered from 1, each cut to `line_chars`."""
-    lines = text.splitlines()
+    """The first `head` and last `tail` lines, numbered from 1 as `read_file` numbers them,
+    each cut to `line_chars`."""
+    lines = split_lines(text)
     numbered = list(enumerate(lines, start=1))
     if len(lines) > head + tail:
         shown = numbered[:head]
@@ -88,7 +87,8 @@ class OffloadLargeResults(Middleware):
         self.head_lines = head_lines
         self.tail_lines = tail_lines
         self.line_chars = line_chars
-        self.exempt_tools = frozenset(DEFAULT_EXEMPT_TOOLS if exempt_tools is None else exempt_tools)
+        exempt = FILE_TOOL_NAMES if exempt_tools is None else exempt_tools
+        self.exempt_tools = frozenset(exempt)
         self.retention_days = retention_days
 
     # -- tool results ----------------------------------------------------------------------
@@ -167,12 +167,17 @@ class OffloadLargeResults(Middleware):
         state.replace_window(window, reason="offload")
 
     def _preview(self, text: str, notice: str, path: str) -> str:
-        n_lines = len(text.splitlines())
+        n_lines = len(split_lines(text))
+        shown = (
+            f"the first {self.head_lines} and last {self.tail_lines} are shown below"
+            if n_lines > self.head_lines + self.tail_lines
+            else "they are shown below"
+        )
         return (
             f"{notice}\n"
             f'Read it in pages with read_file(file_path="{path}", offset=0, limit=100) '
             "(offset is the 0-based line to start from), or search it with grep. "
-            f"It has {n_lines:,} lines; the first and last are shown below.\n\n"
+            f"It has {n_lines:,} lines; {shown}, each cut to {self.line_chars:,} characters.\n\n"
             + preview_lines(text, self.head_lines, self.tail_lines, self.line_chars)
         )
 

@@ -187,9 +187,7 @@ class Skills(Middleware):
                     found[folder.name] = folder
         return list(found.values())
 
-    def _changes(
-        self, state: RunState, folders: list[Path]
-    ) -> tuple[dict[str, bytes], list[str]]:
+    def _changes(self, state: RunState, folders: list[Path]) -> tuple[dict[str, bytes], list[str]]:
         """Files to write and files to delete so `/skills/<name>/` mirrors each disk folder."""
         to_write: dict[str, bytes] = {}
         to_delete: list[str] = []
@@ -203,7 +201,9 @@ class Skills(Middleware):
             to_delete.extend(sorted(stored - wanted.keys()))
         return to_write, to_delete
 
-    async def _sync(self, state: RunState, to_write: dict[str, bytes], to_delete: list[str]) -> None:
+    async def _sync(
+        self, state: RunState, to_write: dict[str, bytes], to_delete: list[str]
+    ) -> None:
         start = time.perf_counter()
         for path, data in to_write.items():
             state.files.write(path, data)

@@ -9,6 +9,7 @@ appears in a repr or in an error this module raises.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,7 +89,13 @@ class AnthropicModel:
                 for t in params.tools
             ]
         if settings.temperature is not None:
-            kwargs["temperature"] = settings.temperature
+            # API version 2026-10-21 (what this SDK sends) answers 400 to any sampling parameter.
+            warnings.warn(
+                "AnthropicModel ignores settings.temperature: the Messages API no longer "
+                "accepts sampling parameters",
+                UserWarning,
+                stacklevel=2,
+            )
         if settings.extra:
             kwargs["extra_body"] = dict(settings.extra)
         if settings.timeout_s is not None:
@@ -145,7 +152,9 @@ class AnthropicModel:
                 f"{self.name}: request timed out after {self._client.max_retries} retries"
             )
         if isinstance(exc, anthropic.APIConnectionError):
-            return ModelError(self._redact(f"{self.name}: connection failed: {exc.message}"))
+            # The SDK's own text is a bare "Connection error."; the root cause says why.
+            reason = _root_cause(exc)
+            return ModelError(self._redact(f"{self.name}: connection failed: {reason}"))
         return ModelError(self._redact(f"{self.name}: {type(exc).__name__}: {exc}"))
 
 
@@ -236,3 +245,11 @@ def _usage(usage: Any) -> Usage:
         cache_write_tokens=write,
         requests=1,
     )
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc

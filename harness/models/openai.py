@@ -100,7 +100,9 @@ class _OpenAIAdapter:
                 f"{self.name}: request timed out after {self._client.max_retries} retries"
             )
         if isinstance(exc, openai.APIConnectionError):
-            return ModelError(self._redact(f"{self.name}: connection failed: {exc}"))
+            # The SDK's own text is a bare "Connection error."; the root cause says why.
+            reason = _root_cause(exc)
+            return ModelError(self._redact(f"{self.name}: connection failed: {reason}"))
         return ModelError(self._redact(f"{self.name}: {type(exc).__name__}: {exc}"))
 
 
@@ -345,3 +347,11 @@ def _overflow_numbers(message: str) -> tuple[int | None, int | None]:
         int(tokens.group(1)) if tokens else None,
         int(limit.group(1)) if limit else None,
     )
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc

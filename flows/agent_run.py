@@ -1,0 +1,209 @@
+"""The `agent_run` flow: an agent session where every acting step is a Prefect task.
+
+A session is one or more inputs run in turn on one thread (one harness run each), e.g. the
+weekly analysis, then the user's feedback on the draft. Each run publishes a markdown artifact
+(tokens in and out, what each middleware moved out of the window, files written, cost). The
+store is opened per transaction (`hold=False`), so other runs and the user's own queries can
+use the DuckDB file while a flow is running.
+
+`resume=RUN_ID` continues a session whose process died: the interrupted run picks up from its
+last committed step (see `flows.resume`), then the session's remaining inputs run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefect import flow
+from prefect.artifacts import acreate_markdown_artifact
+from prefect.runtime import flow_run as current_flow_run
+
+from flows.agents import AgentOptions, AgentSpec, get_agent
+from flows.journal import Journal, ensure_tables
+from flows.report import render_markdown, run_report
+from flows.resume import ResumeRun, find_resume_point, release_run
+from flows.runner import PrefectStepRunner
+from harness.messages import new_id
+from harness.store import Store, default_path, now
+
+
+@dataclass(frozen=True)
+class Session:
+    session_id: str
+    agent: str
+    model: str
+    thread_id: str
+    inputs: tuple[str, ...]
+    strategy: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def _flow_run_name() -> str:
+    params = current_flow_run.parameters
+    if params.get("resume"):
+        return f"resume {params['resume']}"
+    return f"{params.get('agent', 'agent')} on {params.get('thread_id') or 'a new thread'}"
+
+
+@flow(name="agent-run", flow_run_name=_flow_run_name, persist_result=False)
+async def agent_run(
+    agent: str = "competitive-analysis",
+    inputs: list[str] | None = None,
+    model: str = "simulated",
+    thread_id: str | None = None,
+    db: str | None = None,
+    strategy: str | None = None,
+    params: dict[str, Any] | None = None,
+    resume: str | None = None,
+) -> dict[str, Any]:
+    """Run an agent session (or resume one) and report each run.
+
+    agent: a registered agent name or `module:attribute`.
+    inputs: the user's messages, one run each; default: the agent's own session.
+    model: `simulated` (offline) or a provider model such as `openai:gpt-6.2-sol`.
+    thread_id: continue this thread; default: the agent's thread, or a new one.
+    db: the DuckDB file; default `$CTXLAB_DB` or ./ctxlab.duckdb.
+    strategy, params: the context strategy and its dotted parameters.
+    resume: a run id of a session that did not finish; the other arguments are ignored.
+    """
+    store = Store(db or default_path(), hold=False)
+    ensure_tables(store)
+    if resume:
+        session, first_turn = load_session(store, resume)
+        spec = get_agent(session.agent)
+    else:
+        spec = get_agent(agent)
+        options = AgentOptions(store=store, step_runner=PrefectStepRunner(), model=model,
+                               strategy=strategy, params=dict(params or {}))  # fmt: skip
+        session = Session(
+            session_id=new_id("session"),
+            agent=agent,
+            model=model,
+            thread_id=thread_id or spec.thread or new_id("thread"),
+            inputs=tuple(inputs or spec.session(options)),
+            strategy=strategy,
+            params=dict(params or {}),
+        )
+        if not session.inputs:
+            raise ValueError(f"agent {agent!r} has no default session: give it an input")
+        first_turn = 0
+    runs = [
+        await _run_turn(store, spec, session, turn)
+        for turn in range(first_turn, len(session.inputs))
+    ]
+    return {
+        "session_id": session.session_id,
+        "thread_id": session.thread_id,
+        "flow_run_id": current_flow_run.id,
+        "db": store.path,
+        "runs": runs,
+    }
+
+
+async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) -> dict[str, Any]:
+    run_id = _run_id_for(store, session, turn)
+    point = find_resume_point(store, run_id) if run_id else None
+    if point is not None and point.done:
+        return {**run_report(store, point.run_id).as_dict(), "tasks": 0, "replayed": 0}
+    run_id = run_id or new_id("run")
+    attempt = _record_attempt(store, session, turn, run_id)
+    resuming = point is not None and not point.fresh
+    journal = Journal(store, run_id, replay=resuming)
+    runner = PrefectStepRunner(
+        tags=["ctxlab", f"agent:{_tag(session.agent)}", f"run:{run_id}"], journal=journal
+    )
+    options = AgentOptions(store=store, step_runner=runner, model=session.model,
+                           strategy=session.strategy, params=session.params)  # fmt: skip
+    agent = spec.build(options)
+    if point is not None:
+        release_run(store, point)
+    if resuming:
+        agent.middleware = (ResumeRun(point, attempt), *agent.middleware)
+    await agent.run(
+        None if resuming else session.inputs[turn], thread_id=session.thread_id, run_id=run_id
+    )
+    journal.clear()
+    report = run_report(store, run_id)
+    orchestration = {
+        "Prefect tasks": f"{runner.tasks_run} ({_by_kind(runner)})",
+        "attempt": attempt,
+        "replayed from the journal": journal.replayed,
+        "session": f"`{session.session_id}`, input {turn + 1} of {len(session.inputs)}",
+        "store": f"`{store.path}`",
+    }
+    await acreate_markdown_artifact(
+        render_markdown(report, extra=orchestration),
+        key=f"{_tag(session.agent)}-run",
+        description=f"{session.agent} run {run_id}",
+    )
+    return {**report.as_dict(), "tasks": runner.tasks_run, "replayed": journal.replayed}
+
+
+def _by_kind(runner: PrefectStepRunner) -> str:
+    return ", ".join(f"{name}: {n}" for name, n in sorted(runner.counts.items()))
+
+
+def _tag(text: str) -> str:
+    """A Prefect artifact key or tag: lowercase letters, digits and dashes."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "agent"
+
+
+def _run_id_for(store: Store, session: Session, turn: int) -> str | None:
+    return store.scalar(
+        "SELECT run_id FROM flow_runs WHERE session_id = ? AND turn = ?",
+        [session.session_id, turn],
+    )
+
+
+def _record_attempt(store: Store, session: Session, turn: int, run_id: str) -> int:
+    flow_run_id = current_flow_run.id
+    with store.transaction() as con:
+        row = con.execute(
+            "UPDATE flow_runs SET attempts = attempts + 1, flow_run_id = ?, updated_at = ? "
+            "WHERE run_id = ? RETURNING attempts",
+            [flow_run_id, now(), run_id],
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        con.execute(
+            "INSERT INTO flow_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            [run_id, session.session_id, turn, json.dumps(list(session.inputs)),
+             session.thread_id, session.agent, session.model, session.strategy,
+             json.dumps(session.params), flow_run_id, now(), now()],
+        )  # fmt: skip
+    return 1
+
+
+def load_session(store: Store, run_id: str) -> tuple[Session, int]:
+    """The session a run belongs to, and the turn to continue from."""
+    ensure_tables(store)
+    rows = store.query("SELECT * FROM flow_runs WHERE run_id = ?", [run_id])
+    if not rows:
+        raise LookupError(
+            f"no flow run recorded for run {run_id!r} in {store.path}: only runs started "
+            "by `ctxlab run` or the agent_run flow can be resumed"
+        )
+    row = rows[0]
+    session = Session(
+        session_id=row["session_id"],
+        agent=row["agent"],
+        model=row["model"],
+        thread_id=row["thread_id"],
+        inputs=tuple(json.loads(row["inputs"])),
+        strategy=row["strategy"],
+        params=json.loads(row["params"] or "{}"),
+    )
+    return session, int(row["turn"])
+
+
+def unfinished_runs(store: Store) -> list[dict[str, Any]]:
+    """Runs started by flows that did not complete, newest first (candidates for resume)."""
+    ensure_tables(store)
+    return store.query(
+        "SELECT f.run_id, f.agent, f.thread_id, f.updated_at, coalesce(r.status, 'lost') AS status "
+        "FROM flow_runs f LEFT JOIN runs r USING (run_id) "
+        "WHERE r.status IS DISTINCT FROM 'completed' ORDER BY f.updated_at DESC"
+    )

@@ -1,0 +1,134 @@
+"""The Prefect step runner: each model call, tool call and acting middleware hook is a task.
+
+Tasks are named after the step (`model`, `tool:pull_market_report`, `summarize`, `offload`),
+numbered in their run name (`model #3`) and tagged with the run, so the Prefect UI shows one
+row per step. Data stays in DuckDB: results are not persisted by Prefect and caching is off
+(arguments hold messages and connections that must not be hashed). Model calls retry on rate
+limits and server errors with backoff. With a `Journal`, completed model and tool calls are
+recorded as they finish and replayed on resume instead of being run again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from prefect import Task, task
+from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import TaskRun
+from prefect.context import TaskRunContext
+from prefect.states import State
+from prefect.utilities.annotations import quote
+
+from flows.journal import Journal, is_journaled, step_key
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+_TRANSIENT_NAMES = frozenset({"APIConnectionError", "APITimeoutError", "TimeoutError"})
+
+
+def is_transient(exc: BaseException | None) -> bool:
+    """Rate limits (429), server errors (5xx), timeouts and dropped connections, looked for on
+    the error and on the SDK errors it was raised from."""
+    seen = 0
+    while exc is not None and seen < 8:
+        status = getattr(exc, "status_code", None)
+        if isinstance(status, int) and (status in RETRYABLE_STATUS or status >= 500):
+            return True
+        if type(exc).__name__ in _TRANSIENT_NAMES:
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def _retry_condition(_task: Task[Any, Any], _run: TaskRun, state: State[Any]) -> bool:
+    return isinstance(state.data, BaseException) and is_transient(state.data)
+
+
+async def _invoke(
+    fn: Callable[..., Awaitable[T]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    holder: list[str],
+) -> T:
+    """The body of every step task. The caller quotes the arguments so that Prefect passes
+    them through without walking whole message lists looking for futures."""
+    ctx = TaskRunContext.get()
+    if ctx is not None:
+        holder[:] = [str(ctx.task_run.id)]
+    return await fn(*args, **kwargs)
+
+
+class PrefectStepRunner:
+    """Runs harness steps as Prefect tasks (implements `harness.steps.StepRunner`).
+
+    tags: added to every task (e.g. `run:<id>`, `agent:<name>`).
+    journal: where completed model and tool calls are recorded and, on resume, replayed.
+    model_retries / retry_delays: retries of a model call on 429, 5xx, timeouts; the delays
+        are seconds before each retry (the last one repeats), jittered by up to 50%.
+    """
+
+    def __init__(
+        self,
+        *,
+        tags: Iterable[str] = (),
+        journal: Journal | None = None,
+        model_retries: int = 4,
+        retry_delays: Sequence[float] = (2, 10, 30, 60),
+    ) -> None:
+        self.tags = tuple(tags)
+        self.journal = journal
+        self.model_retries = model_retries
+        self.retry_delays = list(retry_delays)
+        self.counts: Counter[str] = Counter()
+        self._tasks: dict[str, Task[Any, Any]] = {}
+
+    def _task(self, name: str) -> Task[Any, Any]:
+        if name not in self._tasks:
+            kind = "model" if name == "model" else name.split(":", 1)[0]
+            options: dict[str, Any] = {}
+            if name == "model":
+                options = {
+                    "retries": self.model_retries,
+                    "retry_delay_seconds": self.retry_delays,
+                    "retry_jitter_factor": 0.5,
+                    "retry_condition_fn": _retry_condition,
+                }
+            self._tasks[name] = task(
+                _invoke,
+                name=name,
+                tags=[*self.tags, f"step:{kind}"],
+                cache_policy=NO_CACHE,
+                persist_result=False,
+                **options,
+            )
+        return self._tasks[name]
+
+    async def run(
+        self, name: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
+    ) -> T:
+        key = None
+        if self.journal is not None and is_journaled(name):
+            key = step_key(name, args)
+            entry = self.journal.take(key)
+            if entry is not None:
+                return entry.value
+        self.counts[name] += 1
+        holder: list[str] = []
+        step = self._task(name).with_options(task_run_name=f"{name} #{self.counts[name]}")
+        result = await step(fn, quote(args), quote(kwargs), quote(holder))
+        if key is not None and self.journal is not None:
+            self.journal.record(name, key, result, holder[0] if holder else None)
+        return result
+
+    def current_step_id(self) -> str | None:
+        """The Prefect task run id of the step running now; None between steps."""
+        ctx = TaskRunContext.get()
+        return str(ctx.task_run.id) if ctx is not None else None
+
+    @property
+    def tasks_run(self) -> int:
+        return sum(self.counts.values())

@@ -1,0 +1,122 @@
+"""Context editing: past a token trigger, clear old tool results (Anthropic's clear_tool_uses,
+done client-side so it works with every provider).
+
+When the whole request reaches `trigger` tokens, the tool results older than the last `keep`
+are replaced by a placeholder, oldest first, skipping `exclude_tools`. With `clear_at_least`,
+clearing stops once that many tokens are reclaimed and is skipped entirely when it cannot
+reclaim that many (a cache-breaking rewrite for a small gain is not worth it). The cleared
+results are persisted in the window, so the edit does not re-fire every turn: it fires again
+only when the request grows back over the trigger.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from harness.messages import Message, ModelResponse
+from harness.middleware.base import Middleware, ModelHandler, ModelRequest
+from harness.middleware.cutoff import Threshold, ThresholdSpec, offload_path
+from harness.middleware.guard import learn_inner, with_inner
+from harness.middleware.mask import masked
+from harness.tokens import MESSAGE_OVERHEAD
+
+if TYPE_CHECKING:
+    from harness.state import RunState
+
+PLACEHOLDER = "[Tool result cleared to save context.]"
+_SKIP_KINDS = frozenset({"masked", "cleared", "cancelled"})
+
+
+class ContextEdit(Middleware):
+    """Clears old tool results once the request passes `trigger` tokens."""
+
+    name = "context-edit"
+
+    def __init__(
+        self,
+        trigger: ThresholdSpec = 100_000,
+        *,
+        keep: int = 3,
+        clear_at_least: int = 0,
+        exclude_tools: Iterable[str] = (),
+        placeholder: str = PLACEHOLDER,
+        fallback_window: int = 170_000,
+    ) -> None:
+        """Parameters:
+        trigger: request size that starts clearing: tokens (default 100,000) or a fraction of
+            the model's window (applied to `fallback_window` when the window is unknown).
+        keep: the most recent tool results never cleared (default 3).
+        clear_at_least: clear only if at least this many tokens are reclaimed (default 0).
+        exclude_tools: names of tools whose results are never cleared.
+        placeholder: the text replacing a result (`{tool}`, `{tokens}` are filled in); a
+            note naming the file is appended when the result was offloaded.
+        """
+        self.trigger = Threshold.parse(trigger)
+        if self.trigger.kind == "messages":
+            raise ValueError("context-edit triggers on tokens: give a token count or a fraction")
+        if keep < 0 or clear_at_least < 0:
+            raise ValueError("keep and clear_at_least cannot be negative")
+        self.keep = keep
+        self.clear_at_least = clear_at_least
+        self.exclude_tools = frozenset(exclude_tools)
+        self.placeholder = placeholder
+        self.fallback_window = fallback_window
+
+    async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
+        state = request.state
+        tokens = with_inner(state, self.name, request.count_tokens())
+        window = state.agent.model.profile.context_window
+        limit = self.trigger.tokens(window, self.fallback_window) or 0
+        if tokens >= limit:
+            plan = self._plan(state, request.messages)
+            if plan:
+                request = await state.run_step("context-edit", self._clear, request, plan, tokens)
+        passed = request.count_tokens()
+        try:
+            return await handler(request)
+        finally:
+            learn_inner(state, self.name, passed)
+
+    def _plan(self, state: RunState, messages: tuple[Message, ...]) -> list[int]:
+        """Indices to clear, oldest first; empty when `clear_at_least` cannot be met."""
+        results = [i for i, m in enumerate(messages) if m.role == "tool"]
+        older = results[: max(len(results) - self.keep, 0)]
+        chosen, reclaimed = [], 0
+        placeholder_tokens = state.counter.count_text(self.placeholder) + MESSAGE_OVERHEAD
+        for i in older:
+            m = messages[i]
+            if m.kind in _SKIP_KINDS or m.name in self.exclude_tools:
+                continue
+            gain = state.counter.count_message(m) - placeholder_tokens
+            if gain <= 0:
+                continue
+            chosen.append(i)
+            reclaimed += gain
+            if self.clear_at_least and reclaimed >= self.clear_at_least:
+                return chosen
+        return chosen if reclaimed >= self.clear_at_least else []
+
+    async def _clear(self, request: ModelRequest, plan: list[int], tokens: int) -> ModelRequest:
+        start = time.perf_counter()
+        state = request.state
+        window = list(request.messages)
+        paths = []
+        for i in plan:
+            m = window[i]
+            window[i] = masked(m, self.placeholder, state.counter.count_message(m), kind="cleared")
+            if path := offload_path(m):
+                paths.append(path)
+        state.replace_window(window, reason="context-edit")
+        edited = request.override(messages=window)
+        state.event(
+            self.name, "wrap_model_call", "cleared",
+            tokens_before=tokens, tokens_after=with_inner(state, self.name, edited.count_tokens()),
+            detail={
+                "cleared": len(plan), "kept": self.keep, "trigger": str(self.trigger),
+                "tools": sorted({window[i].name or "" for i in plan}), "offloaded_paths": paths,
+            },
+            ms=state.elapsed_ms(start),
+        )  # fmt: skip
+        return edited

@@ -1,0 +1,217 @@
+"""Subagents: noisy work runs in a fresh context; only the final answer comes back.
+
+`SubAgents` contributes a `task(description, subagent_type)` tool. Each call starts a new agent
+run with its own window and its own compaction middleware, possibly on a cheaper model, and
+returns its final text. Several task calls in one model message run concurrently (the loop
+gathers tool calls). A subagent run is stored like any run, linked to its parent by
+`parent_run_id` and `parent_step`; its thread id is derived from the parent run and the tool
+call id, so its transcript and history file never mix with the parent's or a sibling's, while
+it works in the parent's files (what it offloads stays readable to the parent).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.filesystem import safe_segment
+from harness.middleware.base import Middleware
+from harness.middleware.offload import OffloadLargeResults
+from harness.models.base import Model
+from harness.tools import Tool, ToolContext, tool
+
+if TYPE_CHECKING:
+    from harness.agent import Agent, RunResult
+    from harness.state import RunState
+
+GENERAL_PURPOSE = "general-purpose"
+
+TASK_DESCRIPTION = """\
+Hand a self-contained piece of work to a subagent. It works in its own fresh context and \
+returns only its final answer, so the searches, documents and dead ends it goes through never \
+fill this conversation. Use it for noisy or independent work; put several task calls in one \
+message to run them in parallel. The subagent sees nothing of this conversation: the \
+description must say everything it needs (the goal, the inputs or where to find them, and the \
+form of the answer you want back). Its answer is not shown to the user; pass on what matters.
+
+Available subagent types:
+{agents}"""
+
+GENERAL_PURPOSE_PROMPT = """\
+You are a subagent working on one task handed to you by another agent. Work through it with \
+your tools, then reply with a final answer that stands on its own: the findings, figures and \
+file paths the other agent needs, concisely, without describing your process. The other agent \
+sees only this final answer."""
+
+
+@dataclass(frozen=True)
+class SubAgent:
+    """A kind of subagent the model can call through `task`.
+
+    tools: None gives the parent's tools (without `task`). model: None runs on the parent's
+    model; a name such as "openai:gpt-6.2-mini" or a `Model` picks another. middleware: extra
+    middleware after the subagent's compaction stack. strategy: the compaction strategy name,
+    None for the parent's.
+    """
+
+    name: str
+    description: str
+    system_prompt: str = GENERAL_PURPOSE_PROMPT
+    tools: Sequence[Tool] | None = None
+    model: str | Model | None = None
+    middleware: Sequence[Middleware] | None = None
+    strategy: str | None = None
+
+    def __post_init__(self) -> None:
+        # Frozen but given lists by callers: store tuples so a spec cannot change under a run.
+        if self.tools is not None:
+            object.__setattr__(self, "tools", tuple(self.tools))
+        if self.middleware is not None:
+            object.__setattr__(self, "middleware", tuple(self.middleware))
+
+
+DEFAULT_GENERAL_PURPOSE = SubAgent(
+    name=GENERAL_PURPOSE,
+    description=(
+        "An agent with the same tools as you. Use it for research or multi-step work whose "
+        "intermediate results you do not need to keep, only the outcome."
+    ),
+)
+
+CompactionFactory = Callable[[str | None], Sequence[Middleware]]
+
+
+class SubAgents(Middleware):
+    """Contributes the `task` tool that runs subagents in their own context."""
+
+    name = "subagents"
+
+    def __init__(
+        self,
+        subagents: Iterable[SubAgent] = (),
+        *,
+        general_purpose: bool = True,
+        strategy: str | None = None,
+        compaction: CompactionFactory | None = None,
+        max_steps: int | None = None,
+    ) -> None:
+        """Parameters:
+        subagents: the specs the model may pick by name; a spec named "general-purpose"
+            replaces the default one.
+        general_purpose: offer the default "general-purpose" subagent (default True).
+        strategy: the compaction strategy name for specs that name none (create_agent passes
+            its own strategy).
+        compaction: builds fresh compaction middleware for a strategy name (create_agent passes
+            the strategies' builder). Without it, subagents offload large tool results only.
+        max_steps: model calls allowed per subagent run; None uses the parent's limit.
+        """
+        specs = {s.name: s for s in subagents}
+        if general_purpose:
+            specs.setdefault(GENERAL_PURPOSE, DEFAULT_GENERAL_PURPOSE)
+        self.specs = specs
+        self.strategy = strategy
+        self.compaction = compaction
+        self.max_steps = max_steps
+        self.tools = (self._task_tool(),) if specs else ()
+
+    def _task_tool(self) -> Tool:
+        agents = "\n".join(f"- {s.name}: {s.description}" for s in self.specs.values())
+
+        async def task(description: str, subagent_type: str, ctx: ToolContext) -> str:
+            """Run a subagent.
+
+            Args:
+                description: The complete task for the subagent, with everything it needs to
+                    know, and the form of the answer you want back.
+                subagent_type: Which subagent to use: one of the types listed above.
+            """
+            return await self._run(ctx, description, subagent_type)
+
+        return tool(name="task", description=TASK_DESCRIPTION.format(agents=agents))(task)
+
+    async def _run(self, ctx: ToolContext, description: str, subagent_type: str) -> str:
+        spec = self.specs.get(subagent_type)
+        if spec is None:
+            raise ValueError(
+                f"unknown subagent_type {subagent_type!r}; available: {', '.join(self.specs)}"
+            )
+        state = ctx.state
+        start = time.perf_counter()
+        agent = self._build(spec, state.agent)
+        result = await agent.run(
+            description,
+            thread_id=_child_thread(state, ctx.call.id),
+            parent_run_id=state.run_id,
+            parent_step=state.step,
+            files_thread=state.files_thread or state.thread_id,
+        )
+        answer = _answer(result)
+        state.event(
+            self.name, "task", "subagent_run",
+            tokens_before=result.usage.input_tokens + result.usage.output_tokens,
+            tokens_after=state.counter.count_text(answer),
+            detail={
+                "subagent_type": spec.name, "run_id": result.run_id,
+                "thread_id": result.thread_id, "status": result.status, "steps": result.steps,
+                "peak_context_tokens": result.peak_context_tokens,
+                "cost_usd": result.usage.cost_usd,
+            },
+            ms=state.elapsed_ms(start),
+        )  # fmt: skip
+        return answer
+
+    def _build(self, spec: SubAgent, parent: Agent) -> Agent:
+        from harness.agent import Agent  # lazily: the agent module assembles this middleware
+
+        strategy = spec.strategy or self.strategy
+        compaction = list(self.compaction(strategy)) if self.compaction else [OffloadLargeResults()]
+        middleware = [*compaction, *(spec.middleware or ())]
+        # Tools a subagent's own middleware contributes must not come twice from the parent.
+        own = {t.name for mw in middleware for t in mw.tools}
+        base = spec.tools if spec.tools is not None else parent.tools
+        tools = [t for t in base if t.name != "task" and t.name not in own]
+        return Agent(
+            model=_model(spec.model, parent.model),
+            tools=tools,
+            system_prompt=spec.system_prompt,
+            middleware=middleware,
+            store=parent.store,
+            name=f"{parent.name}/{spec.name}",
+            max_steps=self.max_steps or parent.max_steps,
+            settings=parent.settings,
+            step_runner=parent.step_runner,
+            strategy=strategy,
+        )
+
+
+def _model(choice: str | Model | None, parent: Model) -> Model:
+    if choice is None:
+        return parent
+    if isinstance(choice, str):
+        from harness.models import resolve_model  # SDK adapters load only when named
+
+        return resolve_model(choice)
+    return choice
+
+
+def _child_thread(state: RunState, call_id: str) -> str:
+    """A thread id from the parent run and the tool call id, path-safe and unused so far."""
+    base = safe_segment(f"{state.run_id}.task.{call_id}")
+    thread, n = base, 1
+    while state.store.scalar("SELECT count(*) FROM runs WHERE thread_id = ?", [thread]):
+        n += 1
+        thread = f"{base}.{n}"
+    return thread
+
+
+def _answer(result: RunResult) -> str:
+    text = result.output.strip()
+    if result.status != "completed":
+        # Cut short mid-work: its last words are the best partial answer there is.
+        said = [m.content.strip() for m in result.messages if m.role == "assistant"]
+        text = next((t for t in reversed(said) if t), "")
+        note = f"[the subagent stopped ({result.status}) after {result.steps} model calls]"
+        return f"{note}\n{text}" if text else note
+    return text or "[the subagent finished without a final answer]"

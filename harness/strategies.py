@@ -1,0 +1,184 @@
+"""Named context strategies: the compaction arms the evals compare, and the assembled stack.
+
+    strategy       compaction middleware
+    none           - (a request over the model's window fails with ContextOverflowError)
+    truncate       Truncate
+    mask           ObservationMask
+    offload        OffloadLargeResults
+    summarize      Summarization
+    context-edit   ContextEdit
+    full           OffloadLargeResults + Summarization (the default)
+
+Whatever the strategy, `create_agent` assembles the stack in this order, outermost first (the
+first middleware sees each model request first and each response last):
+
+    skills, offload, subagents, summarize | truncate | mask | context-edit, dangling,
+    user middleware, memory, guard
+
+`guard` (innermost) refuses over-window requests before they are sent and measures what
+reaches the model, so the compaction middleware also count what memory and user middleware
+add to the system prompt after them.
+
+Parameters are dotted keys, `<middleware>.<constructor parameter>`, for any middleware in the
+stack: {"summarize.trigger": 0.7, "summarize.keep": ("messages", 20), "offload.tool_token_limit":
+5_000, "mask.keep": 10, "truncate.budget": 100_000, "context-edit.trigger": 80_000,
+"memory.max_chars": 10_000}. A key for a middleware the strategy does not use, or a parameter
+its constructor does not take, is an error that lists the valid keys.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.middleware.base import Middleware
+from harness.middleware.context_edit import ContextEdit
+from harness.middleware.dangling import PatchDanglingToolCalls
+from harness.middleware.guard import ContextGuard
+from harness.middleware.mask import ObservationMask
+from harness.middleware.memory import Memory
+from harness.middleware.offload import OffloadLargeResults
+from harness.middleware.skills import Skills
+from harness.middleware.subagents import SubAgent, SubAgents
+from harness.middleware.summarization import Summarization
+from harness.middleware.truncate import Truncate
+
+STRATEGIES: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "truncate": ("truncate",),
+    "mask": ("mask",),
+    "offload": ("offload",),
+    "summarize": ("summarize",),
+    "context-edit": ("context-edit",),
+    "full": ("offload", "summarize"),
+}
+DEFAULT_STRATEGY = "full"
+
+MIDDLEWARE: dict[str, type[Middleware]] = {
+    "skills": Skills,
+    "offload": OffloadLargeResults,
+    "subagents": SubAgents,
+    "summarize": Summarization,
+    "truncate": Truncate,
+    "mask": ObservationMask,
+    "context-edit": ContextEdit,
+    "dangling": PatchDanglingToolCalls,
+    "memory": Memory,
+    "guard": ContextGuard,
+}
+_ARMS = ("summarize", "truncate", "mask", "context-edit")
+# Constructor arguments create_agent fills in from its own parameters.
+_SUPPLIED = {
+    "skills": {"sources"},
+    "memory": {"paths"},
+    "subagents": {"subagents", "strategy", "compaction"},
+}
+
+
+def middleware_names(strategy: str, *, with_subagents: bool = True) -> list[str]:
+    """The middleware of `strategy`'s stack, outermost first (user middleware aside)."""
+    arm = set(_arm(strategy))
+    names = ["skills"]
+    names += ["offload"] if "offload" in arm else []
+    names += ["subagents"] if with_subagents else []
+    names += [a for a in _ARMS if a in arm]
+    return [*names, "dangling", "memory", "guard"]
+
+
+def valid_params(names: Iterable[str]) -> list[str]:
+    """Every dotted parameter key the middleware `names` accept."""
+    keys = []
+    for name in names:
+        signature = inspect.signature(MIDDLEWARE[name].__init__)
+        keys += [
+            f"{name}.{p.name}"
+            for p in list(signature.parameters.values())[1:]
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name not in _SUPPLIED.get(name, ())
+        ]
+    return keys
+
+
+def split_params(
+    params: Mapping[str, Any] | None, names: Sequence[str], *, strict: bool = True, label: str = ""
+) -> dict[str, dict[str, Any]]:
+    """`{"summarize.trigger": 0.7}` -> `{"summarize": {"trigger": 0.7}}`, checked against the
+    constructors of `names`. Keys for other middleware raise when `strict`, else are left out
+    (a subagent on another strategy ignores its parent's keys)."""
+    valid = set(valid_params(names))
+    grouped: dict[str, dict[str, Any]] = {}
+    for key, value in (params or {}).items():
+        owner, _, param = key.partition(".")
+        if key not in valid:
+            if strict or owner in names:
+                raise HarnessError(
+                    f"unknown strategy parameter {key!r} for {label or 'this stack'}; valid "
+                    f"keys: {', '.join(sorted(valid))}"
+                )
+            continue
+        grouped.setdefault(owner, {})[param] = value
+    return grouped
+
+
+def compaction_middleware(
+    strategy: str | None, params: Mapping[str, Any] | None = None, *, strict: bool = True
+) -> list[Middleware]:
+    """Fresh compaction middleware for `strategy`, plus the dangling-call patch and the guard:
+    the stack a subagent runs with."""
+    strategy = strategy or DEFAULT_STRATEGY
+    outer = ("skills", "memory")
+    names = [n for n in middleware_names(strategy, with_subagents=False) if n not in outer]
+    grouped = split_params(params, names, strict=strict, label=f"strategy {strategy!r}")
+    return [MIDDLEWARE[n](**grouped.get(n, {})) for n in names]
+
+
+def build_stack(
+    strategy: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    skills: Sequence[str] = (),
+    subagents: Sequence[SubAgent] = (),
+    memory: Sequence[str] = (),
+    middleware: Sequence[Middleware] = (),
+) -> list[Middleware]:
+    """The whole middleware stack of `strategy`, in the documented order."""
+    names = middleware_names(strategy)
+    grouped = split_params(params, names, label=f"strategy {strategy!r}")
+    supplied: dict[str, dict[str, Any]] = {
+        "skills": {"sources": tuple(skills)},
+        "memory": {"paths": tuple(memory)},
+        "subagents": {
+            "subagents": tuple(subagents),
+            "strategy": strategy,
+            "compaction": partial(compaction_middleware, params=params, strict=False),
+        },
+    }
+    stack: list[Middleware] = []
+    for name in names:
+        if name == "memory":
+            stack.extend(middleware)  # user middleware sits just outside memory
+            if not memory:
+                continue
+        stack.append(MIDDLEWARE[name](**supplied.get(name, {}), **grouped.get(name, {})))
+    return stack
+
+
+def _arm(strategy: str) -> tuple[str, ...]:
+    if strategy not in STRATEGIES:
+        raise HarnessError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    return STRATEGIES[strategy]
+
+
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "MIDDLEWARE",
+    "STRATEGIES",
+    "build_stack",
+    "compaction_middleware",
+    "middleware_names",
+    "split_params",
+    "valid_params",
+]

@@ -1,0 +1,77 @@
+"""Small deterministic agents for the flow tests, importable as `flow_test_agents:<name>`
+(also from the subprocesses the crash test starts).
+
+The model is a pure function of the window, so a resumed run asks it the same questions.
+Every model call and tool execution is appended to `$CTXLAB_TEST_LOG` (one line each), which
+is how a test counts what ran, across processes. With `$CTXLAB_TEST_HANG_AT=n` the tool's
+n-th call blocks after doing its work, so a test can kill the process mid-step.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+
+from flows.agents import AgentOptions, AgentSpec
+from harness import Agent, ToolContext, create_agent, tool
+from harness.messages import Message
+from harness.models import FunctionModel, RequestParams, call, reply
+
+STEPS = 6
+
+
+def _log(line: str) -> None:
+    path = os.environ.get("CTXLAB_TEST_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+@tool
+def record(n: int, ctx: ToolContext) -> str:
+    """Record one finding in the notes.
+
+    Args:
+        n: which finding.
+    """
+    ctx.state.files.write(f"/notes/finding-{n}.md", f"finding {n}\n" * 50)
+    _log(f"tool {ctx.call.id}")
+    if os.environ.get("CTXLAB_TEST_HANG_AT") == str(n):
+        marker = os.environ["CTXLAB_TEST_MARKER"]
+        with open(marker, "w") as f:
+            f.write("ready")
+        time.sleep(600)
+    return f"finding {n} recorded: " + "detail " * 40
+
+
+def _respond(messages: Sequence[Message], params: RequestParams) -> object:
+    done = sum(1 for m in messages if m.role == "tool")
+    _log(f"model {done}")
+    if done < STEPS:
+        # Two calls at once, so the loop runs tools concurrently.
+        return reply(
+            f"Recording findings {done} and {done + 1}.",
+            call("record", call_id=f"call-{done}", n=done),
+            call("record", call_id=f"call-{done + 1}", n=done + 1),
+        )
+    return "All findings recorded."
+
+
+def build_recorder(options: AgentOptions) -> Agent:
+    return create_agent(
+        FunctionModel(_respond, name="recorder-model"),
+        [record],
+        system_prompt="Record every finding.",
+        store=options.store,
+        step_runner=options.step_runner,
+        name="recorder",
+    )
+
+
+recorder = AgentSpec(
+    name="recorder",
+    description="Records six findings, two tool calls per model call.",
+    build=build_recorder,
+    session=lambda _options: ("Record the findings.",),
+)

@@ -1,0 +1,156 @@
+"""Long-term memory: versioned, injected on every call, portable across providers and disks."""
+
+from pathlib import Path
+
+from harness import Store, ToolContext, tool
+from harness.file_tools import file_tools
+from harness.filesystem import FileSystem
+from harness.middleware.memory import Memory, export_memory, import_memory, render_memory
+from harness.models import ScriptedModel, call, reply
+
+AGENTS = "/memories/AGENTS.md"
+
+
+def versions(store: Store, path: str = AGENTS) -> list[tuple[int, str, str]]:
+    rows = store.query(
+        "SELECT version, author, content FROM memory WHERE path = ? ORDER BY version", [path]
+    )
+    return [(r["version"], r["author"], r["content"]) for r in rows]
+
+
+def test_every_change_is_a_version_with_its_author(bare_agent) -> None:
+    store = Store(":memory:")
+    shared = FileSystem(store, "outside")
+    shared.write(AGENTS, "# Prefs\n- Tables for numbers.\n")
+    model = ScriptedModel(
+        [
+            reply(
+                "",
+                call(
+                    "edit_file",
+                    "c1",
+                    file_path=AGENTS,
+                    old_string="- Tables for numbers.\n",
+                    new_string="- Tables for numbers.\n- Bullets, not paragraphs.\n",
+                ),
+            ),  # fmt: skip
+            "Noted.",
+            "Hello again.",
+            "Third.",
+        ]
+    )
+    agent = bare_agent(model, file_tools(), [Memory()], store=store)
+    first = agent.run_sync("Use bullets from now on.", thread_id="t")
+
+    assert versions(store) == [
+        (1, "user", "# Prefs\n- Tables for numbers.\n"),
+        (2, "agent", "# Prefs\n- Tables for numbers.\n- Bullets, not paragraphs.\n"),
+    ]
+    run_ids = [r["run_id"] for r in store.query("SELECT run_id FROM memory ORDER BY version")]
+    assert run_ids == [first.run_id, first.run_id]
+    # The call after the edit already sees the new memory.
+    assert "- Bullets, not paragraphs." not in model.calls[0].params.system_prompt
+    assert "- Bullets, not paragraphs." in model.calls[1].params.system_prompt
+
+    agent.run_sync("hi", thread_id="t")  # nothing changed: no new version
+    assert len(versions(store)) == 2
+
+    shared.write(AGENTS, "# Prefs\n- Bullets.\n- Euro amounts.\n")  # the user edits the file
+    agent.run_sync("hi", thread_id="other-thread")
+    assert versions(store)[-1] == (3, "user", "# Prefs\n- Bullets.\n- Euro amounts.\n")
+    assert "- Euro amounts." in model.calls[3].params.system_prompt
+    authors = store.query(
+        "SELECT json_extract_string(detail, '$.author') AS a FROM events "
+        "WHERE middleware = 'memory' AND action = 'version' ORDER BY created_at"
+    )
+    assert [r["a"] for r in authors] == ["user", "agent", "user"]
+
+
+def test_memory_written_on_an_openai_run_serves_an_anthropic_run(bare_agent) -> None:
+    store = Store(":memory:")
+    openai = ScriptedModel(
+        [
+            reply("", call("write_file", "w1", file_path=AGENTS, content="- Answer in French.\n")),
+            "Saved.",
+        ],
+        name="openai:gpt-6.2-sol",
+    )
+    bare_agent(openai, file_tools(), [Memory()], store=store).run_sync(
+        "Always answer in French.", thread_id="week-1"
+    )
+    anthropic = ScriptedModel(["Bonjour."], name="anthropic:claude-sonnet-5-5")
+    bare_agent(anthropic, file_tools(), [Memory()], store=store).run_sync(
+        "Hello", thread_id="week-2"
+    )
+    prompt = anthropic.calls[0].params.system_prompt
+    assert f'<agent_memory path="{AGENTS}">\n- Answer in French.\n</agent_memory>' in prompt
+    (row,) = store.query("SELECT m.author, r.model FROM memory m JOIN runs r USING (run_id)")
+    assert row == {"author": "agent", "model": "openai:gpt-6.2-sol"}
+
+
+@tool
+def remember(fact: str, ctx: ToolContext) -> str:
+    """Append a fact to memory without the file tools.
+
+    Args:
+        fact: What to remember.
+    """
+    ctx.state.files.append(AGENTS, f"- {fact}\n")
+    return "ok"
+
+
+def test_changes_made_by_other_tools_are_captured_at_the_end_of_the_run(bare_agent) -> None:
+    store = Store(":memory:")
+    model = ScriptedModel([reply("", call("remember", "r1", fact="Prefers CSV.")), "Done."])
+    bare_agent(model, [remember], [Memory()], store=store).run_sync("x", thread_id="t")
+    assert versions(store) == [(1, "agent", "- Prefers CSV.\n")]
+    (event,) = store.query("SELECT hook FROM events WHERE action = 'version'")
+    assert event == {"hook": "after_agent"}
+
+
+def test_memory_over_the_cap_is_cut_with_a_visible_note(bare_agent) -> None:
+    store = Store(":memory:")
+    lines = "".join(f"- preference number {i}\n" for i in range(100))
+    FileSystem(store, "x").write(AGENTS, lines)
+    model = ScriptedModel(["ok"])
+    bare_agent(model, middleware=[Memory(max_chars=300)], store=store).run_sync("hi")
+    prompt = model.calls[0].params.system_prompt
+    assert "- preference number 0\n" in prompt
+    assert "- preference number 99" not in prompt
+    block = prompt.split(f'<agent_memory path="{AGENTS}">\n')[1].split("\n</agent_memory>")[0]
+    body, note = block.rsplit("\n", 1)
+    assert len(body) <= 300 and body.endswith(("preference number 11", "preference number 12"))
+    assert note == (
+        f"[memory cut: showing {len(body)} of {len(lines):,} characters; "
+        f'read the rest with read_file(file_path="{AGENTS}")]'
+    )
+
+
+def test_missing_memory_file_is_shown_as_empty_and_files_share_the_cap() -> None:
+    section = render_memory({"/memories/a.md": "x" * 8, "/memories/b.md": None}, max_chars=5)
+    assert '<agent_memory path="/memories/b.md">\n(empty: nothing saved yet)\n' in section
+    assert "[memory cut: showing 5 of 8 characters" in section
+
+
+def test_export_and_import_roundtrip_through_plain_markdown(tmp_path: Path) -> None:
+    store = Store(":memory:")
+    files = FileSystem(store, "x")
+    files.write(AGENTS, "# Team\n- Monday report at 9.\n")
+    files.write("/memories/projects/acme.md", "ACME: watch pricing.\n")
+
+    written = export_memory(store, tmp_path / "out")
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in written) == [
+        "AGENTS.md",
+        "projects/acme.md",
+    ]
+    assert (tmp_path / "out" / "AGENTS.md").read_text() == "# Team\n- Monday report at 9.\n"
+
+    (tmp_path / "out" / "AGENTS.md").write_text("# Team\n- Monday report at 8.\n")
+    fresh = Store(":memory:")
+    assert import_memory(fresh, tmp_path / "out") == [AGENTS, "/memories/projects/acme.md"]
+    assert versions(fresh) == [(1, "import", "# Team\n- Monday report at 8.\n")]
+    export_memory(fresh, tmp_path / "again")
+    for rel in ("AGENTS.md", "projects/acme.md"):
+        assert (tmp_path / "again" / rel).read_text() == (tmp_path / "out" / rel).read_text()
+    assert import_memory(fresh, tmp_path / "again", author="restore")
+    assert len(versions(fresh)) == 1  # identical content: no new version

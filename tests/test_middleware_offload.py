@@ -1,0 +1,227 @@
+"""Offloading: large tool results and human messages go to files; the model sees a preview."""
+
+import json
+from datetime import timedelta
+
+from harness import Store, tool
+from harness.file_tools import file_tools
+from harness.filesystem import FileSystem, safe_segment
+from harness.middleware.offload import OffloadLargeResults, preview_lines
+from harness.models import ScriptedModel, call, reply
+from harness.store import now
+
+
+def market_export(rows: int = 3_000) -> str:
+    """A deterministic large CSV-like tool output, with one overlong line near the top."""
+    lines = ["ticker,date,close,volume", "NOTE," + "x" * 1_500]
+    for i in range(rows):
+        lines.append(f"ACME,2026-{1 + i % 12:02d}-{1 + i % 28:02d},{100 + i * 0.37:.2f},{i * 131}")
+    return "\n".join(lines)
+
+
+@tool
+def export_prices(ticker: str) -> str:
+    """Export the full price history of a ticker.
+
+    Args:
+        ticker: Stock symbol.
+    """
+    return market_export()
+
+
+@tool
+def quote(ticker: str) -> str:
+    """Latest price.
+
+    Args:
+        ticker: Stock symbol.
+    """
+    return f"{ticker}: 101.5"
+
+
+def events(store: Store, action: str) -> list[dict]:
+    rows = store.query(
+        "SELECT * FROM events WHERE middleware = 'offload' AND action = ? ORDER BY created_at",
+        [action],
+    )
+    return [{**r, "detail": json.loads(r["detail"])} for r in rows]
+
+
+def test_large_tool_result_is_saved_whole_and_the_model_sees_the_preview(
+    bare_agent, assert_snapshot
+) -> None:
+    model = ScriptedModel(
+        [reply("", call("export_prices", "call_export_1", ticker="ACME")), "Exported."]
+    )
+    agent = bare_agent(model, [export_prices], [OffloadLargeResults()])
+    result = agent.run_sync("Export ACME", thread_id="t1")
+    assert result.status == "completed"
+
+    original = market_export()
+    files = FileSystem(agent.store, "t1")
+    assert files.read_text("/large_tool_results/call_export_1") == original
+
+    seen = model.calls[1].messages[-1]
+    assert seen.role == "tool" and seen.tool_call_id == "call_export_1"
+    assert_snapshot("offload_tool_preview.txt", seen.content)
+    assert seen.full_content == original
+    assert seen.meta["offload_path"] == "/large_tool_results/call_export_1"
+
+    stored = agent.store.query(
+        "SELECT content, full_content FROM messages WHERE thread_id = 't1' AND role = 'tool'"
+    )
+    assert stored == [{"content": seen.content, "full_content": original}]
+    (event,) = events(agent.store, "offload_tool_result")
+    assert event["tokens_before"] > 20_000 > 1_000 > event["tokens_after"] > 0
+    assert event["detail"]["path"] == "/large_tool_results/call_export_1"
+
+
+def test_small_results_pass_through_untouched(bare_agent) -> None:
+    model = ScriptedModel([reply("", call("quote", "c1", ticker="ACME")), "ok"])
+    agent = bare_agent(model, [quote], [OffloadLargeResults()])
+    agent.run_sync("quote", thread_id="t")
+    assert model.calls[1].messages[-1].content == "ACME: 101.5"
+    assert model.calls[1].messages[-1].full_content is None
+    assert FileSystem(agent.store, "t").list_files("/large_tool_results") == []
+
+
+def test_odd_and_very_long_tool_call_ids_make_distinct_safe_paths(bare_agent) -> None:
+    odd = "toolu_01/../../etc:passwd?<x>|" + "é" * 5
+    long_a = "call_" + "a" * 600 + "1"
+    long_b = "call_" + "a" * 600 + "2"
+    model = ScriptedModel(
+        [
+            reply(
+                "",
+                call("export_prices", odd, ticker="A"),
+                call("export_prices", long_a, ticker="B"),
+                call("export_prices", long_b, ticker="C"),
+            ),
+            "done",
+        ]
+    )
+    agent = bare_agent(model, [export_prices], [OffloadLargeResults()])
+    agent.run_sync("go", thread_id="t")
+    paths = FileSystem(agent.store, "t").list_files("/large_tool_results")
+    expected = sorted(f"/large_tool_results/{safe_segment(i)}" for i in (odd, long_a, long_b))
+    assert paths == expected and len(set(paths)) == 3
+    assert all(p.count("/") == 2 and len(p.rsplit("/", 1)[1]) <= 120 for p in paths)
+    previews = [m.content for m in model.calls[1].messages if m.role == "tool"]
+    assert [p.split("saved in full to the file ")[1].split("\n")[0] for p in previews] == [
+        f"/large_tool_results/{safe_segment(i)}" for i in (odd, long_a, long_b)
+    ]
+
+
+def test_file_tools_are_exempt_and_the_exempt_set_is_configurable(bare_agent) -> None:
+    store = Store(":memory:")
+    FileSystem(store, "t").write("/big.csv", market_export(200))
+    model = ScriptedModel(
+        [
+            reply(
+                "",
+                call("read_file", "c_read", file_path="/big.csv", limit=150),
+                call("quote", "c_quote", ticker="ACME"),
+            ),
+            "ok",
+        ]
+    )
+    offload = OffloadLargeResults(tool_token_limit=5, exempt_tools={"read_file", "quote"})
+    agent = bare_agent(model, [*file_tools(), quote], [offload], store=store)
+    agent.run_sync("read", thread_id="t")
+    read, q = [m for m in model.calls[1].messages if m.role == "tool"]
+    assert read.full_content is None and read.content.startswith("     1\tticker,date")
+    assert q.content == "ACME: 101.5"
+    assert events(store, "offload_tool_result") == []
+
+    default = OffloadLargeResults(tool_token_limit=5)
+    assert {"ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete"} <= set(
+        default.exempt_tools
+    )
+    assert "quote" not in default.exempt_tools
+
+
+def test_preview_lines_head_tail_and_line_cap() -> None:
+    text = "\n".join(f"line {i}" for i in range(1, 21))
+    assert preview_lines(text, 2, 1, 1_000) == (
+        "     1\tline 1\n     2\tline 2\n... [17 lines truncated] ...\n    20\tline 20"
+    )
+    assert preview_lines("short\n" + "y" * 30, 5, 5, 10) == (
+        "     1\tshort\n     2\tyyyyyyyyyy [... 20 more characters]"
+    )
+
+
+def test_large_human_message_is_offloaded_and_the_full_text_stays_in_the_transcript(
+    bare_agent,
+) -> None:
+    transcript = "\n".join(
+        f"[00:{i // 60:02d}:{i % 60:02d}] Speaker {i % 3}: point number {i}" for i in range(600)
+    )
+    model = ScriptedModel(
+        [reply("", call("quote", "c1", ticker="ACME")), "Summary done.", "Again."]
+    )
+    agent = bare_agent(model, [quote], [OffloadLargeResults(human_token_limit=2_000)])
+    first = agent.run_sync(transcript, thread_id="call")
+
+    seen = model.calls[0].messages[0]
+    path = seen.meta["offload_path"]
+    assert path.startswith("/conversation_history/msg_") and path.endswith(".md")
+    assert seen.role == "user" and seen.full_content == transcript
+    assert seen.content.startswith("The user's message was too long")
+    assert "... [590 lines truncated] ..." in seen.content
+    assert model.calls[1].messages[0].id == seen.id  # later calls keep the preview
+    assert FileSystem(agent.store, "call").read_text(path) == transcript
+
+    rows = agent.store.query(
+        "SELECT message_id, content, full_content FROM messages WHERE thread_id = 'call' "
+        "AND role = 'user' ORDER BY seq"
+    )
+    assert rows[0]["content"] == transcript  # the original, as appended
+    assert rows[1] == {"message_id": seen.id, "content": seen.content, "full_content": transcript}
+    assert first.window[0].id == seen.id
+
+    # A continued thread sees the same preview and does not offload it again.
+    agent.run_sync("and now?", thread_id="call")
+    assert model.calls[2].messages[0].id == seen.id
+    assert len(events(agent.store, "offload_human_message")) == 1
+
+
+def test_retention_deletes_offloads_of_runs_finished_long_ago(bare_agent) -> None:
+    store = Store(":memory:")
+
+    def offloading_run(thread: str, call_id: str, retention: float | None = None) -> str:
+        model = ScriptedModel([reply("", call("export_prices", call_id, ticker="A")), "done"])
+        mw = OffloadLargeResults(tool_token_limit=1_000, retention_days=retention)
+        return (
+            bare_agent(model, [export_prices], [mw], store=store)
+            .run_sync("go", thread_id=thread)
+            .run_id
+        )
+
+    old_run = offloading_run("old", "c_old")
+    FileSystem(store, "old", old_run).write("/notes.md", "the agent's own notes")
+    offloading_run("recent", "c_recent")
+    store.execute(
+        "UPDATE runs SET ended_at = ? WHERE run_id = ?", [now() - timedelta(days=10), old_run]
+    )
+
+    offloading_run("later", "c_later", retention=7)
+
+    assert FileSystem(store, "old").list_files() == ["/notes.md"]
+    assert FileSystem(store, "recent").list_files() == ["/large_tool_results/c_recent"]
+    assert FileSystem(store, "later").list_files() == ["/large_tool_results/c_later"]
+    (event,) = events(store, "retention_delete")
+    assert event["detail"]["files"] == 1
+    assert event["detail"]["paths"] == ["/large_tool_results/c_old"]
+
+
+def test_retention_is_off_by_default(bare_agent) -> None:
+    store = Store(":memory:")
+    model = ScriptedModel([reply("", call("export_prices", "c1", ticker="A")), "done", "again"])
+    agent = bare_agent(
+        model, [export_prices], [OffloadLargeResults(tool_token_limit=1_000)], store=store
+    )
+    first = agent.run_sync("go", thread_id="t")
+    long_ago = now() - timedelta(days=999)
+    store.execute("UPDATE runs SET ended_at = ? WHERE run_id = ?", [long_ago, first.run_id])
+    agent.run_sync("again", thread_id="t")
+    assert FileSystem(store, "t").list_files() == ["/large_tool_results/c1"]

@@ -1,0 +1,224 @@
+"""Skills: synced into /skills/, headers read at every run start, menu on every model call."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import Store
+from harness.file_tools import file_tools
+from harness.filesystem import FileSystem
+from harness.middleware.memory import Memory
+from harness.middleware.skills import SkillFormatError, Skills, parse_header
+from harness.models import ScriptedModel, call, reply
+
+PROFILE_SKILL = """\
+---
+name: competitor-profile
+description: >
+  Build a one-page profile of a competitor from market data, news and filings.
+  Use when the user asks about a specific company.
+license: Apache-2.0
+metadata:
+  owner: strategy-team
+  version: 1.2
+---
+# Competitor profile
+
+1. Load the market-data export with read_file, 200 lines at a time.
+2. Secret body line: only visible after read_file.
+"""
+
+TEMPLATE_SKILL = """\
+---
+name: weekly-report
+description: Draft the Monday competitive-analysis report from the team template.
+allowed-tools: read_file write_file
+---
+Use references/template.md. Run scripts/check.py on the draft.
+"""
+
+
+def write_skill(root: Path, folder: str, text: str, extra: dict[str, str] | None = None) -> Path:
+    skill = root / folder
+    skill.mkdir(parents=True, exist_ok=True)
+    (skill / "SKILL.md").write_text(text)
+    for rel, content in (extra or {}).items():
+        (skill / rel).parent.mkdir(parents=True, exist_ok=True)
+        (skill / rel).write_text(content)
+    return skill
+
+
+@pytest.fixture
+def skills_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_skill(root, "competitor-profile", PROFILE_SKILL)
+    write_skill(
+        root,
+        "weekly-report",
+        TEMPLATE_SKILL,
+        {
+            "references/template.md": "# Week {n}\n## Movers\n",
+            "scripts/check.py": "print('ok')\n",
+            ".hidden": "not copied",
+        },
+    )
+    return root
+
+
+def skill_events(store: Store, action: str) -> list[dict]:
+    rows = store.query(
+        "SELECT detail FROM events WHERE middleware = 'skills' AND action = ? ORDER BY created_at",
+        [action],
+    )
+    return [json.loads(r["detail"]) for r in rows]
+
+
+def test_system_prompt_with_skills_menu_and_memory(bare_agent, skills_dir, assert_snapshot) -> None:
+    store = Store(":memory:")
+    FileSystem(store, "any").write(
+        "/memories/AGENTS.md", "# Preferences\n- Summaries in bullets, not paragraphs.\n"
+    )
+    model = ScriptedModel(["Ready."])
+    agent = bare_agent(
+        model,
+        middleware=[Skills([skills_dir]), Memory()],
+        store=store,
+        system_prompt="You are a competitive-analysis agent.",
+    )
+    agent.run_sync("hello", thread_id="t")
+    prompt = model.calls[0].params.system_prompt
+    assert_snapshot("system_prompt.txt", prompt)
+    assert "Secret body line" not in prompt  # only headers until the model reads the file
+    files = FileSystem(store, "other-thread")  # /skills/ is durable, visible from any thread
+    assert files.list_files("/skills") == [
+        "/skills/competitor-profile/SKILL.md",
+        "/skills/weekly-report/SKILL.md",
+        "/skills/weekly-report/references/template.md",
+        "/skills/weekly-report/scripts/check.py",
+    ]
+    assert skill_events(store, "loaded")[0]["skills"] == ["competitor-profile", "weekly-report"]
+
+
+def test_full_instructions_enter_only_through_read_file(bare_agent, skills_dir) -> None:
+    model = ScriptedModel(
+        [
+            reply("", call("read_file", "c1", file_path="/skills/competitor-profile/SKILL.md")),
+            "Profile follows.",
+        ]
+    )
+    agent = bare_agent(model, file_tools(), [Skills([skills_dir])])
+    agent.run_sync("Profile Initech", thread_id="t")
+    assert "Secret body line" not in model.calls[0].params.system_prompt
+    assert "Secret body line" in model.calls[1].messages[-1].content
+    # The menu rides on every call, not only the first.
+    assert "**competitor-profile**" in model.calls[1].params.system_prompt
+
+
+def test_malformed_skills_are_skipped_with_a_warning_and_never_break_the_run(
+    bare_agent, tmp_path: Path
+) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "good-one", "---\nname: good-one\ndescription: Works.\n---\nbody\n")
+    write_skill(root, "no-frontmatter", "# Just markdown\n")
+    write_skill(root, "unclosed", "---\nname: unclosed\ndescription: x\n")
+    write_skill(root, "bad-yaml", "---\nname: bad-yaml\ndescription: [unclosed\n---\n")
+    write_skill(root, "mismatch", "---\nname: other-name\ndescription: x\n---\n")
+    write_skill(root, "long-desc", f"---\nname: long-desc\ndescription: {'d' * 1025}\n---\n")
+    write_skill(root, "no-desc", "---\nname: no-desc\n---\n")
+    write_skill(root, "Upper_Case", "---\nname: Upper_Case\ndescription: x\n---\n")
+    model = ScriptedModel(["fine"])
+    agent = bare_agent(model, middleware=[Skills([root, tmp_path / "missing"])])
+    result = agent.run_sync("go", thread_id="t")
+    assert result.status == "completed"
+
+    prompt = model.calls[0].params.system_prompt
+    assert "**good-one**" in prompt
+    reasons = {
+        Path(e["path"]).parts[-2] if e["path"].endswith("SKILL.md") else Path(e["path"]).name: e[
+            "reason"
+        ]
+        for e in skill_events(agent.store, "skipped")
+    }
+    assert set(reasons) == {
+        "no-frontmatter", "unclosed", "bad-yaml", "mismatch", "long-desc", "no-desc",
+        "Upper_Case", "missing",
+    }  # fmt: skip
+    assert "must start with a '---' line" in reasons["no-frontmatter"]
+    assert "not closed" in reasons["unclosed"]
+    assert "not valid YAML" in reasons["bad-yaml"]
+    assert "must equal its folder name 'mismatch'" in reasons["mismatch"]
+    assert "description: String should have at most 1024 characters" in reasons["long-desc"]
+    assert "description: Field required" in reasons["no-desc"]
+    assert "not a valid skill name" in reasons["Upper_Case"]
+    assert "not found" in reasons["missing"]
+    for name in reasons:
+        assert f"**{name}**" not in prompt
+
+
+def test_skills_are_reread_at_every_run_start(bare_agent, skills_dir) -> None:
+    store = Store(":memory:")
+    model = ScriptedModel(["one", "two"])
+    agent = bare_agent(model, middleware=[Skills([skills_dir])], store=store)
+    agent.run_sync("first", thread_id="t")
+    assert "from the team template" in model.calls[0].params.system_prompt
+
+    report = skills_dir / "weekly-report"
+    (report / "SKILL.md").write_text(
+        TEMPLATE_SKILL.replace("from the team template", "from the NEW template")
+    )
+    (report / "scripts" / "check.py").unlink()
+    write_skill(skills_dir, "press-scan", "---\nname: press-scan\ndescription: Scan news.\n---\n")
+    agent.run_sync("second", thread_id="t")  # same thread, resumed
+
+    prompt = model.calls[1].params.system_prompt
+    assert "from the NEW template" in prompt and "from the team template" not in prompt
+    assert "**press-scan**" in prompt
+    files = FileSystem(store, "t")
+    assert not files.exists("/skills/weekly-report/scripts/check.py")
+    assert "NEW template" in files.read_text("/skills/weekly-report/SKILL.md")
+    synced = skill_events(store, "synced")
+    assert synced[1]["deleted"] == ["/skills/weekly-report/scripts/check.py"]
+    assert synced[1]["written"] == [
+        "/skills/press-scan/SKILL.md",
+        "/skills/weekly-report/SKILL.md",
+    ]
+
+
+def test_unchanged_skills_are_not_rewritten(bare_agent, skills_dir) -> None:
+    store = Store(":memory:")
+    agent = bare_agent(ScriptedModel(["a", "b"]), middleware=[Skills([skills_dir])], store=store)
+    agent.run_sync("one", thread_id="t1")
+    agent.run_sync("two", thread_id="t2")
+    assert len(skill_events(store, "synced")) == 1
+    assert len(skill_events(store, "loaded")) == 2
+
+
+def test_skills_already_in_the_store_are_offered(bare_agent) -> None:
+    store = Store(":memory:")
+    FileSystem(store, "x").write(
+        "/skills/stored-skill/SKILL.md", "---\nname: stored-skill\ndescription: From the DB.\n---\n"
+    )
+    model = ScriptedModel(["a", "b"])
+    bare_agent(model, middleware=[Skills()], store=store).run_sync("go")
+    assert "- **stored-skill**: From the DB." in model.calls[0].params.system_prompt
+    bare_agent(model, middleware=[Skills(include_stored=False)], store=store).run_sync("go")
+    assert "Skills" not in model.calls[1].params.system_prompt
+
+
+def test_a_single_skill_folder_is_a_valid_source(bare_agent, skills_dir) -> None:
+    model = ScriptedModel(["a"])
+    bare_agent(model, middleware=[Skills([skills_dir / "weekly-report"])]).run_sync("go")
+    prompt = model.calls[0].params.system_prompt
+    assert "**weekly-report**" in prompt and "competitor-profile" not in prompt
+
+
+def test_parse_header_reads_optional_fields() -> None:
+    header = parse_header(PROFILE_SKILL, "competitor-profile")
+    assert header.license == "Apache-2.0"
+    assert header.metadata == {"owner": "strategy-team", "version": 1.2}
+    assert parse_header(TEMPLATE_SKILL, "weekly-report").allowed_tools == "read_file write_file"
+    with pytest.raises(SkillFormatError, match="at most 64 characters"):
+        parse_header(f"---\nname: {'a' * 65}\ndescription: x\n---\n", "a" * 65)
+    with pytest.raises(SkillFormatError, match="should match pattern"):
+        parse_header("---\nname: double--hyphen\ndescription: x\n---\n", "double--hyphen")
