@@ -13,12 +13,14 @@ last committed step (see `flows.resume`), then the session's remaining inputs ru
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from prefect import flow
 from prefect.artifacts import acreate_markdown_artifact
+from prefect.client.orchestration import get_client
 from prefect.runtime import flow_run as current_flow_run
 
 from flows.agents import AgentOptions, AgentSpec, get_agent
@@ -28,6 +30,8 @@ from flows.resume import ResumeRun, find_resume_point, release_run
 from flows.runner import PrefectStepRunner
 from harness.messages import new_id
 from harness.store import Store, default_path, now
+
+log = logging.getLogger("ctxlab.flows")
 
 
 @dataclass(frozen=True)
@@ -110,11 +114,16 @@ async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) 
         return {**run_report(store, point.run_id).as_dict(), "tasks": 0, "replayed": 0}
     run_id = run_id or new_id("run")
     attempt = _record_attempt(store, session, turn, run_id)
+    log.info(
+        "%s run %s (input %d of %d)%s; if it stops, continue with: ctxlab run --resume %s",
+        "resuming" if point is not None else "starting", run_id, turn + 1,
+        len(session.inputs), f", attempt {attempt}" if attempt > 1 else "", run_id,
+    )  # fmt: skip
     resuming = point is not None and not point.fresh
     journal = Journal(store, run_id, replay=resuming)
-    runner = PrefectStepRunner(
-        tags=["ctxlab", f"agent:{_tag(session.agent)}", f"run:{run_id}"], journal=journal
-    )
+    runner = PrefectStepRunner(journal=journal)
+    await _tag_flow_run(f"agent:{_tag(session.agent)}", f"session:{session.session_id}",
+                        f"run:{run_id}")  # fmt: skip
     options = AgentOptions(store=store, step_runner=runner, model=session.model,
                            strategy=session.strategy, params=session.params)  # fmt: skip
     agent = spec.build(options)
@@ -122,6 +131,7 @@ async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) 
         release_run(store, point)
     if resuming:
         agent.middleware = (ResumeRun(point, attempt), *agent.middleware)
+        journal.restore_model(agent.model)
     await agent.run(
         None if resuming else session.inputs[turn], thread_id=session.thread_id, run_id=run_id
     )
@@ -140,6 +150,17 @@ async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) 
         description=f"{session.agent} run {run_id}",
     )
     return {**report.as_dict(), "tasks": runner.tasks_run, "replayed": journal.replayed}
+
+
+async def _tag_flow_run(*tags: str) -> None:
+    """Add tags to the current flow run (its task runs stay untagged: see flows.runner)."""
+    flow_run_id = current_flow_run.id
+    if flow_run_id is None:
+        return
+    async with get_client() as client:
+        run = await client.read_flow_run(flow_run_id)
+        merged = [*run.tags, *(t for t in ("ctxlab", *tags) if t not in run.tags)]
+        await client.update_flow_run(flow_run_id, tags=merged)
 
 
 def _by_kind(runner: PrefectStepRunner) -> str:
@@ -199,11 +220,22 @@ def load_session(store: Store, run_id: str) -> tuple[Session, int]:
     return session, int(row["turn"])
 
 
-def unfinished_runs(store: Store) -> list[dict[str, Any]]:
-    """Runs started by flows that did not complete, newest first (candidates for resume)."""
+def latest_unfinished(db: str | None = None) -> str | None:
+    """A run id of the most recent session that did not finish: a run not completed, or
+    fewer completed runs than the session has inputs."""
+    store = Store(db or default_path(), hold=False)
     ensure_tables(store)
-    return store.query(
-        "SELECT f.run_id, f.agent, f.thread_id, f.updated_at, coalesce(r.status, 'lost') AS status "
-        "FROM flow_runs f LEFT JOIN runs r USING (run_id) "
-        "WHERE r.status IS DISTINCT FROM 'completed' ORDER BY f.updated_at DESC"
+    rows = store.query(
+        "SELECT f.session_id, f.run_id, json_array_length(f.inputs) AS n, "
+        "coalesce(r.status, 'lost') AS status "
+        "FROM flow_runs f LEFT JOIN runs r USING (run_id) ORDER BY f.updated_at DESC"
     )
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        sessions.setdefault(row["session_id"], []).append(row)
+    for runs in sessions.values():  # newest session first
+        done = sum(r["status"] == "completed" for r in runs)
+        if done < runs[0]["n"]:
+            pending = [r for r in runs if r["status"] != "completed"]
+            return (pending or runs)[0]["run_id"]
+    return None

@@ -7,14 +7,21 @@ own agents through the same flow without touching ctxlab.
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.agent import Agent
+from harness.agent import Agent, create_agent
+from harness.models.base import Model
+from harness.models.simulated import SimulatedModel
 from harness.steps import StepRunner
 from harness.store import Store
+
+if TYPE_CHECKING:
+    from evals.scenarios.base import Scenario
 
 
 class UnknownAgentError(LookupError):
@@ -77,3 +84,102 @@ def get_agent(name: str) -> AgentSpec:
         return AgentSpec(name=name, description=target.__doc__ or name, build=target)
     raise UnknownAgentError(f"{name!r} is neither an AgentSpec nor a factory")
 
+
+# -- the competitive-analysis agent --------------------------------------------------------
+
+COMPETITIVE = "competitive-analysis"
+
+
+@functools.cache
+def _scenario(seed: int, scale: str) -> Scenario:
+    from evals.scenarios.competitive_analysis import build
+
+    return build(seed, scale)
+
+
+def _competitive_options(options: AgentOptions) -> tuple[Scenario, int]:
+    params = options.params
+    scenario = _scenario(int(params.get("seed", 0)), str(params.get("scale", "small")))
+    week = params.get("week", "auto")
+    if week == "auto":
+        week = 2 if _remembered_format(options.store) else 1
+    return scenario, min(max(int(week), 1), len(scenario.sessions))
+
+
+def _remembered_format(store: Store) -> bool:
+    """Week 1 ends with the team's format preference saved to memory; a later week finds it."""
+    from harness.filesystem import FileSystem
+
+    files = FileSystem(store, "_")
+    return files.exists("/memories/AGENTS.md") and "bullets" in files.read_text(
+        "/memories/AGENTS.md"
+    )
+
+
+def _competitive_session(options: AgentOptions) -> list[str]:
+    """The week's work, without the evaluation's probe questions."""
+    scenario, week = _competitive_options(options)
+    return [t.text for t in scenario.sessions[week - 1].turns if t.probe is None]
+
+
+def build_competitive(options: AgentOptions) -> Agent:
+    """The articles' weekly competitive-analysis agent over the flagship scenario's data: the
+    market-export, news and article tools, the `market-researcher` subagent, the `qbr-report`
+    skill and long-term memory. With `simulated` it follows the scenario's plan offline."""
+    from evals.replay import scale_defaults
+
+    scenario, _week = _competitive_options(options)
+    strategy = options.strategy or "full"
+    params = {k: v for k, v in options.params.items() if "." in k}
+    model: str | Model
+    if options.model == "simulated":
+        model = ResumableSimulatedModel(scenario.plan, profile=scenario.profile, seed=scenario.seed)
+    else:
+        model = options.model
+    return create_agent(
+        model,
+        scenario.tools,
+        system_prompt=scenario.system_prompt,
+        store=options.store,
+        name=COMPETITIVE,
+        max_steps=scenario.max_steps,
+        step_runner=options.step_runner,
+        strategy=strategy,
+        strategy_params={**scale_defaults(scenario, strategy), **params},
+        skills=(scenario.skills_dir,) if scenario.skills_dir else (),
+        subagents=scenario.subagents,
+    )
+
+
+class ResumableSimulatedModel(SimulatedModel):
+    """`SimulatedModel` whose place in the plan survives a process restart: `checkpoint()` is
+    journaled after every model call, and a resumed run `restore`s the last one, so it
+    continues the plan where the killed process left it instead of starting the turn over."""
+
+    def checkpoint(self) -> dict[str, Any]:
+        return {
+            "main": copy.deepcopy(self._main),
+            "tasks": copy.deepcopy(self._tasks),
+            "streams": copy.deepcopy(self._streams),
+            "retrieval_ids": set(self._retrieval_ids),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._main = state["main"]
+        self._tasks = state["tasks"]
+        self._streams = state["streams"]
+        self._retrieval_ids = state["retrieval_ids"]
+
+
+register(
+    AgentSpec(
+        name=COMPETITIVE,
+        description=(
+            "The weekly competitive analysis from the articles: market exports, news, "
+            "articles, a market-researcher subagent, the qbr-report skill and memory. "
+            "Params: scale=small|full, seed=N, week=1|2|auto."
+        ),
+        build=build_competitive,
+        session=_competitive_session,
+    )
+)

@@ -10,6 +10,10 @@ a model call is a hash of the request (same window and prompt after a restart, s
 Middleware steps are not journaled: they re-run on resume, and their writes are idempotent
 (the same file path, a memory version only when the text changed).
 
+A model that keeps its own place in a conversation (the simulated model follows a plan) can
+offer `checkpoint()` and `restore(state)`: its checkpoint is journaled with each of its calls
+and the last one is restored on resume.
+
 `flow_runs` records how each run of a session was started (agent, model, strategy, thread, the
 session's inputs) so that `ctxlab run --resume RUN_ID` can rebuild the same agent and finish
 the session. Both tables are created here, outside
@@ -70,7 +74,8 @@ def step_key(name: str, args: Sequence[Any]) -> str:
 def _feed(digest: Any, value: Any) -> None:
     if isinstance(value, Message):
         calls = [(c.id, c.name, c.arguments) for c in value.tool_calls]
-        payload: Any = [value.role, value.content, value.tool_call_id, value.name, value.kind, calls]
+        payload: Any = [value.role, value.content, value.tool_call_id, value.name, value.kind]
+        payload.append(calls)
     elif isinstance(value, RequestParams):
         payload = [value.system_prompt, list(value.tools)]
     elif isinstance(value, list | tuple):
@@ -83,6 +88,13 @@ def _feed(digest: Any, value: Any) -> None:
         payload = value if isinstance(value, dict | str | int | float | bool | None) else None
     digest.update(json.dumps(payload, sort_keys=True, default=str).encode())
     digest.update(b"\x1e")
+
+
+STATE_PREFIX = "model-state:"
+
+
+def state_key(model: Any) -> str:
+    return f"{STATE_PREFIX}{getattr(model, 'name', type(model).__name__)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +111,21 @@ class Journal:
         self.store = store
         self.scope = scope
         self._pending: dict[str, deque[Entry]] = defaultdict(deque)
+        self._states: dict[str, Any] = {}
         self.recorded = 0
         self.replayed = 0
         if replay:
             rows = self.store.query(
                 "SELECT key, result, task_run_id FROM step_journal WHERE scope = ? "
-                "ORDER BY created_at",
+                "ORDER BY created_at, rowid",
                 [scope],
             )
             for row in rows:
                 value = pickle.loads(bytes(row["result"]))
-                self._pending[row["key"]].append(Entry(value, row["task_run_id"]))
+                if row["key"].startswith(STATE_PREFIX):
+                    self._states[row["key"]] = value  # rows come oldest first: last one wins
+                else:
+                    self._pending[row["key"]].append(Entry(value, row["task_run_id"]))
 
     def take(self, key: str) -> Entry | None:
         """The result an earlier attempt recorded under `key`, each result used once."""
@@ -119,17 +135,34 @@ class Journal:
         self.replayed += 1
         return queue.popleft()
 
-    def record(self, name: str, key: str, value: Any, task_run_id: str | None) -> None:
-        """Commit one completed step's result now, in its own transaction."""
+    def record(
+        self, name: str, key: str, value: Any, task_run_id: str | None, *, model: Any = None
+    ) -> None:
+        """Commit one completed step's result now, in its own transaction, with the
+        checkpoint of the model that produced it when the model keeps one."""
+        rows = []
         try:
-            blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            rows.append([key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)])
+            if model is not None and callable(getattr(model, "checkpoint", None)):
+                state = pickle.dumps(model.checkpoint(), protocol=pickle.HIGHEST_PROTOCOL)
+                rows.append([state_key(model), state])
         except (pickle.PicklingError, TypeError, AttributeError):
             return  # a result that cannot be stored is recomputed on resume
-        self.store.execute(
-            "INSERT INTO step_journal VALUES (?, ?, ?, ?, ?, ?)",
-            [self.scope, name, key, blob, task_run_id, now()],
-        )
+        stamp = now()
+        with self.store.transaction() as con:
+            con.executemany(
+                "INSERT INTO step_journal VALUES (?, ?, ?, ?, ?, ?)",
+                [[self.scope, name, k, blob, task_run_id, stamp] for k, blob in rows],
+            )
         self.recorded += 1
+
+    def restore_model(self, model: Any) -> bool:
+        """Give `model` back the checkpoint of its last journaled call, if it keeps one."""
+        state = self._states.get(state_key(model))
+        if state is None or not callable(getattr(model, "restore", None)):
+            return False
+        model.restore(state)
+        return True
 
     def clear(self) -> None:
         """Drop the journal of a finished run: everything it did is in the harness tables."""

@@ -1,17 +1,21 @@
 """The Prefect step runner: each model call, tool call and acting middleware hook is a task.
 
-Tasks are named after the step (`model`, `tool:pull_market_report`, `summarize`, `offload`),
-numbered in their run name (`model #3`) and tagged with the run, so the Prefect UI shows one
-row per step. Data stays in DuckDB: results are not persisted by Prefect and caching is off
-(arguments hold messages and connections that must not be hashed). Model calls retry on rate
-limits and server errors with backoff. With a `Journal`, completed model and tool calls are
-recorded as they finish and replayed on resume instead of being run again.
+Tasks are named after the step (`model`, `tool:pull_market_report`, `summarize`, `offload`) and
+numbered in their run name (`model #3`), so the Prefect UI shows one row per step under the
+flow run, which carries the run's tags. Task runs themselves carry no tags: Prefect treats
+every task-run tag as a concurrency-limit name, which costs two API calls per task and, for
+each new set of tags in a process, a stall of seconds (measured: 2-5 s per run).
+
+Data stays in DuckDB: Prefect persists no results and caching is off (arguments hold messages
+and store handles that must not be hashed). Model calls retry on rate limits and server errors
+with backoff. With a `Journal`, completed model and tool calls are recorded as they finish and
+replayed on resume instead of being run again.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from prefect import Task, task
@@ -65,7 +69,6 @@ async def _invoke(
 class PrefectStepRunner:
     """Runs harness steps as Prefect tasks (implements `harness.steps.StepRunner`).
 
-    tags: added to every task (e.g. `run:<id>`, `agent:<name>`).
     journal: where completed model and tool calls are recorded and, on resume, replayed.
     model_retries / retry_delays: retries of a model call on 429, 5xx, timeouts; the delays
         are seconds before each retry (the last one repeats), jittered by up to 50%.
@@ -74,12 +77,10 @@ class PrefectStepRunner:
     def __init__(
         self,
         *,
-        tags: Iterable[str] = (),
         journal: Journal | None = None,
         model_retries: int = 4,
         retry_delays: Sequence[float] = (2, 10, 30, 60),
     ) -> None:
-        self.tags = tuple(tags)
         self.journal = journal
         self.model_retries = model_retries
         self.retry_delays = list(retry_delays)
@@ -88,7 +89,6 @@ class PrefectStepRunner:
 
     def _task(self, name: str) -> Task[Any, Any]:
         if name not in self._tasks:
-            kind = "model" if name == "model" else name.split(":", 1)[0]
             options: dict[str, Any] = {}
             if name == "model":
                 options = {
@@ -100,7 +100,6 @@ class PrefectStepRunner:
             self._tasks[name] = task(
                 _invoke,
                 name=name,
-                tags=[*self.tags, f"step:{kind}"],
                 cache_policy=NO_CACHE,
                 persist_result=False,
                 **options,
@@ -121,7 +120,8 @@ class PrefectStepRunner:
         step = self._task(name).with_options(task_run_name=f"{name} #{self.counts[name]}")
         result = await step(fn, quote(args), quote(kwargs), quote(holder))
         if key is not None and self.journal is not None:
-            self.journal.record(name, key, result, holder[0] if holder else None)
+            model = getattr(fn, "__self__", None) if name == "model" else None
+            self.journal.record(name, key, result, holder[0] if holder else None, model=model)
         return result
 
     def current_step_id(self) -> str | None:

@@ -73,7 +73,7 @@ def _state_path() -> Path:
 def _read_state() -> ServerInfo | None:
     try:
         data = json.loads(_state_path().read_text())
-        return ServerInfo(api_url=data["api_url"], pid=data.get("pid"), log_path=data.get("log_path"))
+        return ServerInfo(data["api_url"], pid=data.get("pid"), log_path=data.get("log_path"))
     except (OSError, ValueError, KeyError):
         return None
 
@@ -85,13 +85,31 @@ def find_server(port: int | None = None) -> ServerInfo | None:
     if configured:
         return ServerInfo(api_url=configured.rstrip("/"))
     known = _read_state()
-    if known is not None and (port is None or known.api_url == api_url_for(port)):
-        if is_healthy(known.api_url):
-            return known
+    wanted = known is not None and (port is None or known.api_url == api_url_for(port))
+    if known is not None and wanted and is_healthy(known.api_url):
+        return known
     candidate = api_url_for(port or DEFAULT_PORT)
     if is_healthy(candidate):
         return ServerInfo(api_url=candidate)
     return None
+
+
+def _server_env(lean: bool) -> dict[str, str]:
+    env = {**QUIET_ENV, **(LEAN_SERVER_ENV if lean else {}), **os.environ}
+    env["PREFECT_SERVER_LOGGING_LEVEL"] = os.environ.get("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+    env.pop("PREFECT_API_URL", None)
+    return env
+
+
+def _command(port: int) -> list[str]:
+    return [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
+            "--port", str(port)]  # fmt: skip
+
+
+def run_foreground(port: int = DEFAULT_PORT, *, lean: bool = True) -> int:
+    """Replace this process with `prefect server start` (Ctrl-C stops it)."""
+    os.execve(sys.executable, _command(port), _server_env(lean))
+    return 0  # not reached: execve does not return
 
 
 def start_server(
@@ -103,19 +121,14 @@ def start_server(
     home = prefect_home()
     home.mkdir(parents=True, exist_ok=True)
     log_path = home / "ctxlab-server.log"
-    env = {**QUIET_ENV, **(LEAN_SERVER_ENV if lean else {}), **os.environ}
-    env["PREFECT_SERVER_LOGGING_LEVEL"] = os.environ.get("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
-    env.pop("PREFECT_API_URL", None)
     api_url = api_url_for(port)
     if is_healthy(api_url):
         raise ServerError(f"a server already answers at {api_url}; use it or pick another --port")
     start = time.perf_counter()
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start",
-             "--host", "127.0.0.1", "--port", str(port)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-            start_new_session=True,  # survives the command that started it
+            _command(port), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=_server_env(lean), start_new_session=True,  # outlives the command
         )  # fmt: skip
     info = ServerInfo(api_url=api_url, pid=process.pid, log_path=str(log_path), started_now=True)
     while not is_healthy(api_url):

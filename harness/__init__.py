@@ -8,6 +8,7 @@ from harness.profiles import ModelProfile, get_profile
 from harness.state import RunState
 from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
+from harness.strategies import STRATEGIES
 from harness.tools import Tool, ToolContext, tool
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ModelResponse",
     "RunResult",
     "RunState",
+    "STRATEGIES",
     "StepRunner",
     "Store",
     "Tool",

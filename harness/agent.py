@@ -59,6 +59,7 @@ class Agent:
         settings: ModelSettings,
         step_runner: StepRunner,
         strategy: str | None = None,
+        strategy_params: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.system_prompt = system_prompt
@@ -69,6 +70,7 @@ class Agent:
         self.settings = settings
         self.step_runner = step_runner
         self.strategy = strategy
+        self.strategy_params = dict(strategy_params or {})
         self.tools = _merge_tools(tools, self.middleware)
         self.counter = TokenCounter(model.profile.encoding)
 
@@ -110,7 +112,11 @@ class Agent:
             strategy=self.strategy,
             parent_run_id=parent_run_id,
             parent_step=parent_step,
-            config={"max_steps": self.max_steps, "middleware": [m.name for m in self.middleware]},
+            config={
+                "max_steps": self.max_steps,
+                "middleware": [m.name for m in self.middleware],
+                "strategy_params": self.strategy_params,
+            },
         )
         if input is not None:
             state.append(user(input) if isinstance(input, str) else input)
@@ -212,4 +218,5 @@ def create_agent(
         settings=settings or ModelSettings(),
         step_runner=step_runner or InlineRunner(),
         strategy=strategy,
+        strategy_params=strategy_params,
     )

@@ -24,7 +24,10 @@ def explode(reason: str) -> str:
 
 
 def make(model, tools=(add,), **kw):
-    return create_agent(model, list(tools), store=Store(":memory:"), strategy="none", **kw)
+    return create_agent(
+        model, list(tools), store=Store(":memory:"), strategy="none", file_tools=False,
+        strategy_params={"subagents.general_purpose": False}, **kw,
+    )  # fmt: skip
 
 
 def test_tool_turn_then_final_answer_is_persisted() -> None:

@@ -8,6 +8,7 @@ import hashlib
 import os
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +17,7 @@ import pydantic
 import yaml
 
 from harness.middleware.subagents import SubAgent
-from harness.models.simulated import Answer, Cue, Plan, Step, Turn
+from harness.models.simulated import Act, Answer, Cue, Plan, Step, Turn
 from harness.profiles import ModelProfile, get_profile
 from harness.tools import Tool
 
@@ -91,7 +92,11 @@ class Scenario:
     skills_dir: Path | None = None
     subagents: tuple[SubAgent, ...] = ()
     max_steps: int = 200
-    files: dict[str, str] = field(default_factory=dict)
+    data_files: Callable[[], dict[str, str]] = dict
+
+    def files(self) -> dict[str, str]:
+        """The generated data as files (relative path -> text), for export."""
+        return self.data_files()
 
     @property
     def profile(self) -> ModelProfile:
@@ -247,3 +252,12 @@ class Script:
             Plan(turns=tuple(self._turns), tasks=tuple(self._tasks)),
             tuple(self._probes),
         )
+
+
+def act(text: str, *calls: tuple[str, dict[str, Any]]) -> Act:
+    """A recorded step: `act("Reading.", call("read_article", article_id="a-1"))`."""
+    return Act(text, tuple(calls))
+
+
+def call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    return (name, arguments)

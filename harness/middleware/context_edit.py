@@ -109,7 +109,7 @@ class ContextEdit(Middleware):
             if path := offload_path(m):
                 paths.append(path)
         state.replace_window(window, reason="context-edit")
-        edited = request.override(messages=window)
+        edited = request.override(messages=window, messages_tokens=state.window_tokens)
         state.event(
             self.name, "wrap_model_call", "cleared",
             tokens_before=tokens, tokens_after=with_inner(state, self.name, edited.count_tokens()),

@@ -116,6 +116,7 @@ class Summarization(Middleware):
         fallback_keep_messages: int = 6,
         prompt: str = DEFAULT_PROMPT,
         summary_max_tokens: int = 4_000,
+        summarizer_headroom: float = 0.1,
         topic_shift: float | bool | TopicDetector | None = None,
         topic_min_tokens: int = 2_000,
         compact_tool: bool = False,
@@ -133,6 +134,9 @@ class Summarization(Middleware):
             model's window is unknown (170,000 tokens; 6 messages).
         prompt: the summarizer's instructions (default `DEFAULT_PROMPT`).
         summary_max_tokens: output cap of a summarizer call (at most a quarter of its window).
+        summarizer_headroom: share of the summarizer's window left unused, because our token
+            count can fall short of the provider's (0.1). A summarizer whose window is unknown
+            is taken to have `fallback_trigger_tokens`.
         topic_shift: also summarize when a new user message changes the subject: a
             `TopicDetector`, True for `LexicalTopicShift()`, or a float, the `min_overlap` of
             a `LexicalTopicShift`. Off by default.
@@ -142,8 +146,8 @@ class Summarization(Middleware):
         history_dir: where the per-thread history files go.
         """
         self.model = model
-        specs = trigger if _is_threshold_list(trigger) else [trigger]
-        self.triggers = tuple(Threshold.parse(t) for t in specs)  # type: ignore[union-attr]
+        specs = list(trigger) if _is_threshold_list(trigger) else [trigger]  # type: ignore[arg-type]
+        self.triggers = tuple(Threshold.parse(t) for t in specs)
         if trigger_mode not in ("any", "all"):
             raise ValueError("trigger_mode must be 'any' or 'all'")
         self.trigger_mode = trigger_mode
@@ -152,6 +156,9 @@ class Summarization(Middleware):
         self.fallback_keep_messages = fallback_keep_messages
         self.prompt = prompt
         self.summary_max_tokens = summary_max_tokens
+        if not 0 <= summarizer_headroom < 0.75:
+            raise ValueError("summarizer_headroom must be in [0, 0.75)")
+        self.summarizer_headroom = summarizer_headroom
         self.topic = _detector(topic_shift)
         self.topic_min_tokens = topic_min_tokens
         self.retry_on_overflow = retry_on_overflow
@@ -227,16 +234,12 @@ class Summarization(Middleware):
         if reason == "topic":
             return n - 1  # the new subject's opening message starts the kept part
         ok = safe_cuts(messages)
-        cut = self._keep_cut(state, messages, ok)
-        if reason != "overflow":
-            if cut == n and messages[-1].role == "user":
-                cut = n - 1  # the message the model must answer stays verbatim
-            return cut
-        # Overflow: the usual cut, else everything but the last exchange, else everything.
-        for candidate in (cut, safe_at_or_before(ok, n - 1) if n else 0, n):
-            if _has_new(messages[:candidate]):
-                return candidate
-        return n
+        # The latest exchange (the user's message, or the tool results just returned) stays
+        # verbatim: it is what the model must act on now. Only an overflow summarizes it too.
+        cut = min(self._keep_cut(state, messages, ok), safe_at_or_before(ok, max(n - 1, 0)))
+        if reason == "overflow" and not _has_new(messages[:cut]):
+            return n
+        return cut
 
     def _keep_cut(self, state: RunState, messages: Sequence[Message], ok: list[bool]) -> int:
         n = len(messages)
@@ -286,7 +289,7 @@ class Summarization(Middleware):
         )
         window = [summary, *kept]
         state.replace_window(window, reason="summarize")
-        edited = request.override(messages=window)
+        edited = request.override(messages=window, messages_tokens=state.window_tokens)
         after = with_inner(state, self.name, edited.count_tokens())
         summary_tokens = state.counter.count_text(text)
         state.add_row(
@@ -342,8 +345,7 @@ class Summarization(Middleware):
         counter = self._counter(model)
         window = model.profile.context_window or self.fallback_trigger_tokens
         reserve = min(self.summary_max_tokens, window // 4)
-        # Our count can be a little under the provider's: leave a tenth of the window free.
-        limit = int(window * 0.9) - reserve
+        limit = int(window * (1 - self.summarizer_headroom)) - reserve
         blocks = [render_message(m) for m in fresh]
         running, i, calls = previous, 0, 0
         while i < len(blocks):
@@ -436,20 +438,20 @@ class Summarization(Middleware):
 
 
 def render_message(m: Message) -> str:
-    """A message as markdown, for the history file and the summarizer."""
-    if m.role == "tool":
-        head = f"### Tool result: {m.name or 'tool'} (call {m.tool_call_id})"
-        if m.is_error:
-            head += " [error]"
-    else:
-        head = f"### {m.role.capitalize()}"
-    if m.kind not in ("message", "summary"):
-        head += f" [{m.kind}]"
-    parts = [head, m.content] if m.content else [head]
+    """A message as markdown, for the history file and the summarizer: a `### Role` line, the
+    text, then the tool calls or, for a tool result, which call it answers."""
+    parts = [f"### {m.role.capitalize()}"]
+    if m.content:
+        parts.append(m.content)
     parts.extend(
         f"-> calls {c.name} (id {c.id}) with {json.dumps(c.arguments, ensure_ascii=False)}"
         for c in m.tool_calls
     )
+    notes = [f"result of {m.name or 'a tool'}, call {m.tool_call_id}"] if m.role == "tool" else []
+    notes += ["error"] if m.is_error else []
+    notes += [m.kind] if m.kind not in ("message", "summary") else []
+    if notes:
+        parts.append(f"({', '.join(notes)})")
     return "\n".join(parts)
 
 
@@ -461,16 +463,13 @@ def summary_text(message: Message) -> str:
 
 
 def _request_text(prior: str, chunk: list[str]) -> str:
-    parts = [SUMMARY_REQUEST]
-    if prior:
-        parts.append(
-            "Summary of the conversation before the messages below (merge it in):\n"
-            f"<previous-summary>\n{prior}\n</previous-summary>"
-        )
-    conversation = "\n\n".join(chunk)
-    parts.append(f"Messages to summarize:\n<conversation>\n{conversation}\n</conversation>")
-    parts.append("</summary-request>")
-    return "\n\n".join(parts)
+    # The instruction shares the marker's line, so a reader that drops the marker line (the
+    # simulated model) sees only summary and messages, each under its `### Role` heading.
+    head = f"{SUMMARY_REQUEST} Summarize the conversation below as your instructions say." + (
+        " It opens with the summary of the part before it: merge that in." if prior else ""
+    )
+    parts = [head, f"### Summary\n{prior}"] if prior else [head]
+    return "\n\n".join([*parts, *chunk])
 
 
 def _history_section(

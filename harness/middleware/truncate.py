@@ -105,7 +105,7 @@ class Truncate(Middleware):
             text = fill(self.notice, dropped=total)
             window = [Message("user", text, kind="truncated", meta={"dropped": total}), *kept]
         state.replace_window(window, reason="truncate")
-        edited = request.override(messages=window)
+        edited = request.override(messages=window, messages_tokens=state.window_tokens)
         state.event(
             self.name, "wrap_model_call", "truncated",
             tokens_before=tokens, tokens_after=with_inner(state, self.name, edited.count_tokens()),

@@ -231,13 +231,25 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.MULTILINE)
 
 
-def pointers(texts: Sequence[str]) -> list[str]:
-    """Offloaded files and saved histories the context names, most recently named first."""
-    seen: dict[str, None] = {}
-    for text in reversed(texts):
-        for path in reversed(POINTER.findall(text)):
-            seen.setdefault(path.rstrip(".,;:)"), None)
-    return list(seen)
+def pointers(texts: Sequence[str], question: str = "") -> list[str]:
+    """Offloaded files and saved histories the context names, the likeliest first: by how
+    many words of `question` the text naming the file shares (a preview that names the same
+    company as the question), then by how recently it was named."""
+    wanted = _words(question)
+    found: dict[str, tuple[int, int]] = {}
+    for age, text in enumerate(reversed(texts)):
+        paths = [p.rstrip(".,;:)") for p in POINTER.findall(text)]
+        if not paths:
+            continue
+        overlap = len(wanted & _words(text[:2_000])) if wanted else 0
+        for path in paths:
+            best, newest = found.get(path, (0, age))
+            found[path] = (min(best, -overlap), newest)
+    return sorted(found, key=found.__getitem__)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
 
 
 def strip_line_numbers(text: str) -> str:
@@ -252,79 +264,97 @@ def extractive_summary(
 ) -> str:
     """Keep what a careful summarizer keeps, within `budget` tokens.
 
-    `units` are (role, text) oldest first; role `summary` marks a previous summary. Priority:
-    previous summaries; then user and assistant lines (newest first, so recent intent and
-    decisions win); then the first `head_lines` lines of each tool result (newest first).
-    Kept lines come out in their original order."""
+    `units` are (role, text), oldest first, the previous summary's lines included. The user's
+    and the agent's own lines (instructions, notes, decisions, files written) come first,
+    newest first, so recent intent wins and the oldest details fade cycle after cycle; then
+    the first `head_lines` lines of each tool result, newest first. Raw tool output beyond its
+    head is never kept. Kept lines come out in their original order."""
     candidates: list[tuple[int, int, str]] = []  # (priority, order, line)
-    order = 0
     for role, text in units:
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if role == "tool":
             lines = [ln[:240] for ln in lines[:head_lines]]
-        priority = {"summary": 0, "user": 1, "assistant": 1}.get(role, 2)
-        tag = "" if role == "summary" else f"[{role}] "
-        for line in lines:
-            if role == "summary" and line.startswith("Summary of the earlier conversation"):
-                continue
-            candidates.append((priority, order, tag + line))
-            order += 1
+        priority = 0 if role in ("user", "assistant") else 1
+        candidates += [
+            (priority, len(candidates) + k, f"[{role}] {ln}") for k, ln in enumerate(lines)
+        ]
     kept: list[tuple[int, str]] = []
     used = 0
-    for priority, idx, line in sorted(candidates, key=lambda c: (c[0], -c[1])):
+    for _, order, line in sorted(candidates, key=lambda c: (c[0], -c[1])):
         cost = counter.count_text(line) + 1
         if used + cost > budget:
-            if priority == 0:
-                continue
-            break
-        kept.append((idx, line))
+            continue
+        kept.append((order, line))
         used += cost
     body = "\n".join(line for _, line in sorted(kept))
-    return f"Summary of the earlier conversation (extractive, {used} tokens):\n{body}"
+    return f"{SUMMARY_HEADER} ({used} tokens):\n{body}"
 
 
-def summary_units(messages: Sequence[Message], system_prompt: str) -> list[tuple[str, str]]:
-    """What a summarization request asks to condense, as (role, text) units.
+SUMMARY_HEADER = "Summary of the earlier conversation, extractive"
+_HEADING = re.compile(r"^#{2,4} ([A-Za-z]+)[^\n]*$", re.MULTILINE)
+_CALL = re.compile(r"^-> calls (\S+) \(id [^)]*\) with (.*)$")
+_TAGGED = re.compile(r"^\[(user|assistant|tool)\] (.*)$")
+_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
+          "tool": "tool", "summary": "summary", "previous": "summary"}  # fmt: skip
 
-    The request carries the conversation either as messages or rendered into one text; the
-    marker line itself is instruction, not content."""
-    units: list[tuple[str, str]] = []
-    for m in messages:
-        text = "\n".join(ln for ln in render(m).splitlines() if SUMMARY_MARKER not in ln)
-        if not text.strip():
+
+def summary_units(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """What a summarization request asks to condense, as (role, text) units, oldest first.
+
+    The request renders the conversation as markdown blocks, one per message, each under a
+    heading naming its role ("### User", "### Assistant", "### Tool ...", "### Summary" for the
+    previous summary). A tool call becomes a line naming the call, or the file it wrote."""
+    text = "\n".join(m.content for m in messages if SUMMARY_MARKER in m.content)
+    previous = _between(text, "<previous-summary>", "</previous-summary>")
+    units = _summary_lines(previous) if previous else []
+    heads = [h for h in _HEADING.finditer(text) if h.group(1).lower() in _ROLES]
+    for k, head in enumerate(heads):
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+        body = text[head.end() : end]
+        body = body.split("</conversation>")[0].split("</summary-request>")[0].strip("\n")
+        role = _ROLES[head.group(1).lower()]
+        if role == "summary":
+            units += _summary_lines(body)
             continue
-        if m.kind == "summary" or text.startswith("Summary of the earlier conversation"):
-            units.append(("summary", text))
-        elif m.role == "tool":
-            units.append(("tool", text))
-        elif SUMMARY_MARKER in m.content:
-            units.extend(_split_rendered(text))
-        else:
-            units.append((m.role, text))
+        lines = [ln for ln in body.splitlines() if not ln.startswith("(result of ")]
+        if role == "assistant":
+            lines = [_call_line(ln) for ln in lines]
+        units.append((role, "\n".join(lines)))
     return units
 
 
-_ROLE_LINE = re.compile(r"^\s*(?:#+\s*|\[|<)?(user|assistant|tool|human|ai|summary)\b[\]>:]*", re.I)
-
-
-def _split_rendered(text: str) -> list[tuple[str, str]]:
-    """Split a conversation rendered as text ("[user] ...", "## assistant", "tool: ...")."""
-    units: list[tuple[str, str]] = []
-    role, buf = "user", []
+def _summary_lines(text: str) -> list[tuple[str, str]]:
+    """A previous (extractive) summary back into units: its lines carry their roles."""
+    units = []
     for line in text.splitlines():
-        m = _ROLE_LINE.match(line)
+        m = _TAGGED.match(line.strip())
         if m:
-            if buf:
-                units.append((role, "\n".join(buf)))
-            name = m.group(1).lower()
-            role = {"human": "user", "ai": "assistant"}.get(name, name)
-            rest = line[m.end() :].strip()
-            buf = [rest] if rest else []
-        else:
-            buf.append(line)
-    if buf:
-        units.append((role, "\n".join(buf)))
+            units.append((m.group(1), m.group(2)))
+        elif line.strip() and not line.startswith(SUMMARY_HEADER):
+            units.append(("assistant", line.strip()))
     return units
+
+
+def _between(text: str, start: str, end: str) -> str:
+    i = text.find(start)
+    j = text.rfind(end)
+    return text[i + len(start) : j].strip("\n") if i >= 0 and j > i else ""
+
+
+def _call_line(line: str) -> str:
+    """A rendered tool call as a summarizer would keep it: only files written matter."""
+    m = _CALL.match(line)
+    if not m:
+        return line
+    name, raw = m.groups()
+    try:
+        args = json.loads(raw)
+    except json.JSONDecodeError:
+        args = {}
+    path = args.get("file_path") if isinstance(args, dict) else None
+    if name in ("write_file", "edit_file") and path:
+        return f"{'Wrote' if name == 'write_file' else 'Edited'} {path}."
+    return ""  # the call itself is process, not content; its result has its own block
 
 
 # -- prompt caching ------------------------------------------------------------------------
@@ -382,8 +412,9 @@ class SimulatedModel:
         profile: window, tokenizer and prices (default: the `simulated` profile).
         seed: fixes the context-rot draws.
         rot: a `RotCurve` (e.g. `NOLIMA_LIKE`) or None for a reader that never misses.
-        summary_budget: tokens a summary may use when the request sets no `max_tokens`
-            (about a page, what a model asked for a structured session summary writes).
+        summary_budget: the most tokens a summary uses (less if the request's `max_tokens`
+            is lower): about a page, what a model asked for a structured session summary
+            typically writes.
         max_retrievals: grep calls allowed per question.
         delegate: a real model that acts at decision points instead of the simulated reader.
         max_usd: spending cap for the delegate's calls.
@@ -455,8 +486,8 @@ class SimulatedModel:
         ):
             return await self._delegated(cursor, messages, settings, params, stream)
         if summarizing:
-            budget = settings.max_tokens or self.summary_budget
-            units = summary_units(messages, params.system_prompt)
+            budget = min(settings.max_tokens or self.summary_budget, self.summary_budget)
+            units = summary_units(messages)
             response = ModelResponse(text=extractive_summary(units, budget, self.counter))
         elif cursor is None:
             response = ModelResponse(text="(simulated) Nothing is planned for this request.")
@@ -478,8 +509,7 @@ class SimulatedModel:
                     return cursor, "subagent"
         current = self._main.index if self._main else -1
         for m in reversed(users):
-            key = m.content.strip().split("\n", 1)[0].strip()
-            index = self._turn_index.get(key)
+            index = self._turn_of(m.content)
             if index is not None and index >= current:
                 if index > current:
                     if self._main and self.plan.turns[index].session != self._main.turn.session:
@@ -487,6 +517,16 @@ class SimulatedModel:
                     self._main = _Cursor(self.plan.turns[index], index, f"c{index:03d}")
                 return self._main, "main"
         return self._main, "main" if self._main else "other"
+
+    def _turn_of(self, content: str) -> int | None:
+        """The plan turn a user message starts: by its first line, or, when the message was
+        offloaded, by the first line of the preview (numbered as `read_file` numbers it)."""
+        lines = content.strip().split("\n", 16)
+        for line in lines[:1] + [LINE_NUMBER.sub("", ln) for ln in lines[1:16]]:
+            index = self._turn_index.get(line.strip())
+            if index is not None:
+                return index
+        return None
 
     # -- following the plan ----------------------------------------------------------------
 
@@ -549,7 +589,7 @@ class SimulatedModel:
             return ModelResponse(text=value)
         budget = self.max_retrievals - cursor.retrievals
         if cursor.retrievals == 0 and budget > 0 and step.cue.grep:
-            targets = pointers(texts)[:budget]
+            targets = pointers(texts, cursor.turn.prompt)[:budget]
             if targets:
                 cursor.retrievals += len(targets)
                 calls = [("grep", {**_grep_args(step.cue), "path": p}) for p in targets]
@@ -565,7 +605,8 @@ class SimulatedModel:
             for line in text.splitlines():
                 at = line.find(step.marker)
                 if at >= 0:
-                    found.setdefault(line[at + len(step.marker) :].strip(), None)
+                    sentence = line[at + len(step.marker) :].strip().split(". ")[0]
+                    found.setdefault(sentence.rstrip(".") + ".", None)
         if not found:
             return "No notable findings."
         return "\n".join(f"- {f}" for f in list(found)[: step.limit])
@@ -596,7 +637,7 @@ class SimulatedModel:
         by_section: dict[str, list[str]] = {s: [] for s in sections}
         for fact in step.facts:
             value = find(fact.cue, texts)
-            line = f"{fact.label}: {value}{fact.unit}" if value else f"{fact.label}: not at hand"
+            line = f"{fact.label}: {value}{fact.unit}" if value else f"{fact.label} (not at hand)"
             target = fact.section if fact.section in by_section else sections[-1]
             by_section[target].append(line)
         out = [f"# {step.title}", ""]

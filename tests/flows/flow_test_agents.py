@@ -42,7 +42,7 @@ def record(n: int, ctx: ToolContext) -> str:
         with open(marker, "w") as f:
             f.write("ready")
         time.sleep(600)
-    return f"finding {n} recorded: " + "detail " * 40
+    return f"finding {n} recorded:\n" + "detail of the finding\n" * 30
 
 
 def _respond(messages: Sequence[Message], params: RequestParams) -> object:
@@ -59,6 +59,7 @@ def _respond(messages: Sequence[Message], params: RequestParams) -> object:
 
 
 def build_recorder(options: AgentOptions) -> Agent:
+    """Tool results of ~150 tokens are offloaded (limit 100), so `offload` steps act."""
     return create_agent(
         FunctionModel(_respond, name="recorder-model"),
         [record],
@@ -66,6 +67,8 @@ def build_recorder(options: AgentOptions) -> Agent:
         store=options.store,
         step_runner=options.step_runner,
         name="recorder",
+        strategy=options.strategy or "offload",
+        strategy_params={"offload.tool_token_limit": 100, **options.params},
     )
 
 

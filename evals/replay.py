@@ -1,0 +1,248 @@
+"""Replay a scenario through the real harness under one context strategy.
+
+Each session is a thread; each user turn is one `agent.run` on it (a week later, a new thread
+on the same store, so only durable memory carries over). The simulated model follows the
+scenario's plan, so every strategy sees the same trajectory; what differs is what the
+strategy leaves in view when the model must answer, summarize or compose, and what it costs.
+
+A request over the model's window fails the way a provider fails it: the session stops there
+and the probes it did not reach count as wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evals.scenarios.base import FileCheck, Probe, Scenario
+from harness import ContextOverflowError, Store, create_agent
+from harness.filesystem import FileSystem
+from harness.messages import Message
+from harness.models import resolve_model
+from harness.models.simulated import BudgetExceededError, CallRecord, RotCurve, SimulatedModel
+from harness.strategies import middleware_names, valid_params
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe's outcome. `status`: answered, checked (scored from a file), or not_reached
+    (the session died first)."""
+
+    id: str
+    kind: str
+    session: int
+    question: str
+    expected: str
+    answer: str
+    correct: bool
+    status: str
+    retrieval_calls: int = 0
+    input_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Replay:
+    """What one replay produced, before it is reduced to metrics."""
+
+    probes: list[ProbeResult] = field(default_factory=list)
+    ledger: list[CallRecord] = field(default_factory=list)
+    overflow_turn: int | None = None
+    overflow_step: int | None = None
+    subagent_overflows: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    summaries: int = 0
+    offloads: int = 0
+    store: Store | None = None
+
+
+def build_model(
+    scenario: Scenario,
+    model: str,
+    *,
+    seed: int,
+    rot: RotCurve | None,
+    max_usd: float | None,
+) -> SimulatedModel:
+    """The replay model: simulated throughout, or simulated steps with a real model deciding.
+    Live, the real model's window and prices apply."""
+    if model == "simulated":
+        return SimulatedModel(scenario.plan, profile=scenario.profile, seed=seed, rot=rot)
+    delegate = resolve_model(model)
+    return SimulatedModel(
+        scenario.plan, profile=delegate.profile, seed=seed, delegate=delegate, max_usd=max_usd
+    )
+
+
+async def replay(
+    scenario: Scenario,
+    strategy: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    model: str = "simulated",
+    rot: RotCurve | None = None,
+    store: Store | None = None,
+    max_usd: float | None = None,
+    progress: Progress | None = None,
+) -> Replay:
+    """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
+    scale defaults). A fresh in-memory store unless one is given."""
+    store = store if store is not None else Store(":memory:")
+    sim = build_model(scenario, model, seed=seed, rot=rot, max_usd=max_usd)
+    merged = {**scale_defaults(scenario, strategy), **(params or {})}
+    out = Replay(store=store)
+    total = sum(len(s.turns) for s in scenario.sessions)
+    done = 0
+    for index, session in enumerate(scenario.sessions):
+        agent = create_agent(
+            sim,
+            scenario.tools,
+            system_prompt=scenario.system_prompt,
+            store=store,
+            name=scenario.name,
+            max_steps=scenario.max_steps,
+            strategy=strategy,
+            strategy_params=merged,
+            skills=(scenario.skills_dir,) if scenario.skills_dir else (),
+            subagents=scenario.subagents,
+        )
+        alive = out.error is None
+        for k, turn in enumerate(session.turns):
+            done += 1
+            if progress is not None:
+                progress(done, total)
+            probe = scenario.probe(turn.probe) if turn.probe else None
+            if not alive:
+                if probe is not None:
+                    out.probes.append(_unreached(probe))
+                continue
+            before = len(sim.ledger)
+            try:
+                result = await agent.run(
+                    Message(role="user", content=turn.text, id=turn.id),
+                    thread_id=session.thread,
+                    run_id=f"{session.thread}-{k:04d}",
+                )
+            except ContextOverflowError:
+                alive = False
+                if out.overflow_turn is None:
+                    out.overflow_turn = done
+                    out.overflow_step = sum(r.role == "main" for r in sim.ledger) + 1
+                if probe is not None:
+                    out.probes.append(_unreached(probe))
+                continue
+            except BudgetExceededError as exc:
+                alive = False
+                out.error = str(exc)
+                if probe is not None:
+                    out.probes.append(_unreached(probe))
+                continue
+            out.statuses[result.status] = out.statuses.get(result.status, 0) + 1
+            if probe is not None:
+                calls = sim.ledger[before:]
+                out.probes.append(
+                    ProbeResult(
+                        id=probe.id, kind=probe.kind, session=index, question=probe.question,
+                        expected=probe.answer, answer=result.output,
+                        correct=is_correct(probe, result.output), status="answered",
+                        retrieval_calls=sum(c.retrieval_calls for c in calls),
+                        input_tokens=sum(c.input_tokens for c in calls),
+                    )
+                )  # fmt: skip
+        files = FileSystem(store, session.thread)
+        for probe in scenario.probes:
+            if probe.check is not None and probe.session == index:
+                out.probes.append(_checked(probe, files))
+    out.ledger = list(sim.ledger)
+    out.subagent_overflows = _count(
+        store,
+        "SELECT count(*) FROM runs WHERE parent_run_id IS NOT NULL "
+        "AND error LIKE 'ContextOverflowError%'",
+    )
+    out.summaries = _count(store, "SELECT count(*) FROM summaries")
+    out.offloads = _count(store, "SELECT count(*) FROM events WHERE middleware = 'offload'")
+    return out
+
+
+def scale_defaults(scenario: Scenario, strategy: str) -> dict[str, Any]:
+    """The scenario's scaled thresholds that apply to `strategy`'s middleware (a small-scale
+    offload limit means nothing to `truncate`)."""
+    valid = set(valid_params(middleware_names(strategy)))
+    return {k: v for k, v in scenario.params.items() if k in valid}
+
+
+def _count(store: Store, sql: str) -> int:
+    return int(store.scalar(sql) or 0)
+
+
+def _unreached(probe: Probe) -> ProbeResult:
+    return ProbeResult(
+        id=probe.id, kind=probe.kind, session=probe.session, question=probe.question,
+        expected=probe.answer, answer="", correct=False, status="not_reached",
+    )  # fmt: skip
+
+
+def _checked(probe: Probe, files: FileSystem) -> ProbeResult:
+    assert probe.check is not None
+    try:
+        text = files.read_text(probe.check.path)
+    except (FileNotFoundError, ValueError):
+        text = ""
+    ok = bool(text) and check_file(probe.check, text)
+    return ProbeResult(
+        id=probe.id, kind=probe.kind, session=probe.session, question=probe.question,
+        expected=probe.answer, answer="yes" if ok else "no", correct=ok, status="checked",
+    )  # fmt: skip
+
+
+# -- scoring -------------------------------------------------------------------------------
+
+
+def normalize(text: str) -> str:
+    return " ".join(text.lower().replace("**", "").split())
+
+
+def _mentions(text: str, value: str) -> bool:
+    """Whether `text` names `value` as a whole (41.2 is not in 141.2 nor in 41.25)."""
+    pattern = r"(?<![\w.])" + re.escape(normalize(value)) + r"(?![\w]|\.\d)"
+    return re.search(pattern, text) is not None
+
+
+def is_correct(probe: Probe, answer: str) -> bool:
+    """Right when the answer names the expected value and none of the distractors."""
+    text = normalize(answer)
+    if not text or not _mentions(text, probe.answer):
+        return False
+    expected = normalize(probe.answer)
+    return not any(_mentions(text, d) for d in probe.distractors if normalize(d) not in expected)
+
+
+def check_file(check: FileCheck, text: str) -> bool:
+    if any(s not in text for s in check.contains):
+        return False
+    if check.bullets:
+        sections = _sections(text)
+        return bool(sections) and all(
+            body and all(line.startswith("- ") for line in body) for body in sections.values()
+        )
+    return True
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = []
+        elif current is not None and line.strip():
+            sections[current].append(line.strip())
+    return sections

@@ -1,0 +1,139 @@
+"""Run eval cells: one scenario x strategy x parameter setting x seed, fully in-process, each
+with its own in-memory store. This is what `ctxlab eval`, the CI gate and the Prefect sweep
+(one task per cell) call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evals.metrics import EvalResult, from_replay
+from evals.replay import Progress, replay
+from evals.scenarios import get_scenario
+from harness.models.simulated import NOLIMA_LIKE
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run to make."""
+
+    scenario: str
+    strategy: str
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    scale: str = "small"
+    model: str = "simulated"
+    rot: bool = False
+
+
+async def arun_cell(
+    scenario: str,
+    strategy: str,
+    params: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    scale: str = "small",
+    model: str = "simulated",
+    *,
+    rot: bool = False,
+    max_usd: float | None = None,
+    progress: Progress | None = None,
+) -> EvalResult:
+    """`run_cell` for callers already inside an event loop."""
+    built = get_scenario(scenario, seed=seed, scale=scale)
+    start = time.perf_counter()
+    outcome = await replay(
+        built, strategy, dict(params or {}), seed=seed, model=model,
+        rot=NOLIMA_LIKE if rot else None, max_usd=max_usd, progress=progress,
+    )  # fmt: skip
+    wall = time.perf_counter() - start
+    if outcome.store is not None:
+        outcome.store.close()
+    return from_replay(
+        outcome, scenario=scenario, strategy=strategy, params=dict(params or {}), seed=seed,
+        scale=scale, model=model, rot=rot, wall_s=wall,
+    )  # fmt: skip
+
+
+def run_cell(
+    scenario: str,
+    strategy: str,
+    params: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    scale: str = "small",
+    model: str = "simulated",
+    *,
+    rot: bool = False,
+    max_usd: float | None = None,
+    progress: Progress | None = None,
+) -> EvalResult:
+    """Replay `scenario` under `strategy` with `params` (dotted keys such as
+    `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
+    state: safe to call from worker threads or processes."""
+    return asyncio.run(
+        arun_cell(
+            scenario, strategy, params, seed, scale, model,
+            rot=rot, max_usd=max_usd, progress=progress,
+        )
+    )  # fmt: skip
+
+
+def run_cells(
+    cells: Iterable[Cell],
+    *,
+    max_usd: float | None = None,
+    on_result: Callable[[Cell, EvalResult], None] | None = None,
+    progress: Callable[[Cell, int, int], None] | None = None,
+) -> list[EvalResult]:
+    """Run cells one after another. A spending cap applies to the whole batch."""
+    results = []
+    spent = 0.0
+    for cell in cells:
+        left = None if max_usd is None else max(max_usd - spent, 0.0)
+
+        def step(done: int, total: int, cell: Cell = cell) -> None:
+            if progress is not None:
+                progress(cell, done, total)
+
+        result = run_cell(
+            cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
+            rot=cell.rot, max_usd=left, progress=step,
+        )  # fmt: skip
+        spent += 0.0 if result.simulated else result.cost_usd
+        results.append(result)
+        if on_result is not None:
+            on_result(cell, result)
+    return results
+
+
+def grid(
+    scenario: str,
+    strategies: Sequence[str],
+    *,
+    seeds: Sequence[int] = (0,),
+    scale: str = "small",
+    model: str = "simulated",
+    params: Mapping[str, Any] | None = None,
+    rot: bool = False,
+) -> list[Cell]:
+    return [
+        Cell(scenario, s, dict(params or {}), seed, scale, model, rot)
+        for s in strategies
+        for seed in seeds
+    ]
+
+
+def parse_setting(text: str) -> tuple[str, Any]:
+    """`summarize.trigger=0.7` -> ("summarize.trigger", 0.7). Values are JSON when they parse
+    (numbers, true/false, lists), else strings ("messages:40" stays a string)."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"expected key=value, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value

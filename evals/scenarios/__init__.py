@@ -1,0 +1,90 @@
+"""The synthetic long-run scenarios, generated deterministically from a seed and a scale."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from evals.scenarios.base import SCALES, Scenario, Session, check_scale, load_spec
+
+# name -> module with `build(seed, scale) -> Scenario`
+SCENARIOS = {
+    "competitive-analysis": "evals.scenarios.competitive_analysis",
+    "support-transcript": "evals.scenarios.support_transcript",
+    "research-subagents": "evals.scenarios.research_subagents",
+    "long-horizon": "evals.scenarios.long_horizon",
+}
+
+
+class UnknownScenarioError(LookupError):
+    pass
+
+
+def list_scenarios() -> list[str]:
+    return list(SCENARIOS)
+
+
+def scenario_summary(name: str) -> dict[str, Any]:
+    """Name, title and description from the spec, without generating anything."""
+    spec = load_spec(_check(name))
+    return {"name": name, "title": spec.title, "description": spec.description}
+
+
+@functools.lru_cache(maxsize=16)
+def get_scenario(name: str, seed: int = 0, scale: str = "small") -> Scenario:
+    """The scenario `name` for `seed` and `scale`. Cached: a scenario is immutable data and
+    pure tools, so every cell of a sweep can share one."""
+    module = importlib.import_module(SCENARIOS[_check(name)])
+    return module.build(seed, check_scale(scale))
+
+
+def export_scenario(scenario: Scenario, directory: str | Path) -> list[Path]:
+    """Write a scenario to files: its description, sessions, plan and probes as JSON, and the
+    generated data (exports, articles, transcripts) as they are."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    documents: dict[str, Any] = {
+        "scenario.json": scenario.describe(),
+        "sessions.json": [_session(s) for s in scenario.sessions],
+        "probes.json": [asdict(p) for p in scenario.probes],
+        "plan.json": asdict(scenario.plan),
+    }
+    written = []
+    for name, doc in documents.items():
+        path = root / name
+        path.write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+        written.append(path)
+    for relative, text in scenario.files().items():
+        path = root / "data" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _session(s: Session) -> dict[str, Any]:
+    return {"id": s.id, "thread": s.thread, "turns": [asdict(t) for t in s.turns]}
+
+
+def _check(name: str) -> str:
+    if name not in SCENARIOS:
+        raise UnknownScenarioError(
+            f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}"
+        )
+    return name
+
+
+__all__ = [
+    "SCALES",
+    "SCENARIOS",
+    "Scenario",
+    "UnknownScenarioError",
+    "export_scenario",
+    "get_scenario",
+    "list_scenarios",
+    "scenario_summary",
+]

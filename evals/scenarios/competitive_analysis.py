@@ -1,0 +1,353 @@
+"""The flagship scenario: the articles' weekly competitive-analysis agent.
+
+Session 1 (Monday), for each company: a broad export query (thousands of rows: the company,
+its look-alikes, every quarter, region, segment and metric), two narrow queries, a news search,
+two articles, an analyst sweep by the `market-researcher` subagent, notes. Then the report
+from the `qbr-report` skill, feedback ("use bullets, not paragraphs": worth remembering), a
+revision, formatting, publishing. Session 2, a week later on a new thread and the same store:
+a quick update and a new report, which must follow the remembered preference.
+
+What each planted fact tests, asked right away or several turns later:
+- `export`: a figure the agent notes (recall): survives anything keeping the agent's words;
+- `broad`: a figure only the broad export shows (recall): verbatim, or fetched from a file;
+- `closure`: an article detail nobody notes (recall): summaries and masking drop it;
+- `supplier`: what the subagent's sweep returned (recall);
+- `decision`: why a figure was set aside; `notes`: where the notes went (artifact);
+- `next`: what comes next (continuation); the reports' content and format (artifact, files).
+"""
+
+from __future__ import annotations
+
+import re
+
+from evals.scenarios.base import (
+    FileCheck,
+    Probe,
+    Scenario,
+    Script,
+    act,
+    call,
+    check_scale,
+    datasets_dir,
+    load_spec,
+)
+from evals.scenarios.market import EARLIER, LATEST, WEEK_1, Company, World, make_tools
+from harness.middleware.subagents import SubAgent
+from harness.models.simulated import Compose, Cue, Fact, ReadSkill, Remember, ReportFindings, Step
+
+NAME = "competitive-analysis"
+WEEK_2 = "2026-01-19"
+REPORT_1 = f"/reports/weekly-{WEEK_1}.md"
+REPORT_2 = f"/reports/weekly-{WEEK_2}.md"
+TITLE = "Weekly competitive analysis"
+NEXT = Cue(patterns=(r"Next step: ([^.\n]+)",))
+
+SYSTEM_PROMPT = """\
+You are the team's competitive-analysis agent. Every Monday you study the companies the user \
+names: their market-data exports, the news and the analyst coverage. Verify figures against \
+the export (exact company names only: exports carry look-alike firms), note what you find, and \
+write the weekly report in the team's format. Delegate broad sweeps of coverage to the \
+market-researcher subagent. Keep notes in /notes/ and reports in /reports/."""
+
+RESEARCHER_PROMPT = """\
+You are a market researcher. Sweep the coverage you are asked about with search_news and \
+read_article, then reply with at most three key findings, one per line, each a single \
+sentence with names and figures. Nothing else."""
+
+
+# -- how the agent writes things down (the cues match these forms) -------------------------
+
+
+def export_note(world: World, c: Company) -> str:
+    revenue, share = world.value(c, "revenue_musd"), world.value(c, "market_share_pct")
+    return (
+        f"Export check, {c.name}, {LATEST} {c.region} {c.segment} revenue_musd = {revenue}; "
+        f"market_share_pct = {share}. Rows of {', '.join(c.lookalikes)} set aside (other firms)."
+    )
+
+
+def decision_note(world: World, c: Company) -> str:
+    return (
+        f"Decision on {c.name} revenue: keep the export figure ({world.value(c, 'revenue_musd')}) "
+        f"over the article's {world.claimed_revenue(c)}; reason: the article's number is a "
+        f"{c.reason}."
+    )
+
+
+def revenue_label(c: Company) -> str:
+    return f"{c.name} {LATEST} revenue ({c.region}, {c.segment}, USD M)"
+
+
+def cues(c: Company) -> dict[str, Cue]:
+    """How to recognise each planted fact about `c`, in every form it is written."""
+    n = re.escape(c.name)
+    row = f"{LATEST},{c.name},{c.region},{c.segment},revenue_musd,"
+    note = f"Export check, {c.name}, {LATEST} {c.region} {c.segment} revenue_musd = "
+    broad = f"{EARLIER},{c.name},{c.x_region},{c.x_segment},units_k,"
+    number = r"([0-9.]+)"
+    return {
+        "export": Cue(
+            patterns=(
+                re.escape(row) + number,
+                re.escape(note) + number,
+                re.escape(revenue_label(c)) + ": " + number,
+            ),
+            grep=(row, note),
+        ),  # fmt: skip
+        "broad": Cue(patterns=(re.escape(broad) + number,), grep=(broad,)),
+        "closure": Cue(
+            patterns=(
+                n + r" confirmed that its (\w+) plant will close",
+                re.escape(f"{c.name} plant closing in") + r": (\w+)",
+            ),
+            grep=(f"{c.name} confirmed that its",),
+        ),  # fmt: skip
+        "decision": Cue(
+            patterns=(
+                rf"Decision on {n} revenue: [^;]*; reason: the article's number is an? "
+                r"([^.]+)\.",
+                re.escape(f"{c.name} article figure set aside as") + ": ([^.\n]+)",
+            ),
+            grep=(f"Decision on {c.name} revenue:",),
+        ),  # fmt: skip
+        "supplier": Cue(
+            patterns=(n + r" signed a multi-year supply agreement with ([A-Z]\w+(?: [A-Z]\w+)*)",),
+            grep=(f"{c.name} signed a multi-year supply agreement with",),
+        ),
+        "notes": Cue(patterns=(rf"Saving the {n} notes to (/\S+\.md)",)),
+    }
+
+
+# -- the recorded run ----------------------------------------------------------------------
+
+
+def company_steps(world: World, c: Company) -> tuple[Step, ...]:
+    notes_path = f"/notes/{c.slug}.md"
+    note, decision = export_note(world, c), decision_note(world, c)
+    notes = f"# {c.name}, week of {WEEK_1}\n\n- {note}\n- {decision}\n"
+    query = "query_market_export"
+    return (
+        act(f"Pulling the {c.name} market export for 2025.",
+            call(query, company=c.first_word, quarter="2025")),
+        act(f"The export mixes {c.name} with look-alike names; narrowing to exact-name rows "
+            f"for {LATEST} revenue and market share.",
+            call(query, company=c.name, quarter=LATEST, metric="revenue_musd"),
+            call(query, company=c.name, quarter=LATEST, metric="market_share_pct")),
+        act(note, call("search_news", query=f"{c.name} news")),
+        act("Reading the two most relevant articles.",
+            call("read_article", article_id=f"a-{c.slug}-1"),
+            call("read_article", article_id=f"a-{c.slug}-2")),
+        act(decision, call("task", description=sweep_prompt(c), subagent_type="market-researcher")),
+        act(f"Saving the {c.name} notes to {notes_path}.",
+            call("write_file", file_path=notes_path, content=notes)),
+    )  # fmt: skip
+
+
+def sweep_prompt(c: Company) -> str:
+    return (
+        f"Sweep the analyst coverage of {c.name} from the last quarter: search widely, read what "
+        "looks relevant, and reply with at most three key findings, one per line."
+    )
+
+
+def sweep_steps(world: World, c: Company) -> tuple[Step, ...]:
+    """The subagent's noisy work: searches, then the pages, then its findings."""
+    topics = ["analyst note", "supplier", "guidance", "margins", "outlook", "contracts"]
+    queries = [f"Analyst note {c.name} {t}" for t in topics[: world.sizes["sweep_searches"]]]
+    pages = [f"n-{c.slug}-{k + 1}" for k in range(world.sizes["sweep_pages"])]
+    steps: list[Step] = [
+        act("Searching the coverage.", *(call("search_news", query=q) for q in queries[k : k + 3]))
+        for k in range(0, len(queries), 3)
+    ]
+    steps += [
+        act("Reading the notes that look relevant.",
+            *(call("read_article", article_id=p) for p in pages[k : k + 2]))
+        for k in range(0, len(pages), 2)
+    ]  # fmt: skip
+    return (*steps, ReportFindings(limit=3))
+
+
+def report_facts(world: World) -> tuple[Fact, ...]:
+    """What the report is drafted from: whatever of these the context still holds."""
+    facts = [Fact("Headline", "Companies covered", Cue(patterns=(r"study ([^:\n]+?) this week",)))]
+    for section, label, key in (
+        ("Market figures", revenue_label, "export"),
+        ("News and signals", lambda c: f"{c.name} plant closing in", "closure"),
+        ("Decisions", lambda c: f"{c.name} article figure set aside as", "decision"),
+    ):
+        facts += [Fact(section, label(c), cues(c)[key]) for c in world.companies]
+    return tuple(facts)
+
+
+def company_probes(world: World, i: int, c: Company) -> list[tuple[int, Probe]]:
+    """Probes on company `i`, each with the turn after which it is asked: soon for some,
+    several turns later for others, so early facts are also asked about late."""
+    cue = cues(c)
+    later = world.companies[i + 1].name if i + 1 < len(world.companies) else None
+    reasons = {x.reason for x in world.companies} - {c.reason}
+
+    def probe(key: str, kind: str, question: str, answer: str, *, cue_: Cue | None = None,
+              distractors: tuple[str, ...] = ()) -> Probe:  # fmt: skip
+        return Probe(f"{key}-{c.slug}", kind, question, answer, cue_ or cue[key],  # type: ignore[arg-type]
+                     planted=c.name, distractors=distractors)  # fmt: skip
+
+    return [
+        (i, probe("export", "recall",
+                  f"What {LATEST} revenue (USD M) did the export give for {c.name} itself in "
+                  f"{c.region}, {c.segment} segment?", world.value(c, "revenue_musd"),
+                  distractors=world.lookalike_values(c, "revenue_musd"))),
+        (i, probe("next", "continuation",
+                  f"Check-in after {c.name}: before you go on, what is your next step?",
+                  f"research {later}" if later else "draft the weekly report", cue_=NEXT)),
+        (i + 1, probe("supplier", "recall",
+                      f"Per the analyst sweep, which supplier did {c.name} sign a multi-year "
+                      "deal with?", c.supplier, distractors=(c.decoy_supplier,))),
+        (i + 2, probe("closure", "recall",
+                      f"Which of {c.name}'s sites is being shut down, according to the coverage?",
+                      c.city, distractors=(c.decoy_city,))),
+        (i + 3, probe("notes", "artifact", f"Which file did you put your notes on {c.name} in?",
+                      f"/notes/{c.slug}.md")),
+        (i + 4, probe("decision", "decision",
+                      f"Why did we set aside the article's revenue figure for {c.name}?",
+                      c.reason, distractors=tuple(sorted(reasons)))),
+        (i + 5, probe("broad", "recall",
+                      f"In the {c.name} export, what were units_k for {c.name} in {c.x_region}, "
+                      f"{c.x_segment} segment, {EARLIER}?",
+                      world.value(c, "units_k", EARLIER, region=c.x_region, segment=c.x_segment),
+                      distractors=world.lookalike_values(c, "units_k", EARLIER, region=c.x_region,
+                                                         segment=c.x_segment))),
+    ]  # fmt: skip
+
+
+def week_1(script: Script, world: World) -> None:
+    companies = world.companies
+    report, feedback = len(companies), len(companies) + 1  # turn indices after the companies
+    asked: dict[int, list[Probe]] = {}
+    for i, c in enumerate(companies):
+        for turn, p in company_probes(world, i, c):
+            asked.setdefault(min(turn, feedback), []).append(p)
+
+    names = ", ".join(c.name for c in companies[:-1]) + f" and {companies[-1].name}"
+    for i, c in enumerate(companies):
+        text = (
+            f"Monday competitive analysis: study {names} this week. Start with {c.name}: pull "
+            "its market export, check the news and the analyst coverage, and keep notes."
+            if i == 0
+            else f"Next, {c.name}: the same routine (export, news, analyst coverage, notes)."
+        )
+        nxt = (
+            f"research {companies[i + 1].name}"
+            if i + 1 < len(companies)
+            else "draft the weekly report"
+        )
+        done = f"Done with {c.name}: export figures, coverage and notes are in. Next step: {nxt}."
+        script.turn(text, company_steps(world, c), done)
+        script.task(sweep_prompt(c), sweep_steps(world, c))
+        for p in asked.get(i, []):
+            script.ask(p)
+
+    facts = report_facts(world)
+    draft = Compose(REPORT_1, TITLE, facts, note=f"Writing the draft to {REPORT_1}.")
+    script.turn(
+        "Draft this week's competitive report from the team's template; save it under /reports/.",
+        (ReadSkill("report"), draft),
+        f"Draft saved to {REPORT_1}. Next step: wait for your feedback on the draft.",
+    )
+    saved = Cue(patterns=(r"Draft saved to (/reports/\S+\.md)",))
+    question = "Which file holds this week's draft report?"
+    script.ask(Probe("report-path", "artifact", question, REPORT_1, saved, planted="report"))
+    for p in asked.get(report, []):
+        script.ask(p)
+
+    header = f"# {TITLE}\n"
+    formatted = f"# {TITLE}\n\n_Week of {WEEK_1} | sources: market exports, news, analyst sweep_\n"
+    script.turn(
+        "Thanks. Use bullets, not paragraphs, in the report sections, and please remember that "
+        "for future reports.",
+        (Remember(), Compose(REPORT_1, TITLE, facts, note="Rewriting the sections as bullets."),
+         act("Formatting the header.",
+             call("edit_file", file_path=REPORT_1, old_string=header, new_string=formatted)),
+         act("Publishing the report.", call("publish_report", file_path=REPORT_1))),
+        f"Revised {REPORT_1}: the sections now use bullets instead of paragraphs, the header is "
+        "formatted, and the report is published.",
+    )  # fmt: skip
+    script.ask(Probe("revision", "artifact", "What did the revision change in the report sections?",
+                     "bullets instead of paragraphs",
+                     Cue(patterns=(r"the sections now use (bullets instead of paragraphs)",)),
+                     planted="feedback"))  # fmt: skip
+    for p in asked.get(feedback, []):
+        script.ask(p)
+    figures = tuple(f"{revenue_label(c)}: {world.value(c, 'revenue_musd')}" for c in companies)
+    check = FileCheck(REPORT_1, contains=figures)
+    question = "Does the week-1 report give every company's export revenue?"
+    script.check(Probe("report-figures", "artifact", question, "yes", Cue(patterns=()),
+                       planted="report", check=check))  # fmt: skip
+
+
+def week_2(script: Script, world: World) -> None:
+    focus = world.companies[:2]
+
+    def margin_note(c: Company) -> str:
+        return f"Margin check, {c.name}, {LATEST} {c.region} {c.segment} gross_margin_pct = "
+
+    def label(c: Company) -> str:
+        return f"{c.name} {LATEST} gross margin ({c.region}, {c.segment}, %)"
+
+    steps = [
+        act(margin_note(c) + world.value(c, "gross_margin_pct") + ".",
+            call("query_market_export", company=c.name, quarter=LATEST, metric="gross_margin_pct",
+                 region=c.region))
+        for c in focus
+    ]  # fmt: skip
+    number = r"([0-9.]+)"
+    facts = tuple(
+        Fact("Market figures", label(c),
+             Cue((re.escape(margin_note(c)) + number, re.escape(label(c)) + ": " + number)))
+        for c in focus
+    )  # fmt: skip
+    script.turn(
+        f"Monday again: a quick update on {focus[0].name} and {focus[1].name}, then the report.",
+        (ReadSkill("report"), *steps, Compose(REPORT_2, TITLE, facts, note=f"Writing {REPORT_2}.")),
+        f"Report saved to {REPORT_2}. Next step: share it with the team.",
+    )
+    script.ask(Probe("memory-format", "recall",
+                     "How does the team want the report sections formatted: bullets or paragraphs?",
+                     "bullets", Cue(patterns=(r"(?i)\buse (bullets|paragraphs)\b",)),
+                     planted="memory", distractors=("paragraphs",)))  # fmt: skip
+    c = focus[0]
+    script.ask(Probe("margin-week-2", "recall",
+                     f"What {LATEST} gross margin did the export give for {c.name} in {c.region}, "
+                     f"{c.segment}?", world.value(c, "gross_margin_pct"),
+                     Cue(patterns=(re.escape(margin_note(c)) + r"([0-9.]+)",)), planted="week-2",
+                     distractors=world.lookalike_values(c, "gross_margin_pct")))  # fmt: skip
+    script.check(Probe("report-bullets", "artifact",
+                       "Does the week-2 report use bullets, as remembered?", "yes",
+                       Cue(patterns=()),
+                       planted="memory", check=FileCheck(REPORT_2, bullets=True)))  # fmt: skip
+
+
+def build(seed: int = 0, scale: str = "full") -> Scenario:
+    """Generate the scenario for `seed` at `scale` ("small" or "full")."""
+    sizes = load_spec(NAME).scales[check_scale(scale)]
+    world = World(seed, dict(sizes.model_extra or {}))
+    script = Script(NAME, seed)
+    script.session("week-1")
+    week_1(script, world)
+    script.session("week-2")
+    week_2(script, world)
+    sessions, plan, probes = script.build()
+    tools = make_tools(world)
+    researcher = SubAgent(
+        name="market-researcher",
+        description="Sweeps news and analyst coverage of one company; returns key findings.",
+        system_prompt=RESEARCHER_PROMPT,
+        tools=tools[1:3],  # search_news, read_article
+    )
+    spec = load_spec(NAME)
+    return Scenario(
+        name=NAME, title=spec.title, description=spec.description, seed=seed,
+        scale=check_scale(scale), sessions=sessions, plan=plan, probes=probes, tools=tools,
+        system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
+        skills_dir=datasets_dir() / "skills" / "qbr-report", subagents=(researcher,),
+        max_steps=60, data_files=world.files,
+    )  # fmt: skip

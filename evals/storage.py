@@ -1,0 +1,96 @@
+"""Eval results in DuckDB: `eval_runs` (one row per run) and `eval_probes` (one row per probe
+of a run), next to the harness's own tables in the same store; polars frames for analysis."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from evals.metrics import EvalResult
+from evals.replay import ProbeResult
+from harness.store import Store, now
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS eval_runs (
+    run_key VARCHAR PRIMARY KEY, batch VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL,
+    scenario VARCHAR NOT NULL, strategy VARCHAR NOT NULL, params JSON, seed INTEGER,
+    scale VARCHAR, model VARCHAR, rot BOOLEAN, simulated BOOLEAN, status VARCHAR,
+    accuracy DOUBLE, probes INTEGER, correct INTEGER, accuracy_by_kind JSON,
+    input_tokens BIGINT, output_tokens BIGINT, cached_input_tokens BIGINT,
+    peak_context_tokens BIGINT, model_calls INTEGER, retrieval_calls INTEGER,
+    main_input_tokens BIGINT, summarizer_input_tokens BIGINT, summarizer_output_tokens BIGINT,
+    subagent_input_tokens BIGINT, subagent_output_tokens BIGINT, summaries INTEGER,
+    offloads INTEGER, overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
+    subagent_overflows INTEGER, cost_usd DOUBLE, wall_s DOUBLE
+);
+CREATE TABLE IF NOT EXISTS eval_probes (
+    run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
+    question VARCHAR, expected VARCHAR, answer VARCHAR, correct BOOLEAN, status VARCHAR,
+    retrieval_calls INTEGER, input_tokens BIGINT
+);
+"""
+_JSON_COLUMNS = ("params", "accuracy_by_kind")
+
+
+def open_store(store: Store | str | Path) -> Store:
+    """A store with the eval tables; a path opens (and closes) its own."""
+    opened = store if isinstance(store, Store) else Store(store, hold=False)
+    opened.execute(SCHEMA)
+    return opened
+
+
+def save_results(store: Store | str | Path, results: Sequence[EvalResult]) -> str:
+    """Append runs and their probes; returns the batch id shared by these rows."""
+    db = open_store(store)
+    batch = f"batch_{uuid.uuid4().hex[:12]}"
+    stamp = now()
+    runs, probes = [], []
+    for i, r in enumerate(results):
+        key = f"{batch}-{i:04d}"
+        row = r.to_dict()
+        for col in _JSON_COLUMNS:
+            row[col] = json.dumps(row[col], sort_keys=True, default=str)
+        runs.append({"run_key": key, "batch": batch, "created_at": stamp, **row})
+        probes += [{"run_key": key, "probe_id": p.id, **_probe_row(p)} for p in r.probe_results]
+    with db.transaction() as con:
+        for table, rows in (("eval_runs", runs), ("eval_probes", probes)):
+            if rows:
+                con.register("incoming", pl.DataFrame(rows).to_arrow())
+                con.execute(f"INSERT INTO {table} ({', '.join(rows[0])}) SELECT * FROM incoming")
+                con.unregister("incoming")
+    return batch
+
+
+def _probe_row(p: ProbeResult) -> dict[str, object]:
+    row = p.to_dict()
+    row.pop("id")
+    return row
+
+
+def load_runs(store: Store | str | Path, scenario: str | None = None) -> pl.DataFrame:
+    """Every stored run (of `scenario`), oldest first."""
+    db = open_store(store)
+    where, params = ("WHERE scenario = ?", [scenario]) if scenario else ("", [])
+    return db.frame(f"SELECT * FROM eval_runs {where} ORDER BY created_at, run_key", params)
+
+
+def load_probes(store: Store | str | Path, run_key: str | None = None) -> pl.DataFrame:
+    db = open_store(store)
+    where, params = ("WHERE run_key = ?", [run_key]) if run_key else ("", [])
+    return db.frame(f"SELECT * FROM eval_probes {where} ORDER BY run_key, probe_id", params)
+
+
+def results_from_frame(frame: pl.DataFrame) -> list[EvalResult]:
+    """Stored runs back as `EvalResult`s (without their probe rows)."""
+    fields = EvalResult.__dataclass_fields__
+    out = []
+    for row in frame.iter_rows(named=True):
+        data = {k: v for k, v in row.items() if k in fields}
+        for col in _JSON_COLUMNS:
+            data[col] = json.loads(data[col]) if data[col] else {}
+        out.append(EvalResult(**data))
+    return out

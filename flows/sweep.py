@@ -1,0 +1,292 @@
+"""The `eval_sweep` flow: a grid of scenario x strategy x parameter values x seeds, one Prefect
+task per cell.
+
+Each cell replays the scenario through the harness inline (no task per step inside a cell:
+a cell is one coarse unit of work) with its own in-memory store, so cells share nothing and run
+anywhere: in threads (the default), in local processes (`process`), or on a Dask cluster
+(`dask`, through prefect-dask: a local cluster, or a scheduler address). Only the flow process
+writes the results to DuckDB, in one batch, then publishes a table artifact with the Pareto
+front and the recommended setting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from prefect import flow, task
+from prefect.artifacts import acreate_markdown_artifact, acreate_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+from prefect.runtime import flow_run as current_flow_run
+from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
+
+from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
+from evals import save_results as save_eval_results
+from harness.store import default_path
+from harness.strategies import middleware_names, valid_params
+
+RUNNERS = ("thread", "process", "dask")
+OnCell = Callable[[int, int, EvalResult], None]
+
+
+def expand(
+    scenario: str,
+    strategies: Sequence[str],
+    grid: Mapping[str, Sequence[Any]],
+    seeds: Sequence[int],
+    *,
+    scale: str = "small",
+    model: str = "simulated",
+    rot: bool = False,
+) -> list[Cell]:
+    """Every cell of the grid. A grid key only varies the strategies whose stack takes it
+    (`summarize.trigger` means nothing to `mask`); duplicate cells are dropped."""
+    cells: dict[tuple[str, str, int], Cell] = {}
+    for strategy in strategies:
+        valid = set(valid_params(middleware_names(strategy)))
+        keys = [k for k in grid if k in valid]
+        for values in itertools.product(*(grid[k] for k in keys)):
+            params = dict(zip(keys, values, strict=True))
+            for seed in seeds:
+                cell = Cell(scenario, strategy, params, seed, scale, model, rot)
+                cells.setdefault((strategy, repr(sorted(params.items())), seed), cell)
+    accepted = {k for s in strategies for k in valid_params(middleware_names(s))}
+    unknown = [k for k in grid if k not in accepted]
+    if unknown:
+        raise ValueError(
+            f"no strategy in {list(strategies)} takes {unknown}; e.g. offload.tool_token_limit "
+            "(offload, full), summarize.trigger (summarize, full), mask.keep (mask)"
+        )
+    return list(cells.values())
+
+
+def cell_label(cell: Cell) -> str:
+    settings = ",".join(f"{k}={v}" for k, v in sorted(cell.params.items()))
+    base = f"{cell.strategy} [{settings}]" if settings else cell.strategy
+    return f"{base} seed={cell.seed}"
+
+
+@task(name="eval-cell", cache_policy=NO_CACHE, persist_result=False)
+def eval_cell(cell: Cell, max_usd: float | None = None) -> EvalResult:
+    """One replay, scored. Runs in a worker thread or process: no store, no Prefect calls."""
+    return run_cell(
+        cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
+        rot=cell.rot, max_usd=max_usd,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    results: list[EvalResult]
+    settings: list[Aggregate]
+    front: list[Aggregate]
+    recommended: Aggregate | None
+    batch: str
+    db: str
+
+    def rows(self) -> list[dict[str, Any]]:
+        return table_rows(self.settings, self.front, self.recommended)
+
+
+def table_rows(
+    settings: Sequence[Aggregate], front: Sequence[Aggregate], recommended: Aggregate | None
+) -> list[dict[str, Any]]:
+    on_front = {s.label for s in front}
+    return [
+        {
+            "setting": s.label,
+            "seeds": len(s.seeds),
+            "accuracy": round(s.accuracy.mean, 4),
+            "accuracy_ci": f"{s.accuracy.low:.3f}-{s.accuracy.high:.3f}",
+            "input_tokens": round(s.input_tokens.mean),
+            "peak_context_tokens": round(s.peak_context_tokens),
+            "cost_usd": round(s.cost_usd.mean, 6),
+            "overflow_rate": round(s.overflow_rate, 3),
+            "pareto": s.label in on_front,
+            "recommended": recommended is not None and s.label == recommended.label,
+        }
+        for s in settings
+    ]
+
+
+def task_runner(kind: str, *, workers: int | None = None, address: str | None = None) -> TaskRunner:
+    """The task runner for `--runner`: threads (default), local processes, or Dask."""
+    if kind == "thread":
+        return ThreadPoolTaskRunner(max_workers=workers or 4)
+    if kind == "process":
+        return ProcessPoolTaskRunner(max_workers=workers)
+    if kind == "dask":
+        try:
+            from prefect_dask import DaskTaskRunner
+        except ImportError as exc:
+            raise RuntimeError(
+                "--runner dask needs prefect-dask: install it with `uv sync --extra dask`"
+            ) from exc
+        if address:
+            return DaskTaskRunner(address=address)
+        return DaskTaskRunner(
+            cluster_kwargs={"n_workers": workers or 2, "threads_per_worker": 1,
+                            "dashboard_address": None}
+        )  # fmt: skip
+    raise ValueError(f"unknown runner {kind!r}; expected one of {', '.join(RUNNERS)}")
+
+
+@flow(name="eval-sweep", persist_result=False)
+async def eval_sweep(
+    scenario: str,
+    strategies: list[str] | None = None,
+    grid: dict[str, list[Any]] | None = None,
+    seeds: int = 1,
+    scale: str = "small",
+    model: str = "simulated",
+    rot: bool = False,
+    db: str | None = None,
+    max_usd: float | None = None,
+    show_progress: bool = False,
+) -> dict[str, Any]:
+    """Run every cell of the grid, one task each, and publish the results.
+
+    scenario: a scenario name (`ctxlab scenarios` lists them).
+    strategies: the arms to compare (default `full`).
+    grid: parameter values to sweep, e.g. {"summarize.trigger": [0.6, 0.85]}.
+    seeds: how many seeds (0..N-1) per setting; means and bootstrap intervals over them.
+    db: the DuckDB file the results are appended to (`eval_runs`, `eval_probes`).
+    max_usd: spending cap per cell when a real model decides.
+    show_progress: draw a progress bar on the terminal (the CLI sets it).
+    """
+    cells = expand(scenario, strategies or ["full"], grid or {}, range(seeds), scale=scale,
+                   model=model, rot=rot)  # fmt: skip
+    if show_progress:
+        with terminal_progress(len(cells)) as advance:
+            outcome = await run_sweep(cells, db=db, max_usd=max_usd, progress=advance)
+    else:
+        outcome = await run_sweep(cells, db=db, max_usd=max_usd)
+    return {
+        "flow_run_id": current_flow_run.id,
+        "batch": outcome.batch,
+        "db": outcome.db,
+        "rows": outcome.rows(),
+        "front": [s.label for s in outcome.front],
+        "recommended": outcome.recommended.label if outcome.recommended else None,
+    }
+
+
+@contextmanager
+def terminal_progress(total: int) -> Iterator[OnCell]:
+    """A progress bar on stderr, advanced once per finished cell."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.description}"), console=Console(stderr=True), transient=True,
+    )  # fmt: skip
+    with bar:
+        job = bar.add_task("", total=total)
+
+        def advance(done: int, _total: int, result: EvalResult) -> None:
+            last = f"{result.strategy} seed={result.seed}: {result.accuracy:.0%}"
+            bar.update(job, completed=done, description=last)
+
+        yield advance
+
+
+async def run_sweep(
+    cells: Sequence[Cell],
+    *,
+    db: str | None = None,
+    max_usd: float | None = None,
+    progress: OnCell | None = None,
+) -> SweepResult:
+    """Submit the cells to the flow's task runner, collect them as they finish, then store
+    and publish. Called inside `eval_sweep`."""
+    from prefect.artifacts import acreate_progress_artifact, aupdate_progress_artifact
+
+    tracker = await acreate_progress_artifact(
+        progress=0.0, description=f"eval sweep: {len(cells)} cells"
+    )
+    futures = [
+        eval_cell.with_options(task_run_name=cell_label(cell)).submit(cell, max_usd)
+        for cell in cells
+    ]
+    results: list[EvalResult] = []
+    for future in as_completed(futures):
+        result = future.result()
+        results.append(result)
+        await aupdate_progress_artifact(tracker, progress=100.0 * len(results) / len(cells))
+        if progress is not None:
+            progress(len(results), len(cells), result)
+    results.sort(key=lambda r: _cell_position(cells, r))
+    path = db or default_path()
+    batch = save_eval_results(path, results)
+    settings = aggregate(results)
+    front = pareto_front(settings)
+    best = recommend(settings)
+    outcome = SweepResult(results, settings, front, best, batch, path)
+    await _publish(outcome, cells)
+    return outcome
+
+
+def _cell_position(cells: Sequence[Cell], result: EvalResult) -> int:
+    for i, c in enumerate(cells):
+        if (c.strategy, c.params, c.seed) == (result.strategy, result.params, result.seed):
+            return i
+    return len(cells)
+
+
+async def _publish(outcome: SweepResult, cells: Sequence[Cell]) -> None:
+    scenario = cells[0].scenario if cells else "sweep"
+    key = re.sub(r"[^a-z0-9]+", "-", f"eval-sweep-{scenario}".lower()).strip("-")
+    await acreate_table_artifact(
+        outcome.rows(), key=key, description=f"{scenario}: {len(outcome.results)} runs"
+    )
+    await acreate_markdown_artifact(
+        render_front(outcome), key=f"{key}-front", description="Pareto front"
+    )
+
+
+def render_front(outcome: SweepResult) -> str:
+    lines = [
+        "# Pareto front: accuracy against cost",
+        "",
+        "| setting | accuracy | cost (USD) | input tokens |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {s.label} | {s.accuracy.mean:.1%} | {s.cost_usd.mean:.4f} | "
+        f"{s.input_tokens.mean:,.0f} |"
+        for s in outcome.front
+    ]
+    best = outcome.recommended
+    if best is not None:
+        lines += [
+            "",
+            f"Recommended: **{best.label}** (the cheapest within 1 pp of the best accuracy: "
+            f"{best.accuracy.mean:.1%} at ${best.cost_usd.mean:.4f}).",
+        ]
+    if any(s.simulated for s in outcome.settings):
+        lines += [
+            "",
+            "Simulated model: these numbers measure what each strategy keeps within reach, "
+            "not a real model's skill.",
+        ]
+    lines += ["", f"Results: `eval_runs` batch `{outcome.batch}` in `{outcome.db}`."]
+    return "\n".join(lines) + "\n"
+
+
+def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
+    """`["summarize.trigger=0.6,0.85"]` -> {"summarize.trigger": [0.6, 0.85]}."""
+    from evals.runner import parse_setting
+
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ValueError(f"--grid expects key=v1,v2; got {item!r}")
+        grid[key.strip()] = [parse_setting(f"{key}={v}")[1] for v in raw.split(",") if v]
+    return grid

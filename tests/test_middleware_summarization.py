@@ -1,0 +1,358 @@
+"""Summarization as a specification: when it fires, what the model sees next, what is kept
+where, how cycles merge, and that nothing (the summarizer's own input included) overflows."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from window_helpers import make_state, model_call, small_model, tool_group
+
+from harness import ContextOverflowError, Middleware, Store, create_agent, tool
+from harness.file_tools import file_tools
+from harness.filesystem import safe_segment
+from harness.messages import ModelResponse, ToolCall, assistant, user
+from harness.middleware.base import ModelRequest
+from harness.middleware.summarization import (
+    DEFAULT_PROMPT,
+    SUMMARIZER_SUFFIX,
+    SUMMARY_REQUEST,
+    Summarization,
+    summary_text,
+)
+from harness.middleware.topic import LexicalTopicShift
+from harness.models import FunctionModel, ScriptedModel, call, reply
+from harness.models.base import ModelSettings
+from harness.profiles import ModelProfile
+from harness.tokens import TokenCounter
+from harness.tools import ToolContext
+
+COUNTER = TokenCounter()
+
+
+@tool
+def fetch(n: int) -> str:
+    """Fetch market-data document n."""
+    return "\n".join(f"doc {n} row {i}: revenue {n * 1000 + i} EUR" for i in range(40))
+
+
+class Researcher:
+    """An agent model that fetches documents 1..steps, then answers; summary requests get a
+    numbered summary naming how much it was given."""
+
+    def __init__(self, steps: int, window: int = 8_000) -> None:
+        self.steps = steps
+        self.done = 0
+        self.summary_requests: list[str] = []
+        profile = ModelProfile(name="researcher", context_window=window)
+        self.model = FunctionModel(self, name="researcher", profile=profile)
+
+    def __call__(self, messages, params) -> ModelResponse | str:
+        if SUMMARY_REQUEST in messages[-1].content:
+            self.summary_requests.append(messages[-1].content)
+            return f"SUMMARY {len(self.summary_requests)}: fetched documents, revenue in EUR."
+        self.done += 1
+        if self.done <= self.steps:
+            return reply(f"Looking at document {self.done}.", call("fetch", n=self.done))
+        return "All documents read."
+
+
+def agent_for(model, store=None, **params):
+    return create_agent(
+        model, [fetch], store=store or Store(":memory:"), strategy="summarize", memory=(),
+        strategy_params={f"summarize.{k}": v for k, v in params.items()},
+    )  # fmt: skip
+
+
+def filler(tokens: int) -> str:
+    return " ".join(f"fact{i}" for i in range(tokens // 2))
+
+
+# -- firing and what the model sees ------------------------------------------------------------
+
+
+def test_fires_at_a_fraction_of_the_window_then_the_model_sees_summary_and_kept_messages() -> None:
+    r = Researcher(steps=8)
+    agent = agent_for(r.model, trigger=0.6)
+    result = agent.run_sync("Study Acme's revenue.", thread_id="weekly/acme")
+    assert result.status == "completed"
+    store = agent.store
+    (row,) = store.query("SELECT * FROM summaries")
+    assert row["cycle"] == 1 and row["thread_id"] == "weekly/acme"
+    assert row["tokens_before"] >= 0.6 * 8_000 > row["tokens_after"]
+    path = f"/conversation_history/{safe_segment('weekly/acme')}.md"
+    assert row["history_path"] == path and row["summary"].startswith("SUMMARY 1")
+    # the last request before the summary was under the trigger
+    agent_calls = [c for c in r.model.calls if SUMMARY_REQUEST not in c.messages[-1].content]
+    sizes = [
+        COUNTER.count_request(c.params.system_prompt, c.messages, c.params.tools)
+        for c in agent_calls
+    ]
+    first_after = next(i for i, c in enumerate(agent_calls) if c.messages[0].kind == "summary")
+    assert sizes[first_after - 1] < 0.6 * 8_000
+    seen = agent_calls[first_after].messages
+    assert seen[0].kind == "summary" and path in seen[0].content and "read_file" in seen[0].content
+    assert summary_text(seen[0]) == row["summary"]
+    transcript = store.transcript("weekly/acme")
+    before = transcript[: next(i for i, m in enumerate(transcript) if m.kind == "summary")]
+    kept = seen[1:]
+    assert [m.id for m in kept] == [m.id for m in before[len(before) - len(kept) :]]
+    assert kept[0].role == "assistant" and kept[0].tool_calls  # the latest exchange, whole
+    # the summarizer's call is counted and told apart
+    calls = store.query("SELECT step, model, input_tokens FROM model_calls ORDER BY step")
+    summarizer = [c for c in calls if c["model"] == "researcher" + SUMMARIZER_SUFFIX]
+    assert len(summarizer) == 1 and summarizer[0]["step"] == row["step"]
+    run = store.run(result.run_id)
+    assert run["input_tokens"] == sum(c["input_tokens"] for c in calls)
+    (event,) = store.query("SELECT * FROM events WHERE middleware = 'summarize'")
+    assert event["action"] == "summarized" and path in event["detail"]
+
+
+class AddsToPrompt(Middleware):
+    name = "adds"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def wrap_model_call(self, request, handler):
+        return await handler(request.override(system_prompt=request.system_prompt + self.text))
+
+
+def test_the_trigger_counts_what_outer_middleware_add_to_the_system_prompt() -> None:
+    window = [user(filler(600)), *tool_group([filler(600)]), user("go on")]
+    mw = Summarization(trigger=2_000, keep=("messages", 1))
+    state = make_state(mw, window)
+    assert COUNTER.count_messages(window) < 2_000
+    seen = model_call(mw, state, system_prompt=filler(1_000))  # as a skills menu would
+    assert seen.messages[0].kind == "summary"
+    assert [m.content for m in seen.messages[1:]] == ["go on"]
+
+
+def test_the_trigger_learns_what_inner_middleware_add_after_it() -> None:
+    # Memory sits inside summarization; the guard measures what reached the model, so from
+    # the second call on the trigger counts the memory section too.
+    r = Researcher(steps=6, window=100_000)
+    agent = create_agent(
+        r.model, [fetch], store=Store(":memory:"), strategy="summarize", memory=(),
+        middleware=[AddsToPrompt(filler(3_000))],
+        strategy_params={"summarize.trigger": 5_500, "summarize.keep": ("messages", 2)},
+    )  # fmt: skip
+    agent.run_sync("go", thread_id="t")
+    row = agent.store.query("SELECT step, tokens_before FROM summaries ORDER BY cycle")[0]
+    contexts = agent.store.query(
+        "SELECT step, context_tokens FROM model_calls WHERE model = 'researcher' ORDER BY step"
+    )
+    by_step = {c["step"]: c["context_tokens"] for c in contexts}
+    # it fired at the first call whose full request reached the trigger
+    assert by_step[row["step"] - 1] < 5_500 <= row["tokens_before"]
+    assert by_step[row["step"] - 1] + 600 > row["tokens_before"]  # one fetch later
+
+
+@pytest.mark.parametrize(
+    ("trigger", "mode", "fires"),
+    [
+        (("messages", 6), "any", True),
+        (("messages", 7), "any", False),
+        (1_000, "any", True),
+        ("fraction:0.9", "any", False),
+        ([("messages", 6), 100_000], "any", True),
+        ([("messages", 6), 100_000], "all", False),
+        ([("messages", 6), 1_000], "all", True),
+    ],
+)
+def test_trigger_kinds_and_combinations(trigger, mode, fires) -> None:
+    window = [user(filler(400)), *tool_group([filler(400)]), *tool_group([filler(400)]), user("?")]
+    assert len(window) == 6 and 1_000 < COUNTER.count_messages(window) < 3_600
+    mw = Summarization(trigger=trigger, trigger_mode=mode, keep=("messages", 1))
+    seen = model_call(mw, make_state(mw, window))
+    assert (seen.messages[0].kind == "summary") is fires
+
+
+def test_an_unknown_window_falls_back_to_a_token_trigger_and_six_messages() -> None:
+    assert Summarization().fallback_trigger_tokens == 170_000
+    window = [user(filler(200))]
+    for i in range(6):
+        window += [*tool_group([filler(100)]), assistant(f"note {i}")]
+    mw = Summarization(fallback_trigger_tokens=800)
+    state = make_state(mw, window, model=small_model(window=None))
+    seen = model_call(mw, state)
+    assert seen.messages[0].kind == "summary"
+    assert list(seen.messages[1:]) == window[-6:]
+
+
+def test_the_cut_moves_so_a_call_keeps_its_results() -> None:
+    window = [user(filler(300)), *tool_group([filler(300)] * 3)]
+    mw = Summarization(trigger=("messages", 2), keep=("messages", 2))
+    seen = model_call(mw, make_state(mw, window))
+    assert [m.role for m in seen.messages] == ["user", "assistant", "tool", "tool", "tool"]
+    assert seen.messages[0].kind == "summary" and seen.messages[1] is window[1]
+
+
+# -- recoverability and cycles -----------------------------------------------------------------
+
+
+def test_after_two_cycles_every_message_is_readable_with_read_file_and_in_the_transcript() -> None:
+    r = Researcher(steps=14)
+    agent = agent_for(r.model, trigger=0.6)
+    result = agent.run_sync("Study Acme's revenue.", thread_id="t2")
+    store = agent.store
+    rows = store.query("SELECT cycle, history_path, summary FROM summaries ORDER BY cycle")
+    assert [row["cycle"] for row in rows] >= [1, 2]
+    # cycle 2 merged cycle 1's summary
+    assert rows[0]["summary"] in r.summary_requests[1] and "### Summary" in r.summary_requests[1]
+    read_file = next(t for t in file_tools() if t.name == "read_file")
+    state = make_state(Middleware(), [], store=store, thread_id="t2")
+    ctx = ToolContext(state=state, call=ToolCall("c", "read_file"))
+    text = asyncio.run(read_file.run({"file_path": rows[0]["history_path"], "limit": 10_000}, ctx))
+    assert text.count("## Cycle ") == len(rows)
+    window_ids = {m.id for m in result.window}
+    originals = [m for m in store.transcript("t2") if m.kind == "message"]
+    assert {m.id for m in result.messages} <= {m.id for m in store.transcript("t2")}
+    for m in originals:
+        if m.id in window_ids:
+            continue
+        for line in m.content.splitlines():
+            assert line in text, f"{line!r} of {m.role} message {m.id} is lost"
+        for c in m.tool_calls:
+            assert c.id in text
+
+
+def test_the_summarizer_input_never_exceeds_its_window() -> None:
+    requests: list[int] = []
+
+    def summarize(messages, params):
+        requests.append(COUNTER.count_request(params.system_prompt, messages, params.tools))
+        return f"merged summary {len(requests)}"
+
+    summarizer = FunctionModel(
+        summarize, name="tiny", profile=ModelProfile(name="tiny", context_window=3_000)
+    )
+    window = [user(filler(300))]
+    for _ in range(12):
+        window += tool_group([filler(900)])
+    window += tool_group([filler(9_000)])  # one result alone three times the summarizer's window
+    window += tool_group(["latest"])
+    mw = Summarization(model=summarizer, trigger=10_000, keep=("messages", 2))
+    state = make_state(mw, window, model=small_model(window=100_000))
+    seen = model_call(mw, state)
+    assert len(requests) >= 5 and max(requests) <= 3_000
+    prompts = [c.messages[-1].content for c in summarizer.calls]
+    assert all(p.startswith(SUMMARY_REQUEST) for p in prompts)
+    assert all(f"merged summary {i}" in p for i, p in enumerate(prompts[1:], start=1))
+    history = seen.messages[0].meta["history_path"]
+    assert any(f"the full text is in {history}" in p for p in prompts)  # the giant one, clipped
+    assert summary_text(seen.messages[0]) == f"merged summary {len(requests)}"
+    assert list(seen.messages[1:]) == window[-2:]
+
+
+def test_summarizer_model_and_prompt_can_differ_from_the_agent() -> None:
+    cheap = ScriptedModel(["cheap summary"], name="cheap")
+    window = [user(filler(500)), *tool_group([filler(500)]), user("next")]
+    mw = Summarization(model=cheap, prompt="Be terse.", trigger=500, keep=("messages", 1))
+    state = make_state(mw, window)
+    model_call(mw, state)
+    assert cheap.calls[0].params.system_prompt == "Be terse."
+    assert state.agent.model.calls == []
+    assert state.store.scalar("SELECT model FROM summaries") == "cheap"
+    assert state.store.scalar("SELECT model FROM model_calls") == "cheap#summarize"
+    assert state.usage.requests == 1 and state.usage.input_tokens > 0
+    assert "exact" in DEFAULT_PROMPT and "Artifacts" in DEFAULT_PROMPT
+
+
+def test_history_files_are_per_thread() -> None:
+    store = Store(":memory:")
+    for thread in ("parent", "parent.task.call_1"):
+        window = [user(filler(500)), *tool_group([filler(500)]), user("next")]
+        mw = Summarization(trigger=500, keep=("messages", 1))
+        model_call(mw, make_state(mw, window, store=store, thread_id=thread))
+    paths = [r["history_path"] for r in store.query("SELECT history_path FROM summaries")]
+    assert sorted(paths) == [
+        "/conversation_history/parent.md",
+        "/conversation_history/parent.task.call_1.md",
+    ]
+
+
+# -- other triggers ------------------------------------------------------------------------------
+
+
+def test_a_provider_overflow_compacts_and_retries_once() -> None:
+    window = [user(filler(500)), *tool_group([filler(500)]), user("next")]
+    mw = Summarization(keep=("messages", 1))
+    state = make_state(mw, window)
+    seen = model_call(mw, state, fail_first=ContextOverflowError("prompt is too long"))
+    assert seen.messages[0].kind == "summary"
+    (event,) = state.store.query("SELECT detail FROM events WHERE action = 'summarized'")
+    assert '"reason": "overflow"' in event["detail"]
+
+    async def always_too_long(request: ModelRequest) -> ModelResponse:
+        raise ContextOverflowError("prompt is too long")
+
+    state = make_state(mw, window)
+    request = ModelRequest(state, tuple(state.messages), "", (), ModelSettings())
+    with pytest.raises(ContextOverflowError):
+        asyncio.run(mw.wrap_model_call(request, always_too_long))
+    assert state.messages[0].kind == "summary"  # compacted once, then the error surfaced
+
+
+def test_the_model_can_ask_for_compaction() -> None:
+    model = ScriptedModel(
+        [
+            reply("", call("fetch", n=1)),
+            reply("", call("fetch", n=2)),
+            reply("Phase one done.", call("compact_conversation")),
+            "SUMMARY of phase one",  # the summarizer (the agent's model) before the next turn
+            "Starting phase two.",
+        ]
+    )
+    agent = agent_for(model, compact_tool=True, keep=("messages", 2))
+    result = agent.run_sync("Two phases, please.")
+    model.assert_complete()
+    assert "compact_conversation" in [t["name"] for t in model.calls[0].params.tools]
+    last = model.calls[-1].messages
+    assert last[0].kind == "summary" and "SUMMARY of phase one" in last[0].content
+    assert [m.role for m in last[1:]] == ["assistant", "tool"]
+    assert result.output == "Starting phase two."
+
+
+def test_a_new_topic_summarizes_the_old_one() -> None:
+    detector = LexicalTopicShift()
+    earlier = [user("Compare Acme and Globex quarterly revenue growth in Europe.")]
+    assert detector.is_new_topic(
+        earlier, user("Plan the office holiday party menu with vegan dishes.")
+    )
+    assert not detector.is_new_topic(earlier, user("Which of Acme or Globex grew revenue faster?"))
+    assert not detector.is_new_topic(earlier, user("ok thanks"))  # too few words to judge
+
+    base = [earlier[0], *tool_group([filler(400)]), assistant("Acme revenue grew 12% in Europe.")]
+    mw = Summarization(topic_shift=True, topic_min_tokens=300)
+    same = model_call(mw, make_state(mw, [*base, user("Did Globex revenue grow in Europe too?")]))
+    assert same.messages[0].kind == "message"
+    new = model_call(
+        mw, make_state(mw, [*base, user("Draft a vegan holiday party menu for forty guests.")])
+    )
+    assert new.messages[0].kind == "summary"
+    assert [m.content for m in new.messages[1:]] == [
+        "Draft a vegan holiday party menu for forty guests."
+    ]
+
+
+def test_the_summarize_step_runs_through_the_step_runner_only_when_it_acts() -> None:
+    names: list[str] = []
+
+    class Recording:
+        async def run(self, name, fn, /, *args, **kwargs):
+            names.append(name)
+            return await fn(*args, **kwargs)
+
+        def current_step_id(self):
+            return None
+
+    r = Researcher(steps=8)
+    agent = create_agent(
+        r.model, [fetch], store=Store(":memory:"), strategy="summarize", memory=(),
+        strategy_params={"summarize.trigger": 0.6}, step_runner=Recording(),
+    )  # fmt: skip
+    agent.run_sync("go")
+    cycles = agent.store.scalar("SELECT count(*) FROM summaries")
+    assert cycles >= 1 and names.count("summarize") == cycles
+    assert names.count("model") == r.done
