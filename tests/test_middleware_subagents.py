@@ -202,3 +202,17 @@ def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_ag
     assert asked == ["summarize", "truncate"]
     rows = store.query("SELECT strategy FROM runs WHERE parent_run_id IS NOT NULL ORDER BY agent")
     assert [r["strategy"] for r in rows] == ["truncate", "summarize"]
+
+
+def test_spec_middleware_sits_inside_compaction_but_outside_the_guard() -> None:
+    from harness import create_agent
+    from harness.middleware.base import Middleware
+
+    class Tag(Middleware):
+        name = "tag"
+
+    spec = SubAgent(name="tagged", description="d", system_prompt="s", middleware=[Tag()])
+    parent = create_agent(ScriptedModel([]), store=Store(":memory:"), subagents=[spec])
+    subagents = next(mw for mw in parent.middleware if isinstance(mw, SubAgents))
+    child = subagents._build(spec, parent)
+    assert [mw.name for mw in child.middleware][-2:] == ["tag", "guard"]

@@ -167,7 +167,10 @@ class SubAgents(Middleware):
 
         strategy = spec.strategy or self.strategy
         compaction = list(self.compaction(strategy)) if self.compaction else [OffloadLargeResults()]
-        middleware = [*compaction, *(spec.middleware or ())]
+        # The spec's own middleware goes inside compaction but outside the context guard, which
+        # must stay innermost to measure exactly what reaches the model.
+        guard = [compaction.pop()] if compaction and compaction[-1].name == "guard" else []
+        middleware = [*compaction, *(spec.middleware or ()), *guard]
         # Tools a subagent's own middleware contributes must not come twice from the parent.
         own = {t.name for mw in middleware for t in mw.tools}
         base = spec.tools if spec.tools is not None else parent.tools
