@@ -50,6 +50,9 @@ class RunState:
     _seq: int = 0
     # Token total of `messages`, kept current on append so a step costs O(new messages).
     window_tokens: int = 0
+    # Bumped whenever the window is rewritten rather than appended to, so middleware that scan
+    # the window can resume from where they stopped while it only grows.
+    window_version: int = 0
     _stored_ids: set[str] = field(default_factory=set)
     _batch: StepBatch = field(default_factory=StepBatch)
 
@@ -58,6 +61,7 @@ class RunState:
     def restore(self, window: Sequence[Message], next_seq: int) -> None:
         """Continue a thread: its last window, already in the transcript."""
         self.messages = list(window)
+        self.window_version += 1
         self.window_tokens = self.counter.count_messages(window)
         self._stored_ids.update(m.id for m in window)
         self._seq = next_seq - 1
@@ -89,12 +93,25 @@ class RunState:
             if m.id not in self._stored_ids:
                 self._record(m)
         self.messages = list(messages)
+        self.window_version += 1
         self.window_tokens = self.counter.count_messages(self.messages)
         self._batch.add(
             "windows",
             (self.thread_id, self.run_id, self.step, self._seq,
              json.dumps([m.id for m in messages]), reason, now()),
         )  # fmt: skip
+
+    def unscanned(self, key: str) -> int:
+        """Index of the first window message that the scan `key` has not seen: 0 after a
+        rewrite. Call `scanned(key)` when done so the next step only looks at new messages."""
+        version, upto = self.scratch.get(("scan", key), (-1, 0))
+        return upto if version == self.window_version else 0
+
+    def scanned(self, key: str, upto: int | None = None) -> None:
+        self.scratch[("scan", key)] = (
+            self.window_version,
+            len(self.messages) if upto is None else upto,
+        )
 
     def flush(self) -> None:
         """Commit what the step produced, in one transaction."""

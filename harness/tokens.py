@@ -46,6 +46,7 @@ class TokenCounter:
         self._encoding = load_encoding(encoding)
         self._cache: OrderedDict[str, int] = OrderedDict()
         self._cache_size = cache_size
+        self._schemas: dict[int, tuple[dict[str, Any], int]] = {}
 
     @property
     def encoding_name(self) -> str:
@@ -76,9 +77,17 @@ class TokenCounter:
         return sum(self.count_message(m) for m in messages)
 
     def count_tools(self, schemas: Sequence[dict[str, Any]]) -> int:
-        return sum(
-            TOOL_OVERHEAD + self._count_cached(json.dumps(s, sort_keys=True)) for s in schemas
-        )
+        return sum(self._count_schema(s) for s in schemas)
+
+    def _count_schema(self, schema: dict[str, Any]) -> int:
+        # Tools hand out the same schema dict on every request: key on its identity (holding
+        # a reference so the id cannot be reused) instead of serialising it every step.
+        hit = self._schemas.get(id(schema))
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        n = TOOL_OVERHEAD + self.count_text(json.dumps(schema, sort_keys=True))
+        self._schemas[id(schema)] = (schema, n)
+        return n
 
     def _count_cached(self, text: str) -> int:
         # The system prompt is rebuilt every step (skills menu, memory) but rarely changes:

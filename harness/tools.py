@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 import pydantic
@@ -49,7 +50,12 @@ class Tool:
     context_param: str | None = None
 
     def schema(self) -> dict[str, Any]:
-        """Provider-neutral tool definition; adapters reshape it per API."""
+        """Provider-neutral tool definition; adapters reshape it per API. The same dict is
+        returned every time (treat it as read-only), so its token count is cached."""
+        return self._schema
+
+    @cached_property
+    def _schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -36,9 +36,12 @@ class PatchDanglingToolCalls(Middleware):
         self.message = message
 
     async def before_model(self, state: RunState) -> None:
-        if not pairing_problems(state.messages):
-            return
-        await state.run_step("dangling", self._patch, state)
+        # A window checked clean stays clean while it only grows: every call in it was
+        # answered, so only the messages appended since need looking at.
+        start = state.unscanned(self.name)
+        if pairing_problems(state.messages[start:]):
+            await state.run_step("dangling", self._patch, state)
+        state.scanned(self.name)
 
     async def _patch(self, state: RunState) -> None:
         start = time.perf_counter()

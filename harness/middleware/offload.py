@@ -129,7 +129,8 @@ class OffloadLargeResults(Middleware):
     async def before_model(self, state: RunState) -> None:
         checked: set[str] = state.scratch.setdefault(self.name, {}).setdefault("checked", set())
         large: list[tuple[int, int]] = []
-        for i, message in enumerate(state.messages):
+        first = state.unscanned(self.name)
+        for i, message in enumerate(state.messages[first:], start=first):
             if message.role != "user" or message.id in checked:
                 continue
             checked.add(message.id)
@@ -140,6 +141,7 @@ class OffloadLargeResults(Middleware):
                 large.append((i, tokens))
         if large:
             await state.run_step("offload", self._offload_human_messages, state, large)
+        state.scanned(self.name)
 
     async def _offload_human_messages(self, state: RunState, large: list[tuple[int, int]]) -> None:
         window = list(state.messages)

@@ -379,6 +379,7 @@ class CallRecord:
     tool_calls: int
     retrieval_calls: int = 0
     cost_usd: float = 0.0
+    cache_write_tokens: int = 0
 
 
 # -- the model -----------------------------------------------------------------------------
@@ -698,6 +699,7 @@ class SimulatedModel:
             CallRecord(
                 role="delegate", stream=stream, turn=cursor.turn.key if cursor else "",
                 input_tokens=usage.input_tokens, cached_tokens=usage.cached_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
                 output_tokens=usage.output_tokens, tool_calls=len(response.tool_calls),
                 retrieval_calls=len(response.tool_calls),
                 cost_usd=self.delegate.profile.cost(usage),
