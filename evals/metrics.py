@@ -4,6 +4,7 @@ confidence intervals; the Pareto front of accuracy against cost; a recommended s
 from __future__ import annotations
 
 import json
+import math
 import random
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,13 +14,6 @@ from typing import Any
 from evals.replay import ProbeResult, Replay
 from evals.scenarios.base import PROBE_KINDS
 
-# Integer fields summed over the replay's model calls, and what they count.
-TOKEN_FIELDS = (
-    "input_tokens", "output_tokens", "cached_input_tokens", "main_input_tokens",
-    "summarizer_input_tokens", "summarizer_output_tokens", "subagent_input_tokens",
-    "subagent_output_tokens",
-)  # fmt: skip
-
 
 @dataclass(frozen=True)
 class EvalResult:
@@ -28,7 +22,9 @@ class EvalResult:
     Tokens are summed over every model call of the run: the main agent's, the summarizer's
     and the subagents' (also reported apart). `cached_input_tokens` are the prefix each
     request shares with the previous one of its conversation. `simulated` labels results of
-    the simulated model, which must never be set beside published numbers as if comparable."""
+    the simulated model, which must never be set beside published numbers as if comparable.
+    In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
+    sent) and `live_cost_usd` is what the real model's own calls cost."""
 
     scenario: str
     strategy: str
@@ -44,6 +40,7 @@ class EvalResult:
     input_tokens: int
     output_tokens: int
     cached_input_tokens: int
+    cache_write_tokens: int
     peak_context_tokens: int
     model_calls: int
     retrieval_calls: int
@@ -59,6 +56,7 @@ class EvalResult:
     overflow_turn: int | None
     subagent_overflows: int
     cost_usd: float
+    live_cost_usd: float
     status: str
     simulated: bool
     wall_s: float
@@ -99,7 +97,6 @@ def from_replay(
     rot: bool,
     wall_s: float,
 ) -> EvalResult:
-    ledger = replay.ledger
     probes = replay.probes
     correct = sum(p.correct for p in probes)
     by_kind: dict[str, float | None] = {}
@@ -108,9 +105,11 @@ def from_replay(
         by_kind[kind] = round(sum(p.correct for p in mine) / len(mine), 6) if mine else None
 
     def total(attr: str, *roles: str) -> int:
-        return sum(getattr(c, attr) for c in ledger if not roles or c.role in roles)
+        return int(sum(u[attr] or 0 for r, u in replay.usage.items() if not roles or r in roles))
 
-    main = [c.input_tokens for c in ledger if c.role in ("main", "delegate")]
+    cost = math.fsum(float(u["cost_usd"]) for u in replay.usage.values())
+    live = math.fsum(c.cost_usd for c in replay.ledger if c.role == "delegate")
+    main = replay.usage.get("main", {})
     if replay.error:
         status = "budget_exceeded"
     elif replay.overflow_turn is not None:
@@ -124,9 +123,11 @@ def from_replay(
         probes=len(probes), correct=correct, accuracy_by_kind=by_kind,
         input_tokens=total("input_tokens"), output_tokens=total("output_tokens"),
         cached_input_tokens=total("cached_tokens"),
-        peak_context_tokens=max(main, default=0),
-        model_calls=len(ledger), retrieval_calls=total("retrieval_calls"),
-        main_input_tokens=total("input_tokens", "main", "delegate"),
+        cache_write_tokens=total("cache_write_tokens"),
+        peak_context_tokens=int(main.get("peak_context_tokens") or 0),
+        model_calls=total("calls"),
+        retrieval_calls=sum(c.retrieval_calls for c in replay.ledger),
+        main_input_tokens=total("input_tokens", "main"),
         summarizer_input_tokens=total("input_tokens", "summarizer"),
         summarizer_output_tokens=total("output_tokens", "summarizer"),
         subagent_input_tokens=total("input_tokens", "subagent"),
@@ -134,7 +135,9 @@ def from_replay(
         summaries=replay.summaries, offloads=replay.offloads,
         overflowed=replay.overflow_turn is not None, overflow_step=replay.overflow_step,
         overflow_turn=replay.overflow_turn, subagent_overflows=replay.subagent_overflows,
-        cost_usd=round(sum(c.cost_usd for c in ledger), 6), status=status,
+        cost_usd=round(cost, 6),
+        live_cost_usd=round(live, 6),
+        status=status,
         simulated=model == "simulated", wall_s=round(wall_s, 3),
         probe_results=tuple(probes),
     )  # fmt: skip

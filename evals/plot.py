@@ -3,6 +3,7 @@ dependency to install. A small raster canvas, a 5x7 bitmap font, and one chart."
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from collections.abc import Sequence
@@ -118,8 +119,8 @@ class Canvas:
             for gy, row in enumerate(glyph):
                 for gx, bit in enumerate(row):
                     if bit == "1":
-                        self.rect(cursor + gx * scale, y + gy * scale,
-                                  cursor + gx * scale + scale - 1, y + gy * scale + scale - 1, color)  # fmt: skip
+                        x0, y0 = cursor + gx * scale, y + gy * scale
+                        self.rect(x0, y0, x0 + scale - 1, y0 + scale - 1, color)
             cursor += 6 * scale
         return cursor - x
 
@@ -138,6 +139,16 @@ class Canvas:
             b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
             + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
         )  # fmt: skip
+
+
+def _ticks(top: float) -> tuple[float, float]:
+    """A round tick step (1, 2 or 5 times a power of ten) and the axis end it gives."""
+    if top <= 0:
+        return 1.0, 5.0
+    raw = top / 5
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return step, step * math.ceil(top / step)
 
 
 def text_width(text: str, scale: int = 2) -> int:
@@ -159,8 +170,8 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
     width, height = 960, 600
     left, right, top, bottom = 100, 40, 60, 80
     c = Canvas(width, height)
-    c.text(left, 20, title[:70], scale=2)
-    x_max = max((p.cost for p in points), default=1.0) * 1.15 or 1.0
+    c.text(left, 10, title[:70], scale=2)
+    step, x_max = _ticks(max((p.cost for p in points), default=0.0) * 1.1)
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def px(cost: float) -> int:
@@ -173,14 +184,18 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
         y = py(k / 5)
         c.line(left, y, width - right, y, GREY)
         c.text(left - 60, y - 7, f"{k * 20}%")
-        x = left + plot_w * k // 5
+    decimals = max(0, -math.floor(math.log10(step)))
+    k = 0
+    while k * step <= x_max + 1e-12:
+        x = px(k * step)
         c.line(x, top, x, height - bottom, GREY)
-        tick = f"{x_max * k / 5:.3g}"
+        tick = f"{k * step:.{decimals}f}"
         c.text(x - text_width(tick) // 2, height - bottom + 10, tick)
+        k += 1
     c.line(left, top, left, height - bottom, BLACK, 2)
     c.line(left, height - bottom, width - right, height - bottom, BLACK, 2)
     c.text(left + plot_w // 2 - text_width(x_label) // 2, height - 35, x_label)
-    c.text(12, top - 30, "accuracy")
+    c.text(12, top - 22, "accuracy")
     front = sorted((p for p in points if p.front), key=lambda p: p.cost)
     for a, b in zip(front, front[1:], strict=False):
         c.line(px(a.cost), py(a.accuracy), px(b.cost), py(b.accuracy), ORANGE, 3)

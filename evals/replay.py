@@ -11,8 +11,9 @@ and the probes it did not reach count as wrong.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +21,13 @@ from evals.scenarios.base import FileCheck, Probe, Scenario
 from harness import ContextOverflowError, Store, create_agent
 from harness.filesystem import FileSystem
 from harness.messages import Message
-from harness.models import resolve_model
+from harness.middleware.base import Middleware
+from harness.models import Model, resolve_model
 from harness.models.simulated import BudgetExceededError, CallRecord, RotCurve, SimulatedModel
 from harness.strategies import middleware_names, valid_params
 
 Progress = Callable[[int, int], None]
+MiddlewareFactory = Callable[[], Sequence[Middleware]]
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ class ProbeResult:
 
 @dataclass
 class Replay:
-    """What one replay produced, before it is reduced to metrics."""
+    """What one replay produced, before it is reduced to metrics. `usage` sums the store's
+    `model_calls` by role (main, subagent, summarizer): whatever models served them. The
+    ledger is the simulated model's own record (retrievals, the real model's calls)."""
 
     probes: list[ProbeResult] = field(default_factory=list)
     ledger: list[CallRecord] = field(default_factory=list)
@@ -60,19 +65,21 @@ class Replay:
     error: str | None = None
     summaries: int = 0
     offloads: int = 0
+    usage: dict[str, dict[str, int | float]] = field(default_factory=dict)
     store: Store | None = None
 
 
 def build_model(
     scenario: Scenario,
-    model: str,
+    model: str | Model,
     *,
     seed: int,
     rot: RotCurve | None,
     max_usd: float | None,
 ) -> SimulatedModel:
-    """The replay model: simulated throughout, or simulated steps with a real model deciding.
-    Live, the real model's window and prices apply."""
+    """The replay model: simulated throughout, or simulated steps with a real model (a spec
+    such as "openai:gpt-6.2-sol", or a `Model`) deciding. Live, that model's window and prices
+    apply."""
     if model == "simulated":
         return SimulatedModel(scenario.plan, profile=scenario.profile, seed=seed, rot=rot)
     delegate = resolve_model(model)
@@ -87,14 +94,16 @@ async def replay(
     params: Mapping[str, Any] | None = None,
     *,
     seed: int = 0,
-    model: str = "simulated",
+    model: str | Model = "simulated",
     rot: RotCurve | None = None,
     store: Store | None = None,
     max_usd: float | None = None,
     progress: Progress | None = None,
+    middleware: MiddlewareFactory | None = None,
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
-    scale defaults). A fresh in-memory store unless one is given."""
+    scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
+    middleware of yours for each session's agent (placed after the strategy's compaction)."""
     store = store if store is not None else Store(":memory:")
     sim = build_model(scenario, model, seed=seed, rot=rot, max_usd=max_usd)
     merged = {**scale_defaults(scenario, strategy), **(params or {})}
@@ -113,6 +122,7 @@ async def replay(
             strategy_params=merged,
             skills=(scenario.skills_dir,) if scenario.skills_dir else (),
             subagents=scenario.subagents,
+            middleware=middleware() if middleware is not None else (),
         )
         alive = out.error is None
         for k, turn in enumerate(session.turns):
@@ -167,9 +177,37 @@ async def replay(
         "SELECT count(*) FROM runs WHERE parent_run_id IS NOT NULL "
         "AND error LIKE 'ContextOverflowError%'",
     )
+    out.usage = _usage(store)
     out.summaries = _count(store, "SELECT count(*) FROM summaries")
-    out.offloads = _count(store, "SELECT count(*) FROM events WHERE middleware = 'offload'")
+    out.offloads = _count(store, "SELECT count(*) FROM events WHERE action LIKE 'offload_%'")
     return out
+
+
+_ROLE = """CASE WHEN m.model LIKE '%#summarize' THEN 'summarizer'
+                 WHEN r.parent_run_id IS NOT NULL THEN 'subagent' ELSE 'main' END"""
+USAGE_BY_ROLE = f"""
+SELECT {_ROLE} AS role, count(*) AS calls, sum(m.input_tokens) AS input_tokens,
+       sum(m.output_tokens) AS output_tokens, sum(m.cached_tokens) AS cached_tokens,
+       sum(m.cache_write_tokens) AS cache_write_tokens,
+       max(m.context_tokens) AS peak_context_tokens
+FROM model_calls m JOIN runs r USING (run_id)
+GROUP BY ALL ORDER BY role
+"""
+COSTS = f"SELECT {_ROLE} AS role, m.cost_usd FROM model_calls m JOIN runs r USING (run_id)"
+
+
+def _usage(store: Store) -> dict[str, dict[str, int | float]]:
+    """Tokens and cost of every model call in the store, by role. Costs are summed exactly
+    (`math.fsum`), so the total never depends on the order rows come back in."""
+    usage: dict[str, dict[str, int | float]] = {
+        r.pop("role"): r for r in store.query(USAGE_BY_ROLE)
+    }
+    costs: dict[str, list[float]] = {}
+    for row in store.query(COSTS):
+        costs.setdefault(row["role"], []).append(row["cost_usd"] or 0.0)
+    for role, values in costs.items():
+        usage[role]["cost_usd"] = math.fsum(values)
+    return usage
 
 
 def scale_defaults(scenario: Scenario, strategy: str) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.metrics import EvalResult, from_replay
-from evals.replay import Progress, replay
+from evals.replay import MiddlewareFactory, Progress, replay
 from evals.scenarios import get_scenario
+from harness.models import Model
 from harness.models.simulated import NOLIMA_LIKE
 
 
@@ -28,6 +29,8 @@ class Cell:
     scale: str = "small"
     model: str = "simulated"
     rot: bool = False
+    middleware: MiddlewareFactory | None = None
+    label: str | None = None
 
 
 async def arun_cell(
@@ -36,11 +39,13 @@ async def arun_cell(
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
     scale: str = "small",
-    model: str = "simulated",
+    model: str | Model = "simulated",
     *,
     rot: bool = False,
     max_usd: float | None = None,
     progress: Progress | None = None,
+    middleware: MiddlewareFactory | None = None,
+    label: str | None = None,
 ) -> EvalResult:
     """`run_cell` for callers already inside an event loop."""
     built = get_scenario(scenario, seed=seed, scale=scale)
@@ -48,13 +53,15 @@ async def arun_cell(
     outcome = await replay(
         built, strategy, dict(params or {}), seed=seed, model=model,
         rot=NOLIMA_LIKE if rot else None, max_usd=max_usd, progress=progress,
+        middleware=middleware,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
         outcome.store.close()
     return from_replay(
-        outcome, scenario=scenario, strategy=strategy, params=dict(params or {}), seed=seed,
-        scale=scale, model=model, rot=rot, wall_s=wall,
+        outcome, scenario=scenario, strategy=label or strategy, params=dict(params or {}),
+        seed=seed, scale=scale, model=model if isinstance(model, str) else model.name, rot=rot,
+        wall_s=wall,
     )  # fmt: skip
 
 
@@ -64,19 +71,26 @@ def run_cell(
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
     scale: str = "small",
-    model: str = "simulated",
+    model: str | Model = "simulated",
     *,
     rot: bool = False,
     max_usd: float | None = None,
     progress: Progress | None = None,
+    middleware: MiddlewareFactory | None = None,
+    label: str | None = None,
 ) -> EvalResult:
     """Replay `scenario` under `strategy` with `params` (dotted keys such as
     `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
-    state: safe to call from worker threads or processes."""
+    state: safe to call from worker threads or processes.
+
+    rot: use the fixed context-rot reader. model: "simulated", or "openai:..." /
+    "anthropic:..." to let that model act at the decision points (spend capped by `max_usd`).
+    middleware: a factory of your own middleware, added to the strategy's stack; `label`
+    names the result's strategy (e.g. "none+my-compactor")."""
     return asyncio.run(
         arun_cell(
-            scenario, strategy, params, seed, scale, model,
-            rot=rot, max_usd=max_usd, progress=progress,
+            scenario, strategy, params, seed, scale, model, rot=rot, max_usd=max_usd,
+            progress=progress, middleware=middleware, label=label,
         )
     )  # fmt: skip
 
@@ -88,7 +102,8 @@ def run_cells(
     on_result: Callable[[Cell, EvalResult], None] | None = None,
     progress: Callable[[Cell, int, int], None] | None = None,
 ) -> list[EvalResult]:
-    """Run cells one after another. A spending cap applies to the whole batch."""
+    """Run cells one after another. A spending cap on real-model calls applies to the whole
+    batch."""
     results = []
     spent = 0.0
     for cell in cells:
@@ -100,9 +115,10 @@ def run_cells(
 
         result = run_cell(
             cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
-            rot=cell.rot, max_usd=left, progress=step,
+            rot=cell.rot, max_usd=left, progress=step, middleware=cell.middleware,
+            label=cell.label,
         )  # fmt: skip
-        spent += 0.0 if result.simulated else result.cost_usd
+        spent += result.live_cost_usd
         results.append(result)
         if on_result is not None:
             on_result(cell, result)

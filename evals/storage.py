@@ -21,11 +21,12 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     scale VARCHAR, model VARCHAR, rot BOOLEAN, simulated BOOLEAN, status VARCHAR,
     accuracy DOUBLE, probes INTEGER, correct INTEGER, accuracy_by_kind JSON,
     input_tokens BIGINT, output_tokens BIGINT, cached_input_tokens BIGINT,
-    peak_context_tokens BIGINT, model_calls INTEGER, retrieval_calls INTEGER,
+    cache_write_tokens BIGINT, peak_context_tokens BIGINT, model_calls INTEGER,
+    retrieval_calls INTEGER,
     main_input_tokens BIGINT, summarizer_input_tokens BIGINT, summarizer_output_tokens BIGINT,
     subagent_input_tokens BIGINT, subagent_output_tokens BIGINT, summaries INTEGER,
     offloads INTEGER, overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
-    subagent_overflows INTEGER, cost_usd DOUBLE, wall_s DOUBLE
+    subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE
 );
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,

@@ -134,3 +134,5 @@ def bare_agent() -> Callable[..., Any]:
 
 
 # ---- end: snapshots and bare agents ---------------------------------------------------------
+
+pytest_plugins = ["evals.pytest_plugin"]  # the ctxlab_gate fixture (evals)

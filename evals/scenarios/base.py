@@ -185,10 +185,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def fill(template: str, **slots: object) -> str:
-    return template.format(**slots)
-
-
 def check_scale(scale: str) -> Scale:
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; expected one of {', '.join(SCALES)}")

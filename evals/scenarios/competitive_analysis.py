@@ -41,6 +41,7 @@ REPORT_1 = f"/reports/weekly-{WEEK_1}.md"
 REPORT_2 = f"/reports/weekly-{WEEK_2}.md"
 TITLE = "Weekly competitive analysis"
 NEXT = Cue(patterns=(r"Next step: ([^.\n]+)",))
+NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 
 SYSTEM_PROMPT = """\
 You are the team's competitive-analysis agent. Every Monday you study the companies the user \
@@ -84,24 +85,23 @@ def cues(c: Company) -> dict[str, Cue]:
     row = f"{LATEST},{c.name},{c.region},{c.segment},revenue_musd,"
     note = f"Export check, {c.name}, {LATEST} {c.region} {c.segment} revenue_musd = "
     broad = f"{EARLIER},{c.name},{c.x_region},{c.x_segment},units_k,"
-    number = r"([0-9.]+)"
     return {
         "export": Cue(
             patterns=(
-                re.escape(row) + number,
-                re.escape(note) + number,
-                re.escape(revenue_label(c)) + ": " + number,
+                re.escape(row) + NUMBER,
+                re.escape(note) + NUMBER,
+                re.escape(revenue_label(c)) + ": " + NUMBER,
             ),
             grep=(row, note),
-        ),  # fmt: skip
-        "broad": Cue(patterns=(re.escape(broad) + number,), grep=(broad,)),
+        ),
+        "broad": Cue(patterns=(re.escape(broad) + NUMBER,), grep=(broad,)),
         "closure": Cue(
             patterns=(
                 n + r" confirmed that its (\w+) plant will close",
                 re.escape(f"{c.name} plant closing in") + r": (\w+)",
             ),
             grep=(f"{c.name} confirmed that its",),
-        ),  # fmt: skip
+        ),
         "decision": Cue(
             patterns=(
                 rf"Decision on {n} revenue: [^;]*; reason: the article's number is an? "
@@ -109,7 +109,7 @@ def cues(c: Company) -> dict[str, Cue]:
                 re.escape(f"{c.name} article figure set aside as") + ": ([^.\n]+)",
             ),
             grep=(f"Decision on {c.name} revenue:",),
-        ),  # fmt: skip
+        ),
         "supplier": Cue(
             patterns=(n + r" signed a multi-year supply agreement with ([A-Z]\w+(?: [A-Z]\w+)*)",),
             grep=(f"{c.name} signed a multi-year supply agreement with",),
@@ -273,7 +273,7 @@ def week_1(script: Script, world: World) -> None:
     )  # fmt: skip
     script.ask(Probe("revision", "artifact", "What did the revision change in the report sections?",
                      "bullets instead of paragraphs",
-                     Cue(patterns=(r"the sections now use (bullets instead of paragraphs)",)),
+                     Cue(patterns=(r"the sections now use ([^,.]+)",)),
                      planted="feedback"))  # fmt: skip
     for p in asked.get(feedback, []):
         script.ask(p)
@@ -299,10 +299,9 @@ def week_2(script: Script, world: World) -> None:
                  region=c.region))
         for c in focus
     ]  # fmt: skip
-    number = r"([0-9.]+)"
     facts = tuple(
         Fact("Market figures", label(c),
-             Cue((re.escape(margin_note(c)) + number, re.escape(label(c)) + ": " + number)))
+             Cue((re.escape(margin_note(c)) + NUMBER, re.escape(label(c)) + ": " + NUMBER)))
         for c in focus
     )  # fmt: skip
     script.turn(
@@ -312,13 +311,13 @@ def week_2(script: Script, world: World) -> None:
     )
     script.ask(Probe("memory-format", "recall",
                      "How does the team want the report sections formatted: bullets or paragraphs?",
-                     "bullets", Cue(patterns=(r"(?i)\buse (bullets|paragraphs)\b",)),
+                     "bullets", Cue(patterns=(r"(?i)\buse ([a-z]+), not [a-z]+",)),
                      planted="memory", distractors=("paragraphs",)))  # fmt: skip
     c = focus[0]
     script.ask(Probe("margin-week-2", "recall",
                      f"What {LATEST} gross margin did the export give for {c.name} in {c.region}, "
                      f"{c.segment}?", world.value(c, "gross_margin_pct"),
-                     Cue(patterns=(re.escape(margin_note(c)) + r"([0-9.]+)",)), planted="week-2",
+                     Cue(patterns=(re.escape(margin_note(c)) + NUMBER,)), planted="week-2",
                      distractors=world.lookalike_values(c, "gross_margin_pct")))  # fmt: skip
     script.check(Probe("report-bullets", "artifact",
                        "Does the week-2 report use bullets, as remembered?", "yes",

@@ -140,7 +140,7 @@ def _probes(q: Queue, n: int, batches: int, r: random.Random) -> dict[int, list[
 
     for t in [t for t in q.refunds if t <= early][:6]:
         order, amount = q.refunds[t]
-        cue = Cue(patterns=(rf"refund of ([0-9.]+) EUR approved for order {order}\b",),
+        cue = Cue(patterns=(rf"refund of ([0-9]+\.[0-9]+) EUR approved for order {order}\b",),
                   grep=(f"EUR approved for order {order}",))  # fmt: skip
         asked.setdefault(later(), []).append(
             Probe(f"refund-{t:03d}", "recall", f"How much did we refund on order {order}?",

@@ -35,8 +35,8 @@ they mention, and log clear follow-ups in /notes/. Answer questions about calls 
 quoting the transcript."""
 
 
-def _slots(r: random.Random, data: dict, people: tuple[str, str]) -> dict[str, str]:
-    """Values for every detail template, and a second value of each for the distractors."""
+def _slots(r: random.Random, data: dict) -> dict[str, str]:
+    """A value for every slot of the detail templates."""
     places = load_data("names/places.yaml")
     return {
         "city": r.choice(places["cities"]),
@@ -52,9 +52,20 @@ def _slots(r: random.Random, data: dict, people: tuple[str, str]) -> dict[str, s
         "invoice": str(r.randint(400_000, 499_999)),
         "time": f"{r.randint(15, 18)}:{r.choice(['00', '15', '30', '45'])}",
         "temp": f"-{r.randint(12, 24)}.{r.randint(0, 9)}",
-        "customer": people[0],
-        "agent": people[1],
     }
+
+
+def _decoys(seed: int, data: dict, slots: dict[str, str]) -> dict[str, str]:
+    """A wrong value for every slot, never equal to the right one."""
+    decoys: dict[str, str] = {}
+    for attempt in range(50):
+        drawn = _slots(rng(seed, NAME, "decoys", attempt), data)
+        for key, value in drawn.items():
+            if key not in decoys and value != slots[key]:
+                decoys[key] = value
+        if len(decoys) == len(slots):
+            break
+    return decoys
 
 
 class Call:
@@ -65,8 +76,8 @@ class Call:
         r = rng(seed, NAME, "call")
         self.customer = r.choice(data["customers"])
         self.people = (person(r), person(r))
-        self.slots = _slots(r, data, self.people)
-        self.decoys = _slots(rng(seed, NAME, "decoys"), data, self.people)
+        self.slots = _slots(r, data)
+        self.decoys = _decoys(seed, data, self.slots)
         self.details = data["details"][: sizes["details"]]
         self.orders = [f"SO-{r.randint(200_000, 299_999)}" for _ in range(sizes["orders"])]
         self.seed = seed
@@ -176,7 +187,7 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         probes.append(
             Probe(f"detail-{k:02d}", d["kind"], d["question"], c.slots[d["answer"]],
                   Cue(patterns=(d["pattern"],), grep=(d["grep"],)), planted=f"line {k}",
-                  distractors=(decoy,) if decoy != c.slots[d["answer"]] else ())
+                  distractors=(decoy,))
         )  # fmt: skip
     r = rng(seed, NAME, "order-of-questions")
     r.shuffle(probes)

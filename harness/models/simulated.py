@@ -458,7 +458,8 @@ class SimulatedModel:
 
     @property
     def spent_usd(self) -> float:
-        return sum(r.cost_usd for r in self.ledger)
+        """What the delegate's own calls cost (the replayed steps cost nothing real)."""
+        return sum(r.cost_usd for r in self.ledger if r.role == "delegate")
 
     # -- entry point -----------------------------------------------------------------------
 

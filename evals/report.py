@@ -1,0 +1,157 @@
+"""`ctxlab report`: a markdown table per scenario and a PNG of accuracy against cost, with the
+Pareto front marked, under `reports/`. Simulated results are labelled as such, and results
+with the context-rot reader are shown apart from those without."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evals.metrics import Aggregate, EvalResult, aggregate, pareto_front, recommend
+from evals.plot import Point, scatter
+from harness.profiles import get_profile
+
+SIMULATED_NOTE = (
+    "Simulated results: the deterministic `simulated` model replays the recorded run and "
+    "answers only from what the strategy left within reach (in view, or fetched back from "
+    "offloaded files and saved history). They measure the strategy, not a model's skill, and "
+    "are not comparable with published numbers."
+)
+ROT_NOTE = (
+    "With context rot: the reader misses a fact in view with a probability that grows with "
+    "the request's length (fixed NoLiMa-like curve: 99% at 1k tokens, ~70% at 32k, floor 50%)."
+)
+
+
+def write_plot(
+    points: Sequence[Aggregate | Mapping[str, Any]], path: str | Path, *, title: str
+) -> Path:
+    """Accuracy against cost, Pareto front joined, recommended setting ringed. Takes
+    `Aggregate`s, or rows with `setting`, `accuracy`, `cost_usd`, `pareto`, `recommended`."""
+    if points and isinstance(points[0], Aggregate):
+        aggs = [p for p in points if isinstance(p, Aggregate)]
+        front = {p.label for p in pareto_front(aggs)}
+        best = recommend(aggs)
+        drawn = [
+            Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front,
+                  best is not None and p.label == best.label)
+            for p in aggs
+        ]  # fmt: skip
+    else:
+        rows = [p for p in points if isinstance(p, Mapping)]
+        drawn = [
+            Point(str(r["setting"]), float(r["cost_usd"]), float(r["accuracy"]),
+                  bool(r.get("pareto")), bool(r.get("recommended")))
+            for r in rows
+        ]  # fmt: skip
+    return scatter(drawn, path, title=title, x_label="cost per run (USD)")
+
+
+def render_table(settings: Sequence[Aggregate]) -> list[str]:
+    front = {p.label for p in pareto_front(settings)}
+    best = recommend(settings)
+    lines = [
+        "| | setting | seeds | accuracy (95% CI) | recall | artifact | continuation | decision "
+        "| input tokens | cached | peak context | calls | retrievals | summarizer tok "
+        "| subagent tok | cost $ | overflow |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
+        mark = ("**rec.** " if best is not None and s.label == best.label else "") + (
+            "front" if s.label in front else ""
+        )
+        ci = (
+            f"{s.accuracy.mean:.1%}"
+            if s.accuracy.low == s.accuracy.high
+            else f"{s.accuracy.mean:.1%} ({s.accuracy.low:.1%}-{s.accuracy.high:.1%})"
+        )
+        kinds = " | ".join(_pct(s.accuracy_by_kind.get(k)) for k in
+                           ("recall", "artifact", "continuation", "decision"))  # fmt: skip
+        lines.append(
+            f"| {mark.strip()} | {s.label} | {len(s.seeds)} | {ci} | {kinds} | "
+            f"{s.input_tokens.mean:,.0f} | {s.cached_input_tokens:,.0f} | "
+            f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
+            f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {s.cost_usd.mean:.4f} | "
+            f"{s.overflow_rate:.0%} |"
+        )
+    if best is not None:
+        lines += [
+            "",
+            f"Recommended: **{best.label}**, the cheapest setting within 1 pp of the best "
+            f"accuracy ({best.accuracy.mean:.1%} at ${best.cost_usd.mean:.4f}).",
+        ]
+    return lines
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def render_markdown(
+    results: Sequence[EvalResult], *, scenario: str, plots: Mapping[bool, str]
+) -> str:
+    """The report of one scenario's runs: one table per reader (with and without rot)."""
+    runs = [r for r in results if r.scenario == scenario]
+    scales = sorted({r.scale for r in runs})
+    models = sorted({r.model for r in runs})
+    lines = [f"# {scenario}: accuracy against token cost", ""]
+    if all(r.simulated for r in runs):
+        lines += [SIMULATED_NOTE, ""]
+    prices = ", ".join(f"{m} (prices as of {_prices_as_of(m)})" for m in models)
+    lines += [f"Scale: {', '.join(scales)}. Model: {prices}.", ""]
+    for rot in (False, True):
+        mine = [r for r in runs if r.rot is rot]
+        if not mine:
+            continue
+        lines += [f"## {'With' if rot else 'Without'} context rot", ""]
+        if rot:
+            lines += [ROT_NOTE, ""]
+        lines += render_table(aggregate(mine))
+        if rot in plots:
+            lines += ["", f"![accuracy against cost]({plots[rot]})"]
+        lines.append("")
+    lines += [
+        "Columns: accuracy over all probes and per kind; tokens summed over every model call "
+        "(the agent's, the summarizer's, the subagents'); cached = input tokens read from the "
+        "prefix shared with the previous request; peak context = the largest request; "
+        "retrievals = file-tool calls made to answer probes; overflow = runs that died on a "
+        "request over the window. `front`: on the Pareto front of accuracy against cost.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _prices_as_of(model: str) -> str:
+    try:
+        return get_profile(model).prices_as_of or "undated"
+    except LookupError:
+        return "unknown"
+
+
+def write_report(
+    results: Sequence[EvalResult], out_dir: str | Path = "reports", *, name: str | None = None
+) -> list[Path]:
+    """`<out>/<scenario>.md` and its PNG plots for each scenario in `results`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for scenario in dict.fromkeys(r.scenario for r in results):
+        stem = name or scenario
+        runs = [r for r in results if r.scenario == scenario]
+        plots: dict[bool, str] = {}
+        for rot in (False, True):
+            mine = [r for r in runs if r.rot is rot]
+            if mine:
+                png = out / f"{stem}{'-rot' if rot else ''}.png"
+                scale = "/".join(sorted({r.scale for r in mine}))
+                title = f"{scenario} ({scale}{', rot' if rot else ''}{_label(mine)})"
+                written.append(write_plot(aggregate(mine), png, title=title))
+                plots[rot] = png.name
+        md = out / f"{stem}.md"
+        md.write_text(render_markdown(runs, scenario=scenario, plots=plots), encoding="utf-8")
+        written.insert(0, md)
+    return written
+
+
+def _label(runs: Sequence[EvalResult]) -> str:
+    return ", simulated" if all(r.simulated for r in runs) else ""

@@ -1,0 +1,33 @@
+"""Replaying the flagship scenario at full scale under all seven arms (the issue's budget: under
+30 s and 500 MB on 2 cores).
+
+Run with `uv run pytest tests/benchmarks/test_eval_replay.py --benchmark-only`. One round =
+seven cells, each a whole two-week replay through the harness with its own in-memory store.
+The numbers (time, peak RSS, accuracy and tokens per arm) go in the benchmark's extra info.
+"""
+
+import resource
+
+from evals import run_cell
+from evals.cli import STRATEGIES
+from evals.scenarios import get_scenario
+
+
+def _replay_all() -> dict:
+    return {s: run_cell("competitive-analysis", s, {}, 0, "full") for s in STRATEGIES}
+
+
+def test_flagship_full_scale_all_arms(benchmark) -> None:
+    get_scenario("competitive-analysis", 0, "full")  # generation is not the replay
+    results = benchmark.pedantic(_replay_all, rounds=1, iterations=1)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    benchmark.extra_info["peak_rss_mb"] = round(peak_mb)
+    for name, r in results.items():
+        benchmark.extra_info[name] = {
+            "accuracy": r.accuracy, "input_tokens": r.input_tokens,
+            "cached_input_tokens": r.cached_input_tokens, "cost_usd": r.cost_usd,
+            "peak_context_tokens": r.peak_context_tokens, "overflowed": r.overflowed,
+            "wall_s": r.wall_s,
+        }  # fmt: skip
+    assert set(results) == set(STRATEGIES)
+    assert all(r.probes >= 30 for r in results.values())

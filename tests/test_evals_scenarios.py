@@ -1,0 +1,105 @@
+"""The scenarios: deterministic from a seed, the sizes the issue asks for, probes that can be
+answered only from the run (their cues never hold the answer)."""
+
+import json
+import re
+
+import pytest
+
+from evals.scenarios import (
+    UnknownScenarioError,
+    export_scenario,
+    get_scenario,
+    list_scenarios,
+    scenario_summary,
+)
+from evals.scenarios.base import PROBE_KINDS, load_spec
+from evals.scenarios.competitive_analysis import build as build_flagship
+from evals.scenarios.market import World
+from evals.scenarios.support_transcript import transcript_tokens
+
+
+@pytest.fixture(scope="module")
+def flagship_full():
+    return get_scenario("competitive-analysis", 0, "full")
+
+
+def test_every_scenario_is_listed_and_builds_at_small_scale() -> None:
+    assert list_scenarios() == [
+        "competitive-analysis", "support-transcript", "research-subagents", "long-horizon",
+    ]  # fmt: skip
+    for name in list_scenarios():
+        scenario = get_scenario(name, 0, "small")
+        assert scenario_summary(name)["title"] == scenario.title
+        assert scenario.probes and scenario.sessions
+        asked = {t.probe for s in scenario.sessions for t in s.turns if t.probe}
+        scored_from_files = {p.id for p in scenario.probes if p.check is not None}
+        assert asked | scored_from_files == {p.id for p in scenario.probes}
+    with pytest.raises(UnknownScenarioError, match="choose one of"):
+        get_scenario("nope")
+
+
+def test_same_seed_same_scenario_other_seed_other_facts() -> None:
+    a, b = build_flagship(3, "small"), build_flagship(3, "small")
+    assert a.plan == b.plan and a.probes == b.probes
+    assert a.files() == b.files()
+    c = build_flagship(4, "small")
+    assert [p.answer for p in c.probes] != [p.answer for p in a.probes]
+
+
+def test_flagship_at_full_scale_has_the_sizes_the_issue_asks_for(flagship_full) -> None:
+    assert len(flagship_full.probes) >= 30
+    kinds = {p.kind for p in flagship_full.probes}
+    assert kinds == set(PROBE_KINDS)
+    world = World(0, dict(load_spec("competitive-analysis").scales["full"].model_extra))
+    assert len(world.companies) == 5
+    assert all(df.height >= 20_000 for df in world.exports.values())
+    assert [s.id for s in flagship_full.sessions] == ["week-1", "week-2"]
+    sweep = flagship_full.subagents[0]
+    assert sweep.name == "market-researcher"
+    assert (flagship_full.skills_dir / "SKILL.md").exists()
+
+
+def test_probes_are_spread_over_the_run_and_early_facts_are_asked_late(flagship_full) -> None:
+    turns = [t for t in flagship_full.sessions[0].turns]
+    position = {t.probe: i for i, t in enumerate(turns) if t.probe}
+    first_company = flagship_full.probes[0].planted
+    early = [p for p in flagship_full.probes if p.planted == first_company]
+    asked_at = sorted(position[p.id] for p in early if p.id in position)
+    assert asked_at[0] < len(turns) // 4 and asked_at[-1] > len(turns) // 2
+
+
+def test_no_cue_holds_its_answer() -> None:
+    for name in list_scenarios():
+        for probe in get_scenario(name, 0, "small").probes:
+            for pattern in (*probe.cue.patterns, *probe.cue.grep):
+                # The cue says where a fact is, never what it is.
+                assert not re.search(rf"(?<![\w.]){re.escape(probe.answer)}(?![\w])", pattern), (
+                    probe.id
+                )
+
+
+def test_distractors_are_in_the_data_the_agent_sees(flagship_full) -> None:
+    export_probe = next(p for p in flagship_full.probes if p.id.startswith("export-"))
+    assert len(export_probe.distractors) >= 3
+    assert export_probe.answer not in export_probe.distractors
+
+
+def test_support_transcript_is_over_60k_tokens_at_full_scale() -> None:
+    assert transcript_tokens(get_scenario("support-transcript", 0, "full")) >= 60_000
+
+
+def test_long_horizon_has_600_plus_steps_at_full_scale() -> None:
+    scenario = get_scenario("long-horizon", 0, "full")
+    assert sum(len(t.steps) for t in scenario.plan.turns) >= 600
+
+
+def test_export_writes_the_plan_probes_and_data(tmp_path) -> None:
+    scenario = get_scenario("support-transcript", 0, "small")
+    written = export_scenario(scenario, tmp_path)
+    names = {p.relative_to(tmp_path).as_posix() for p in written}
+    assert {"scenario.json", "sessions.json", "probes.json", "plan.json",
+            "data/transcript.txt"} <= names  # fmt: skip
+    probes = json.loads((tmp_path / "probes.json").read_text())
+    assert len(probes) == len(scenario.probes) and probes[0]["answer"]
+    assert json.loads((tmp_path / "scenario.json").read_text())["name"] == "support-transcript"
