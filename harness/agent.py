@@ -6,7 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
@@ -40,7 +40,6 @@ class RunResult:
     steps: int
     peak_context_tokens: int
     encoding: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Agent:

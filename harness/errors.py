@@ -13,7 +13,9 @@ class ModelError(HarnessError):
 class ContextOverflowError(ModelError):
     """The request exceeded the model's context window (provider 400 / 'prompt is too long')."""
 
-    def __init__(self, message: str, *, tokens: int | None = None, limit: int | None = None):
+    def __init__(
+        self, message: str, *, tokens: int | None = None, limit: int | None = None
+    ) -> None:
         super().__init__(message)
         self.tokens = tokens
         self.limit = limit

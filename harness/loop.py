@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from functools import partial
 
-from harness.messages import Message, ModelResponse, Usage, tool_result
+from harness.messages import Message, ModelResponse, tool_result
 from harness.middleware.base import (
     Middleware,
     ModelHandler,
@@ -27,7 +27,6 @@ from harness.middleware.base import (
 )
 from harness.models.base import RequestParams
 from harness.state import RunState
-from harness.store import now
 from harness.tools import ToolArgumentError, ToolContext
 
 
@@ -37,16 +36,19 @@ async def run_loop(state: RunState, max_steps: int) -> str:
     for mw in _having(stack, "before_agent"):
         await mw.before_agent(state)
 
+    before_model, after_model = _having(stack, "before_model"), _having(stack, "after_model")
     call_model = _chain_model(stack, partial(_model_step, state))
     call_tool = _chain_tool(stack, partial(_tool_step, state))
+    tools = {t.name: t for t in state.agent.tools}
     status = "completed"
     while True:
-        for mw in _having(stack, "before_model"):
-            await mw.before_model(state)
-        state.flush()  # everything before this model call is durable
         if state.step >= max_steps:
+            # Checked before the hooks: preparing a call that will not be made is wasted work.
             status = "max_steps"
             break
+        for mw in before_model:
+            await mw.before_model(state)
+        state.flush()  # everything before this model call is durable
         request = ModelRequest(
             state=state,
             messages=tuple(state.messages),
@@ -58,11 +60,10 @@ async def run_loop(state: RunState, max_steps: int) -> str:
         response = await call_model(request)
         state.step += 1
         state.append(response.to_message())
-        for mw in _having(stack, "after_model"):
+        for mw in after_model:
             await mw.after_model(state, response)
         if not response.tool_calls:
             break
-        tools = {t.name: t for t in state.agent.tools}
         results = await asyncio.gather(
             *(
                 call_tool(ToolCallRequest(state=state, call=c, tool=tools.get(c.name)))
@@ -99,32 +100,21 @@ def _chain_tool(stack: Sequence[Middleware], inner: ToolHandler) -> ToolHandler:
 
 async def _model_step(state: RunState, request: ModelRequest) -> ModelResponse:
     """The innermost model handler: one model call as the step `model`, recorded."""
-    schemas = request.tool_schemas()
     context_tokens = request.count_tokens()
     state.peak_context_tokens = max(state.peak_context_tokens, context_tokens)
     model = state.agent.model
-    params = RequestParams(system_prompt=request.system_prompt, tools=schemas)
+    params = RequestParams(system_prompt=request.system_prompt, tools=request.tool_schemas())
     start = time.perf_counter()
     response = await state.run_step(
         "model", model.request, request.messages, request.settings, params
     )
-    latency = state.elapsed_ms(start)
-    usage = response.usage
-    cost = model.profile.cost(usage)
-    state.usage = state.usage + Usage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cached_tokens=usage.cached_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        requests=1,
-        cost_usd=cost,
+    state.record_model_call(
+        model,
+        response,
+        context_tokens=context_tokens,
+        latency_ms=state.elapsed_ms(start),
+        encoding=state.counter.encoding_name,
     )
-    state.add_row(
-        "model_calls",
-        (state.run_id, state.step, response.model_name or model.name, usage.input_tokens,
-         usage.output_tokens, usage.cached_tokens, usage.cache_write_tokens, context_tokens,
-         latency, cost, response.stop_reason, state.counter.encoding_name, now()),
-    )  # fmt: skip
     return response
 
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.filesystem import FileSystem
-from harness.messages import Message, Usage
+from harness.messages import Message, ModelResponse, Usage
 from harness.steps import StepRunner
 from harness.store import StepBatch, Store, message_row, now
 from harness.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from harness.agent import Agent
+    from harness.models.base import Model
 
 T = TypeVar("T")
 
@@ -53,6 +54,8 @@ class RunState:
     # Bumped whenever the window is rewritten rather than appended to, so middleware that scan
     # the window can resume from where they stopped while it only grows.
     window_version: int = 0
+    # scan key -> (window_version, index scanned up to); see `unscanned`.
+    _scans: dict[str, tuple[int, int]] = field(default_factory=dict)
     _stored_ids: set[str] = field(default_factory=set)
     _batch: StepBatch = field(default_factory=StepBatch)
 
@@ -104,14 +107,12 @@ class RunState:
     def unscanned(self, key: str) -> int:
         """Index of the first window message that the scan `key` has not seen: 0 after a
         rewrite. Call `scanned(key)` when done so the next step only looks at new messages."""
-        version, upto = self.scratch.get(("scan", key), (-1, 0))
+        version, upto = self._scans.get(key, (-1, 0))
         return upto if version == self.window_version else 0
 
     def scanned(self, key: str, upto: int | None = None) -> None:
-        self.scratch[("scan", key)] = (
-            self.window_version,
-            len(self.messages) if upto is None else upto,
-        )
+        """Mark the window as scanned by `key` up to `upto` (default: all of it)."""
+        self._scans[key] = (self.window_version, len(self.messages) if upto is None else upto)
 
     def flush(self) -> None:
         """Commit what the step produced, in one transaction."""
@@ -139,6 +140,29 @@ class RunState:
              json.dumps(detail or {}, default=str), ms, self.steps.current_step_id(), now()),
         )  # fmt: skip
 
+    def record_model_call(
+        self,
+        model: Model,
+        response: ModelResponse,
+        *,
+        context_tokens: int,
+        latency_ms: float,
+        encoding: str,
+        label: str = "",
+    ) -> None:
+        """Add a model call's usage and cost to the run's, and queue its `model_calls` row.
+        `label` marks calls the loop did not make (`#summarize`) in the recorded model name."""
+        usage = response.usage
+        cost = model.profile.cost(usage)
+        self.usage = self.usage + replace(usage, requests=1, cost_usd=cost)
+        self._batch.add(
+            "model_calls",
+            (self.run_id, self.step, (response.model_name or model.name) + label,
+             usage.input_tokens, usage.output_tokens, usage.cached_tokens,
+             usage.cache_write_tokens, context_tokens, latency_ms, cost, response.stop_reason,
+             encoding, now()),
+        )  # fmt: skip
+
     def add_row(self, table: str, row: tuple[Any, ...]) -> None:
         """Queue a row for a step table (`summaries`, ...) in this step's transaction."""
         self._batch.add(table, row)
@@ -151,11 +175,8 @@ class RunState:
 
     @cached_property
     def files(self) -> FileSystem:
+        """The run's virtual filesystem (its thread's files, or `files_thread`'s)."""
         return FileSystem(self.store, self.files_thread or self.thread_id, self.run_id)
-
-    @property
-    def model(self) -> Any:
-        return self.agent.model
 
     def elapsed_ms(self, start: float) -> float:
         return (time.perf_counter() - start) * 1000

@@ -28,7 +28,7 @@ import duckdb
 import polars as pl
 
 from harness.errors import StoreError
-from harness.messages import Message, ToolCall
+from harness.messages import Message, ToolCall, Usage
 
 MIGRATIONS: list[str] = [
     # 1: the core tables
@@ -182,7 +182,8 @@ class Store:
 
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection for reads or writes; in hold mode a cursor of the held connection."""
+        """A connection for reads or writes, used under the store's lock: in hold mode the
+        held connection, otherwise one opened for this use and closed after it."""
         with self._lock:
             if self.hold:
                 if self._con is None:
@@ -222,7 +223,8 @@ class Store:
         con.execute(
             "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMP)"
         )
-        (current,) = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        current = int(row[0]) if row else 0
         if current > len(MIGRATIONS):
             raise StoreError(
                 f"store {self.path} has schema v{current}, newer than this ctxlab "
@@ -234,7 +236,7 @@ class Store:
 
     @property
     def schema_version(self) -> int:
-        return self.scalar("SELECT max(version) FROM schema_version")
+        return int(self.scalar("SELECT max(version) FROM schema_version"))
 
     # -- generic access ----------------------------------------------------------------
 
@@ -256,7 +258,8 @@ class Store:
     def frame(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """A polars DataFrame of a query, for analysis."""
         with self.connection() as con:
-            return con.sql(sql, params=list(params or [])).pl()
+            frame: pl.DataFrame = con.sql(sql, params=list(params or [])).pl()
+            return frame
 
     def write(self, batch: StepBatch) -> None:
         """Write a step's rows, all tables, in one transaction."""
@@ -298,7 +301,7 @@ class Store:
         *,
         status: str,
         steps: int,
-        usage: Any,
+        usage: Usage,
         error: str | None = None,
     ) -> None:
         self.execute(
@@ -316,14 +319,11 @@ class Store:
     # -- transcript ----------------------------------------------------------------------
 
     def next_seq(self, thread_id: str) -> int:
-        return (
-            int(
-                self.scalar(
-                    "SELECT coalesce(max(seq), 0) FROM messages WHERE thread_id = ?", [thread_id]
-                )
-            )
-            + 1
+        """The transcript position the thread's next message takes."""
+        last = self.scalar(
+            "SELECT coalesce(max(seq), 0) FROM messages WHERE thread_id = ?", [thread_id]
         )
+        return int(last) + 1
 
     def transcript(self, thread_id: str, run_id: str | None = None) -> list[Message]:
         """Every message ever appended to a thread (or one run of it), in order."""

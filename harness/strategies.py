@@ -29,6 +29,7 @@ its constructor does not take, is an error that lists the valid keys.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -139,7 +140,7 @@ def build_stack(
     strategy: str,
     params: Mapping[str, Any] | None = None,
     *,
-    skills: Sequence[str] = (),
+    skills: Sequence[str | os.PathLike[str]] = (),
     subagents: Sequence[SubAgent] = (),
     memory: Sequence[str] = (),
     middleware: Sequence[Middleware] = (),

@@ -68,8 +68,13 @@ class TokenCounter:
             n += self.count_text(call.raw_arguments or json.dumps(call.arguments))
         if message.name:
             n += 1
-        self._cache[message.id] = n
+        return self._remember(message.id, n)
+
+    def _remember(self, key: str, n: int) -> int:
+        self._cache[key] = n
         if len(self._cache) > self._cache_size:
+            # Oldest first rather than least used: the earliest messages are the first to
+            # leave the window, and a hit then costs no reordering.
             self._cache.popitem(last=False)
         return n
 
@@ -94,10 +99,7 @@ class TokenCounter:
         # hashing the string is far cheaper than encoding it again.
         key = "text:" + text
         cached = self._cache.get(key)
-        if cached is None:
-            cached = self.count_text(text)
-            self._cache[key] = cached
-        return cached
+        return self._remember(key, self.count_text(text)) if cached is None else cached
 
     def count_request(
         self,

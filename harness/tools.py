@@ -42,6 +42,9 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class Tool:
+    """A function the model may call, with the JSON schema it is shown and the pydantic model
+    its arguments are checked against. Build one with `@tool`."""
+
     name: str
     description: str
     parameters: dict[str, Any]
@@ -59,6 +62,7 @@ class Tool:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments for `fn`, defaults filled in; `ToolArgumentError` otherwise."""
         try:
             parsed = self.args_model.model_validate(arguments)
         except pydantic.ValidationError as exc:
@@ -73,6 +77,7 @@ class Tool:
         return {k: getattr(parsed, k) for k in type(parsed).model_fields}
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        """Validate, call `fn`, and return its result as text (non-strings as JSON)."""
         kwargs = self.validate(arguments)
         if self.context_param:
             kwargs[self.context_param] = ctx

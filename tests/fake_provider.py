@@ -115,6 +115,13 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names
     body: dict[str, Any]
 
+    @property
+    def api_key(self) -> str:
+        """The key the client sent: as x-api-key (older Anthropic SDKs) or a bearer token."""
+        return self.headers.get("x-api-key") or self.headers["authorization"].removeprefix(
+            "Bearer "
+        )
+
 
 class FakeProvider:
     """The server, started by `with FakeProvider() as fake:` (or `start()` / `close()`)."""

@@ -4,11 +4,13 @@ import asyncio
 import time
 
 import pytest
+from window_helpers import RecordingRunner
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
-from harness.messages import ModelResponse
+from harness.messages import ModelResponse, Usage
 from harness.middleware.base import ModelRequest, ToolCallRequest
 from harness.models import FunctionModel, ScriptedModel, call, reply
+from harness.profiles import get_profile
 
 
 @tool
@@ -157,19 +159,10 @@ def test_request_override_changes_what_the_model_sees() -> None:
 
 
 def test_step_runner_sees_every_model_and_tool_step() -> None:
-    names: list[str] = []
-
-    class Recording:
-        async def run(self, name, fn, /, *args, **kwargs):
-            names.append(name)
-            return await fn(*args, **kwargs)
-
-        def current_step_id(self):
-            return None
-
+    runner = RecordingRunner()
     model = ScriptedModel([reply("", call("add", a=1, b=2), call("add", a=3, b=4)), "done"])
-    make(model, step_runner=Recording()).run_sync("go")
-    assert names == ["model", "tool:add", "tool:add", "model"]
+    make(model, step_runner=runner).run_sync("go")
+    assert runner.names == ["model", "tool:add", "tool:add", "model"]
 
 
 def test_a_thread_continues_from_its_last_window() -> None:
@@ -186,13 +179,12 @@ def test_a_thread_continues_from_its_last_window() -> None:
 
 
 def test_usage_accumulates_provider_reported_tokens_and_cost() -> None:
-    from harness.messages import Usage
-
     reported = Usage(input_tokens=1_000, output_tokens=100, cached_tokens=800, requests=1)
-    model = ScriptedModel([ModelResponse(text="hi", usage=reported)], name="openai:gpt-6.2-sol")
-    from harness.profiles import get_profile
-
-    model.profile = get_profile("openai:gpt-6.2-sol")
+    model = ScriptedModel(
+        [ModelResponse(text="hi", usage=reported)],
+        name="openai:gpt-6.2-sol",
+        profile=get_profile("openai:gpt-6.2-sol"),
+    )
     result = make(model).run_sync("hello")
     # 200 uncached at $2/M + 800 cached at $0.10/M + 100 output at $10/M
     assert result.usage.cost_usd == pytest.approx((200 * 2 + 800 * 0.1 + 100 * 10) / 1e6)

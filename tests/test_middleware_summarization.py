@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from window_helpers import make_state, model_call, small_model, tool_group
+from window_helpers import RecordingRunner, make_state, model_call, small_model, tool_group
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
 from harness.file_tools import file_tools
@@ -337,22 +337,13 @@ def test_a_new_topic_summarizes_the_old_one() -> None:
 
 
 def test_the_summarize_step_runs_through_the_step_runner_only_when_it_acts() -> None:
-    names: list[str] = []
-
-    class Recording:
-        async def run(self, name, fn, /, *args, **kwargs):
-            names.append(name)
-            return await fn(*args, **kwargs)
-
-        def current_step_id(self):
-            return None
-
+    runner = RecordingRunner()
     r = Researcher(steps=8)
     agent = create_agent(
         r.model, [fetch], store=Store(":memory:"), strategy="summarize", memory=(),
-        strategy_params={"summarize.trigger": 0.6}, step_runner=Recording(),
+        strategy_params={"summarize.trigger": 0.6}, step_runner=runner,
     )  # fmt: skip
     agent.run_sync("go")
     cycles = agent.store.scalar("SELECT count(*) FROM summaries")
-    assert cycles >= 1 and names.count("summarize") == cycles
-    assert names.count("model") == r.done
+    assert cycles >= 1 and runner.names.count("summarize") == cycles
+    assert runner.names.count("model") == r.done

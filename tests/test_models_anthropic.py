@@ -1,5 +1,6 @@
 """Anthropic adapter against the local fake provider: turn merging, tool results, prompt-cache
-breakpoints, usage normalisation, errors and key hygiene."""
+breakpoints, usage normalisation, overflow errors. Retries, error mapping and key hygiene,
+shared by every adapter, are in test_models_sdk.py."""
 
 from __future__ import annotations
 
@@ -12,16 +13,11 @@ import pytest
 from fake_provider import (
     FakeCall,
     FakeProvider,
-    RecordedRequest,
     Turn,
     final,
     overflow,
-    rate_limited,
-    server_error,
-    slow,
     too_large,
     tool_turn,
-    unauthorized,
 )
 
 from harness.errors import ContextOverflowError, ModelError
@@ -62,13 +58,6 @@ def ask(
     model: AnthropicModel, messages: Sequence[Message], settings: ModelSettings | None = None
 ) -> ModelResponse:
     return asyncio.run(model.request(messages, settings or ModelSettings(), PARAMS))
-
-
-def sent_key(request: RecordedRequest) -> str:
-    # This SDK version sends the key as a bearer token; older ones used x-api-key.
-    return request.headers.get("x-api-key") or request.headers["authorization"].removeprefix(
-        "Bearer "
-    )
 
 
 def breakpoints(body: dict[str, Any]) -> int:
@@ -117,7 +106,7 @@ def test_tool_turn_then_final(fake_provider: FakeProvider) -> None:
 
     req1, req2 = fake_provider.requests
     assert req1.path == "/v1/messages"
-    assert sent_key(req1) == KEY
+    assert req1.api_key == KEY
     assert req1.body["model"] == "claude-sonnet-5-5"
     assert req1.body["max_tokens"] == 8192  # min(profile's 64k, 8192)
     assert req1.body["system"] == [
@@ -248,47 +237,6 @@ def test_max_tokens_stop_and_no_sampling_parameters(fake_provider: FakeProvider)
     assert out.stop_reason == "max_tokens"
     # API version 2026-10-21 rejects temperature / top_p / top_k with a 400.
     assert "temperature" not in fake_provider.requests[0].body
-
-
-def test_rate_limit_is_retried_then_succeeds(fake_provider: FakeProvider) -> None:
-    fake_provider.script(rate_limited(retry_after=0.01), final("ok"))
-    assert ask(claude(fake_provider), [user("hi")]).text == "ok"
-    assert len(fake_provider.requests) == 2
-
-
-def test_server_error_gives_model_error_after_retries(fake_provider: FakeProvider) -> None:
-    # A tiny retry-after keeps the SDK's backoff from slowing the test down.
-    fake_provider.script(*[server_error(retry_after=0.01)] * 3)
-    with pytest.raises(ModelError, match="HTTP 500") as caught:
-        ask(claude(fake_provider, max_retries=2), [user("hi")])
-    assert not isinstance(caught.value, ContextOverflowError)
-    assert len(fake_provider.requests) == 3
-
-
-def test_timeout_gives_model_error(fake_provider: FakeProvider) -> None:
-    fake_provider.script(slow(5))
-    started = time.monotonic()
-    with pytest.raises(ModelError, match="timed out"):
-        ask(claude(fake_provider, timeout=0.5, max_retries=0), [user("hi")])
-    assert time.monotonic() - started < 3
-
-
-def test_api_key_never_leaks(fake_provider: FakeProvider) -> None:
-    secret = "sk-ant-explicit-SECRET-9876543210"
-    model = claude(fake_provider, api_key=secret)
-    fake_provider.script(unauthorized())
-    with pytest.raises(ModelError) as caught:
-        ask(model, [user("hi")])
-    assert sent_key(fake_provider.requests[0]) == secret
-    assert secret not in str(caught.value) and secret not in repr(caught.value)
-    assert "***" in str(caught.value)  # the server echoed it; the adapter redacted it
-    assert secret not in repr(model) and "127.0.0.1" in repr(model)
-
-
-def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    with pytest.raises(ModelError, match="ANTHROPIC_API_KEY"):
-        AnthropicModel("claude-sonnet-5-5", base_url="http://127.0.0.1:9")
 
 
 def test_network_guard_blocks_sdk_traffic() -> None:

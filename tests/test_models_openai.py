@@ -1,5 +1,6 @@
-"""OpenAI adapters against the local fake provider: request shapes, parsing, errors, key
-hygiene; plus `resolve_model` and the test-session network guard."""
+"""OpenAI adapters against the local fake provider: request shapes, parsing, overflow errors;
+plus `resolve_model` and the test-session network guard. Retries, error mapping and key hygiene,
+shared by every adapter, are in test_models_sdk.py."""
 
 from __future__ import annotations
 
@@ -10,20 +11,9 @@ import time
 from collections.abc import Sequence
 
 import pytest
-from fake_provider import (
-    FakeCall,
-    FakeProvider,
-    Turn,
-    final,
-    overflow,
-    rate_limited,
-    server_error,
-    slow,
-    tool_turn,
-    unauthorized,
-)
+from fake_provider import FakeCall, FakeProvider, Turn, final, overflow, tool_turn
 
-from harness.errors import ContextOverflowError, ModelError, UnknownModelError
+from harness.errors import ContextOverflowError, UnknownModelError
 from harness.messages import Message, ModelResponse, ToolCall, Usage, system, tool_result, user
 from harness.models import ModelSettings, RequestParams, ScriptedModel, resolve_model
 from harness.models.anthropic import AnthropicModel
@@ -166,47 +156,6 @@ def test_responses_overflow_raises_context_overflow(fake_provider: FakeProvider)
     with pytest.raises(ContextOverflowError, match="context window"):
         ask(responses(fake_provider), [user("x" * 100)])
     assert len(fake_provider.requests) == 1  # a 400 is never retried
-
-
-def test_rate_limit_is_retried_then_succeeds(fake_provider: FakeProvider) -> None:
-    fake_provider.script(rate_limited(retry_after=0.01), final("ok"))
-    assert ask(responses(fake_provider), [user("hi")]).text == "ok"
-    assert len(fake_provider.requests) == 2
-
-
-def test_server_error_gives_model_error_after_retries(fake_provider: FakeProvider) -> None:
-    # A tiny retry-after keeps the SDK's backoff from slowing the test down.
-    fake_provider.script(*[server_error(retry_after=0.01)] * 3)
-    with pytest.raises(ModelError, match="HTTP 500") as caught:
-        ask(responses(fake_provider, max_retries=2), [user("hi")])
-    assert not isinstance(caught.value, ContextOverflowError)
-    assert len(fake_provider.requests) == 3
-
-
-def test_timeout_gives_model_error(fake_provider: FakeProvider) -> None:
-    fake_provider.script(slow(5))
-    started = time.monotonic()
-    with pytest.raises(ModelError, match="timed out"):
-        ask(responses(fake_provider, timeout=0.5, max_retries=0), [user("hi")])
-    assert time.monotonic() - started < 3
-
-
-def test_api_key_never_leaks(fake_provider: FakeProvider) -> None:
-    secret = "sk-explicit-SECRET-9876543210"
-    model = responses(fake_provider, api_key=secret)
-    fake_provider.script(unauthorized())
-    with pytest.raises(ModelError) as caught:
-        ask(model, [user("hi")])
-    assert fake_provider.requests[0].headers["authorization"] == f"Bearer {secret}"
-    assert secret not in str(caught.value) and secret not in repr(caught.value)
-    assert "***" in str(caught.value)  # the server echoed it; the adapter redacted it
-    assert secret not in repr(model) and "127.0.0.1" in repr(model)
-
-
-def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY")
-    with pytest.raises(ModelError, match="OPENAI_API_KEY"):
-        OpenAIResponsesModel("gpt-6.2-sol")
 
 
 def test_chat_tool_turn_then_final(fake_provider: FakeProvider) -> None:

@@ -1,10 +1,11 @@
-"""Helpers for middleware tests: windows with tool-call groups, and one model call driven
-through a single middleware without the whole loop."""
+"""Helpers for loop and middleware tests: windows with tool-call groups, one model call driven
+through a single middleware without the whole loop, and a step runner that records."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from harness.agent import Agent
 from harness.messages import Message, ModelResponse, ToolCall, assistant, new_id, tool_result
@@ -16,6 +17,21 @@ from harness.state import RunState
 from harness.steps import InlineRunner
 from harness.store import Store
 from harness.tools import Tool
+
+T = TypeVar("T")
+
+
+class RecordingRunner(InlineRunner):
+    """Runs every step inline and records its name, in order."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    async def run(
+        self, name: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
+    ) -> T:
+        self.names.append(name)
+        return await fn(*args, **kwargs)
 
 
 def small_model(

@@ -10,7 +10,7 @@ Hooks, in the order the loop calls them:
 
 A hook that changes something runs the change through `state.run_step(name, ...)`, so under
 Prefect each acting hook is a task and a hook that does nothing creates none. Middleware may
-also contribute tools (`tools`) and is told the run's tools in `setup`.
+also contribute tools (`tools`); `create_agent` adds them to the agent's.
 """
 
 from __future__ import annotations
@@ -47,6 +47,14 @@ class ModelRequest:
         if "tools" in changes:
             changes["tools"] = tuple(changes["tools"])
         return replace(self, **changes)
+
+    def with_system_section(self, section: str) -> ModelRequest:
+        """The request with `section` added to the end of the system prompt after a blank
+        line; unchanged when `section` is empty."""
+        if not section:
+            return self
+        prompt = f"{self.system_prompt}\n\n{section}" if self.system_prompt else section
+        return replace(self, system_prompt=prompt)
 
     def tool_schemas(self) -> tuple[dict[str, Any], ...]:
         return tuple(t.schema() for t in self.tools)

@@ -19,14 +19,13 @@ from harness.messages import Message, ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.cutoff import Threshold, ThresholdSpec, offload_path
 from harness.middleware.guard import learn_inner, with_inner
-from harness.middleware.mask import masked
+from harness.middleware.mask import REPLACED_KINDS, masked
 from harness.tokens import MESSAGE_OVERHEAD
 
 if TYPE_CHECKING:
     from harness.state import RunState
 
 PLACEHOLDER = "[Tool result cleared to save context.]"
-_SKIP_KINDS = frozenset({"masked", "cleared", "cancelled"})
 
 
 class ContextEdit(Middleware):
@@ -87,7 +86,7 @@ class ContextEdit(Middleware):
         placeholder_tokens = state.counter.count_text(self.placeholder) + MESSAGE_OVERHEAD
         for i in older:
             m = messages[i]
-            if m.kind in _SKIP_KINDS or m.name in self.exclude_tools:
+            if m.kind in REPLACED_KINDS or m.name in self.exclude_tools:
                 continue
             gain = state.counter.count_message(m) - placeholder_tokens
             if gain <= 0:

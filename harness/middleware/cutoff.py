@@ -52,12 +52,13 @@ class Threshold:
                 return cls("tokens", spec)
             raise ValueError(f"a float threshold is a fraction in (0, 1], got {spec}")
         if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+            # The kind is any string here; __post_init__ rejects one that is not a kind.
             return cls(spec[0], float(spec[1]))  # type: ignore[arg-type]
         if isinstance(spec, str):
             kind, sep, value = spec.partition(":")
             try:
                 if sep:
-                    return cls(kind.strip(), float(value))  # type: ignore[arg-type]
+                    return cls(kind.strip(), float(value))  # type: ignore[arg-type]  # as above
                 number = float(spec)
             except ValueError:
                 raise ValueError(f"cannot read threshold {spec!r}") from None
@@ -142,7 +143,7 @@ def pairing_problems(messages: Sequence[Message]) -> list[str]:
             problems.append(f"result {m.tool_call_id!r} at {i - 1} has no call right before it")
             continue
         expected = [c.id for c in m.tool_calls]
-        got = []
+        got: list[str | None] = []
         while i < n and messages[i].role == "tool" and len(got) < len(expected):
             got.append(messages[i].tool_call_id)
             i += 1
@@ -177,6 +178,6 @@ def fill(template: str, **fields: object) -> str:
     return template.format_map(_Fields(fields))
 
 
-class _Fields(dict):
+class _Fields(dict[str, object]):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"

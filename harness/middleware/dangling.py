@@ -84,5 +84,5 @@ def repair(messages: Sequence[Message], cancelled: Callable[[ToolCall], Message]
             continue  # placed after its call below, or stray
         out.append(m)
         for c in m.tool_calls:
-            out.append(results.pop(c.id, None) or cancelled(c))
+            out.append(results.pop(c.id) if c.id in results else cancelled(c))
     return out

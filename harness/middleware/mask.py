@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 PLACEHOLDER = "[Earlier {tool} result omitted to save context ({tokens:,} tokens).]"
 OFFLOADED_NOTE = " The full result is saved at {path}; read it with read_file if you need it."
-# Results already shortened by a middleware: nothing left to gain from masking them.
-_REPLACED_KINDS = frozenset({"masked", "cleared", "cancelled"})
+# Results already shortened by a middleware (masking, context editing, the dangling-call
+# patch): nothing left to gain from replacing them again.
+REPLACED_KINDS = frozenset({"masked", "cleared", "cancelled"})
 
 
 class ObservationMask(Middleware):
@@ -53,7 +54,7 @@ class ObservationMask(Middleware):
             await state.run_step("mask", self._mask, state, due)
 
     def _worth_masking(self, message: Message) -> bool:
-        return message.kind not in _REPLACED_KINDS and len(message.content) > len(self.placeholder)
+        return message.kind not in REPLACED_KINDS and len(message.content) > len(self.placeholder)
 
     async def _mask(self, state: RunState, due: list[int]) -> None:
         start = time.perf_counter()

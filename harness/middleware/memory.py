@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.filesystem import FileError, FileSystem, normalize
 from harness.messages import Message, ModelResponse
@@ -24,7 +24,6 @@ from harness.middleware.base import (
     ToolCallRequest,
     ToolHandler,
 )
-from harness.middleware.skills import join_prompt
 from harness.store import Store, now
 
 if TYPE_CHECKING:
@@ -152,9 +151,7 @@ class Memory(Middleware):
 
     async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         section = request.state.scratch.get(self.name, {}).get("section", "")
-        if section:
-            request = request.override(system_prompt=join_prompt(request.system_prompt, section))
-        return await handler(request)
+        return await handler(request.with_system_section(section))
 
     async def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> Message:
         result = await handler(request)
@@ -217,7 +214,7 @@ def _differs(store: Store, path: str, text: str) -> bool:
     return latest is None or latest[1] != text
 
 
-def _target(arguments: dict) -> str | None:
+def _target(arguments: dict[str, Any]) -> str | None:
     raw = arguments.get("file_path", arguments.get("path"))
     try:
         return normalize(raw) if isinstance(raw, str) else None

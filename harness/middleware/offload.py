@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.file_tools import FILE_TOOL_NAMES
 from harness.filesystem import safe_segment, split_lines
@@ -106,19 +106,15 @@ class OffloadLargeResults(Middleware):
     async def _offload_tool_result(self, state: RunState, result: Message, tokens: int) -> Message:
         start = time.perf_counter()
         path = f"{TOOL_RESULTS_DIR}/{safe_segment(result.tool_call_id or result.id)}"
-        state.files.write(path, result.content)
         notice = (
             f"The result of {result.name or 'this tool'} was too large for the conversation "
             f"({tokens:,} tokens; the limit is {self.tool_token_limit:,}), so it was saved in "
             f"full to the file {path}"
         )
-        preview = self._preview(result.content, notice, path)
-        message = result.with_content(
-            preview, full_content=result.content, meta={**result.meta, "offload_path": path}
-        )
+        message = self._move_to_file(state, result, path, notice)
         state.event(
             self.name, "wrap_tool_call", OFFLOAD_TOOL,
-            tokens_before=tokens, tokens_after=state.counter.count_text(preview),
+            tokens_before=tokens, tokens_after=state.counter.count_text(message.content),
             detail={"path": path, "tool": result.name, "tool_call_id": result.tool_call_id},
             ms=state.elapsed_ms(start),
         )  # fmt: skip
@@ -149,24 +145,29 @@ class OffloadLargeResults(Middleware):
             start = time.perf_counter()
             original = window[i]
             path = f"{HUMAN_DIR}/{safe_segment(original.id)}.md"
-            state.files.write(path, original.content)
             notice = (
                 f"The user's message was too long to keep in the conversation ({tokens:,} tokens; "
                 f"the limit is {self.human_token_limit:,}), so it was saved in full to the file "
                 f"{path}"
             )
-            preview = self._preview(original.content, notice, path)
-            window[i] = original.with_content(
-                preview, full_content=original.content, meta={**original.meta, "offload_path": path}
-            )
+            window[i] = self._move_to_file(state, original, path, notice)
             state.scratch[self.name]["checked"].add(window[i].id)
             state.event(
                 self.name, "before_model", OFFLOAD_HUMAN,
-                tokens_before=tokens, tokens_after=state.counter.count_text(preview),
+                tokens_before=tokens, tokens_after=state.counter.count_text(window[i].content),
                 detail={"path": path, "message_id": original.id},
                 ms=state.elapsed_ms(start),
             )  # fmt: skip
         state.replace_window(window, reason="offload")
+
+    def _move_to_file(self, state: RunState, message: Message, path: str, notice: str) -> Message:
+        """Writes `message`'s text to `path`; returns the message that carries the notice and a
+        preview in its place (the original stays in `full_content` for the transcript)."""
+        state.files.write(path, message.content)
+        preview = self._preview(message.content, notice, path)
+        return message.with_content(
+            preview, full_content=message.content, meta={**message.meta, "offload_path": path}
+        )
 
     def _preview(self, text: str, notice: str, path: str) -> str:
         n_lines = len(split_lines(text))
@@ -195,7 +196,7 @@ class OffloadLargeResults(Middleware):
         if expired:
             await state.run_step("offload.retention", self._delete_expired, state, expired)
 
-    async def _delete_expired(self, state: RunState, expired: list[dict]) -> None:
+    async def _delete_expired(self, state: RunState, expired: list[dict[str, Any]]) -> None:
         start = time.perf_counter()
         with state.store.transaction() as con:
             con.executemany(

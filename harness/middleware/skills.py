@@ -111,12 +111,6 @@ def render_menu(skills: Iterable[Skill]) -> str:
     return "## Skills\n\n" + MENU_INTRO + "\n\n" + "\n".join(entries)
 
 
-def join_prompt(base: str, section: str) -> str:
-    if not section:
-        return base
-    return f"{base}\n\n{section}" if base else section
-
-
 class Skills(Middleware):
     """Syncs skill folders into `/skills/`, reads their headers at run start, and adds the
     menu to every model call."""
@@ -154,9 +148,7 @@ class Skills(Middleware):
 
     async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         menu = request.state.scratch.get(self.name, {}).get("menu", "")
-        if menu:
-            request = request.override(system_prompt=join_prompt(request.system_prompt, menu))
-        return await handler(request)
+        return await handler(request.with_system_section(menu))
 
     # -- disk -> virtual filesystem --------------------------------------------------------
 

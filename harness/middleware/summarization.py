@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 from harness.errors import ContextOverflowError, HarnessError, ModelError
 from harness.filesystem import safe_segment
-from harness.messages import Message, ModelResponse, Usage, user
+from harness.messages import Message, ModelResponse, user
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.cutoff import (
     Threshold,
@@ -146,7 +146,7 @@ class Summarization(Middleware):
         history_dir: where the per-thread history files go.
         """
         self.model = model
-        specs = list(trigger) if _is_threshold_list(trigger) else [trigger]  # type: ignore[arg-type]
+        specs: Sequence[object] = trigger if _is_threshold_list(trigger) else [trigger]
         self.triggers = tuple(Threshold.parse(t) for t in specs)
         if trigger_mode not in ("any", "all"):
             raise ValueError("trigger_mode must be 'any' or 'all'")
@@ -313,12 +313,14 @@ class Summarization(Middleware):
     def _next_cycle(self, state: RunState) -> int:
         mine = state.scratch[self.name]
         if "cycle" not in mine:
+            # A continued thread numbers on from its earlier runs' summaries.
             mine["cycle"] = state.store.scalar(
                 "SELECT coalesce(max(cycle), 0) FROM summaries WHERE thread_id = ?",
                 [state.thread_id],
             )
-        mine["cycle"] += 1
-        return mine["cycle"]
+        cycle: int = mine["cycle"] + 1
+        mine["cycle"] = cycle
+        return cycle
 
     # -- the summarizer --------------------------------------------------------------------
 
@@ -399,20 +401,14 @@ class Summarization(Middleware):
         settings = ModelSettings(max_tokens=reserve, timeout_s=state.agent.settings.timeout_s)
         start = time.perf_counter()
         response = await model.request(messages, settings, RequestParams(system_prompt=self.prompt))
-        usage = response.usage
-        cost = model.profile.cost(usage)
-        state.usage = state.usage + Usage(
-            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-            cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
-            requests=1, cost_usd=cost,
-        )  # fmt: skip
-        state.add_row(
-            "model_calls",
-            (state.run_id, state.step, (response.model_name or model.name) + SUMMARIZER_SUFFIX,
-             usage.input_tokens, usage.output_tokens, usage.cached_tokens,
-             usage.cache_write_tokens, context, state.elapsed_ms(start), cost,
-             response.stop_reason, counter.encoding_name, now()),
-        )  # fmt: skip
+        state.record_model_call(
+            model,
+            response,
+            context_tokens=context,
+            latency_ms=state.elapsed_ms(start),
+            encoding=counter.encoding_name,
+            label=SUMMARIZER_SUFFIX,
+        )
         summary = response.text.strip()
         if not summary:
             raise ModelError(f"the summarizer {model.name} returned an empty summary")
@@ -502,7 +498,8 @@ def _has_new(messages: Sequence[Message]) -> bool:
     return any(m.kind != "summary" for m in messages)
 
 
-def _is_threshold_list(spec: object) -> bool:
+def _is_threshold_list(spec: object) -> TypeGuard[Sequence[ThresholdSpec]]:
+    # A 2-tuple led by a string is one threshold, ("messages", 40), not a list of two.
     if isinstance(spec, list):
         return True
     return isinstance(spec, tuple) and not (len(spec) == 2 and isinstance(spec[0], str))

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import anthropic
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
+from harness.models._common import SDKModel
 from harness.models.base import ModelSettings, RequestParams
-from harness.profiles import ModelProfile, get_profile
 
 # Without an explicit max_tokens, ask for no more than this: a profile's 64k cap would make
 # every non-streamed request reserve (and risk waiting for) a huge reply.
@@ -35,37 +35,27 @@ _STOP: dict[str, StopReason] = {
 }
 
 
-class AnthropicModel:
+class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
     """Claude through the Messages API, with prompt caching on the system prompt and on the
     newest message."""
 
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        profile: ModelProfile | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        timeout: float = 60.0,
-        client: anthropic.AsyncAnthropic | None = None,
-    ) -> None:
-        self.model = model_name
-        self.name = f"anthropic:{model_name}"
-        self.profile = profile or get_profile(self.name)
-        if client is None:
-            client = anthropic.AsyncAnthropic(
-                api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
-            )
-            # Otherwise the SDK only fails at the first request, with a bare TypeError.
-            if client.api_key is None and client.auth_token is None and not client.credentials:
-                raise ModelError(
-                    f"{self.name}: no Anthropic credentials; set ANTHROPIC_API_KEY or pass api_key="
-                )
-        self._client = client
+    prefix = "anthropic"
 
-    def __repr__(self) -> str:
-        return f"AnthropicModel(name={self.name!r}, host={self._client.base_url.host!r})"
+    def _connect(
+        self, *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float
+    ) -> anthropic.AsyncAnthropic:
+        client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+        )
+        # Otherwise the SDK only fails at the first request, with a bare TypeError.
+        if client.api_key is None and client.auth_token is None and not client.credentials:
+            raise ModelError(
+                f"{self.name}: no Anthropic credentials; set ANTHROPIC_API_KEY or pass api_key="
+            )
+        return client
+
+    def _secrets(self) -> Iterable[object]:
+        return (self._client.api_key, self._client.auth_token)
 
     async def request(
         self, messages: Sequence[Message], settings: ModelSettings, params: RequestParams
@@ -126,13 +116,6 @@ class AnthropicModel:
             provider_items=tuple(blocks) if keep else (),
         )
 
-    def _redact(self, text: str) -> str:
-        # Provider messages sometimes echo request details; never let the key through.
-        for secret in (self._client.api_key, self._client.auth_token):
-            if isinstance(secret, str) and len(secret) >= 8:
-                text = text.replace(secret, "***")
-        return text
-
     def _error(self, exc: anthropic.AnthropicError) -> ModelError:
         """The harness error for an SDK failure the SDK's own retries did not fix."""
         if isinstance(exc, anthropic.APIStatusError):
@@ -141,21 +124,17 @@ class AnthropicModel:
                 exc.status_code == 400 and "prompt is too long" in detail.lower()
             ):
                 found = re.search(r"(\d+) tokens > (\d+) maximum", detail)
-                return ContextOverflowError(
-                    self._redact(f"{self.name}: context overflow: {detail}"),
+                return self._overflow(
+                    detail,
                     tokens=int(found.group(1)) if found else None,
                     limit=int(found.group(2)) if found else None,
                 )
-            return ModelError(self._redact(f"{self.name}: HTTP {exc.status_code}: {detail}"))
-        if isinstance(exc, anthropic.APITimeoutError):
-            return ModelError(
-                f"{self.name}: request timed out after {self._client.max_retries} retries"
-            )
-        if isinstance(exc, anthropic.APIConnectionError):
-            # The SDK's own text is a bare "Connection error."; the root cause says why.
-            reason = _root_cause(exc)
-            return ModelError(self._redact(f"{self.name}: connection failed: {reason}"))
-        return ModelError(self._redact(f"{self.name}: {type(exc).__name__}: {exc}"))
+            return self._http_error(exc.status_code, detail)
+        return self._transport_error(
+            exc,
+            timed_out=isinstance(exc, anthropic.APITimeoutError),
+            unreachable=isinstance(exc, anthropic.APIConnectionError),
+        )
 
 
 def _to_anthropic(
@@ -245,11 +224,3 @@ def _usage(usage: Any) -> Usage:
         cache_write_tokens=write,
         requests=1,
     )
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    seen = {id(exc)}
-    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
-        seen.add(id(inner))
-        exc = inner
-    return exc

@@ -14,10 +14,10 @@ from typing import Any
 
 import openai
 
-from harness.errors import ContextOverflowError, ModelError
+from harness.errors import ModelError
 from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
+from harness.models._common import SDKModel
 from harness.models.base import ModelSettings, RequestParams
-from harness.profiles import ModelProfile, get_profile
 
 # Output items the neutral Message can rebuild by itself. Anything else (reasoning items) must
 # be echoed back verbatim, and then the whole output is kept so ids stay paired: the API
@@ -31,47 +31,23 @@ _CHAT_STOP: dict[str, StopReason] = {
 }
 
 
-class _OpenAIAdapter:
-    """Client setup, error mapping and key hygiene shared by both OpenAI adapters."""
+class _OpenAIAdapter(SDKModel[openai.AsyncOpenAI]):
+    """Request settings and error mapping shared by both OpenAI adapters."""
 
     prefix = "openai"
 
-    def __init__(
-        self,
-        model_name: str,
-        *,
-        profile: ModelProfile | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        timeout: float = 60.0,
-        client: openai.AsyncOpenAI | None = None,
-    ) -> None:
-        self.model = model_name
-        # The spec resolve_model accepts, so a run's recorded model name can be resolved again.
-        self.name = f"{self.prefix}:{model_name}"
-        self.profile = profile or get_profile(self.name)
-        if client is None:
-            try:
-                client = openai.AsyncOpenAI(
-                    api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
-                )
-            except openai.OpenAIError as exc:
-                raise ModelError(
-                    f"{self.name}: cannot create the OpenAI client ({exc}); "
-                    "set OPENAI_API_KEY or pass api_key="
-                ) from None
-        self._client = client
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, host={self._client.base_url.host!r})"
-
-    def _redact(self, text: str) -> str:
-        # Provider messages sometimes echo request details; never let the key through.
-        key = self._client.api_key
-        if isinstance(key, str) and len(key) >= 8:
-            text = text.replace(key, "***")
-        return text
+    def _connect(
+        self, *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float
+    ) -> openai.AsyncOpenAI:
+        try:
+            return openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+            )
+        except openai.OpenAIError as exc:
+            raise ModelError(
+                f"{self.name}: cannot create the OpenAI client ({exc}); "
+                "set OPENAI_API_KEY or pass api_key="
+            ) from None
 
     def _common_kwargs(self, settings: ModelSettings) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model}
@@ -88,22 +64,13 @@ class _OpenAIAdapter:
         if isinstance(exc, openai.APIStatusError):
             detail = _api_message(exc)
             if exc.status_code == 400 and _is_overflow(exc.code, detail):
-                tokens, limit = _overflow_numbers(detail)
-                return ContextOverflowError(
-                    self._redact(f"{self.name}: context overflow: {detail}"),
-                    tokens=tokens,
-                    limit=limit,
-                )
-            return ModelError(self._redact(f"{self.name}: HTTP {exc.status_code}: {detail}"))
-        if isinstance(exc, openai.APITimeoutError):
-            return ModelError(
-                f"{self.name}: request timed out after {self._client.max_retries} retries"
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            # The SDK's own text is a bare "Connection error."; the root cause says why.
-            reason = _root_cause(exc)
-            return ModelError(self._redact(f"{self.name}: connection failed: {reason}"))
-        return ModelError(self._redact(f"{self.name}: {type(exc).__name__}: {exc}"))
+                return self._overflow(detail, *_overflow_numbers(detail))
+            return self._http_error(exc.status_code, detail)
+        return self._transport_error(
+            exc,
+            timed_out=isinstance(exc, openai.APITimeoutError),
+            unreachable=isinstance(exc, openai.APIConnectionError),
+        )
 
 
 class OpenAIResponsesModel(_OpenAIAdapter):
@@ -140,10 +107,7 @@ class OpenAIResponsesModel(_OpenAIAdapter):
         if response.status == "failed" and response.error is not None:
             code, detail = response.error.code, response.error.message
             if _is_overflow(code, detail):
-                tokens, limit = _overflow_numbers(detail)
-                raise ContextOverflowError(
-                    f"{self.name}: context overflow: {detail}", tokens=tokens, limit=limit
-                )
+                raise self._overflow(detail, *_overflow_numbers(detail))
             raise ModelError(self._redact(f"{self.name}: response failed ({code}): {detail}"))
         items = [item.to_dict(mode="json") for item in response.output]
         text, calls = _parse_responses_output(items)
@@ -347,11 +311,3 @@ def _overflow_numbers(message: str) -> tuple[int | None, int | None]:
         int(tokens.group(1)) if tokens else None,
         int(limit.group(1)) if limit else None,
     )
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    seen = {id(exc)}
-    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
-        seen.add(id(inner))
-        exc = inner
-    return exc

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.errors import HarnessError
-from harness.messages import Message, ModelResponse, ToolCall, Usage
+from harness.messages import Message, ModelResponse, ToolCall, Usage, new_id
 from harness.models.base import ModelSettings, RequestParams
 from harness.profiles import ModelProfile, get_profile
 from harness.tokens import TokenCounter
@@ -139,8 +139,6 @@ class FunctionModel(_CountingModel):
 
 def call(name: str, call_id: str | None = None, **arguments: object) -> ToolCall:
     """Shorthand for scripts: `call("read_file", file_path="/a")`."""
-    from harness.messages import new_id
-
     return ToolCall(id=call_id or new_id("call"), name=name, arguments=dict(arguments))
 
 

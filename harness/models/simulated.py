@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import ContextOverflowError, HarnessError
-from harness.messages import Message, ModelResponse, ToolCall, Usage
+from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
 from harness.models.base import Model, ModelSettings, RequestParams
 from harness.profiles import ModelProfile, get_profile
 from harness.tokens import TokenCounter
@@ -745,7 +745,7 @@ class SimulatedModel:
                 cost_usd=self.profile.cost(usage),
             )
         )  # fmt: skip
-        stop = "tool_calls" if response.tool_calls else "end_turn"
+        stop: StopReason = "tool_calls" if response.tool_calls else "end_turn"
         return ModelResponse(
             text=response.text, tool_calls=response.tool_calls, usage=usage,
             stop_reason=stop, model_name=self.name,

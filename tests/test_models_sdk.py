@@ -1,0 +1,116 @@
+"""What every SDK adapter promises (harness/models/_common.py), checked against the local fake
+provider for each: rate limits are retried, failures become `ModelError`, a timeout says so,
+and the API key never shows in an error or a repr."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import pytest
+from fake_provider import (
+    FakeProvider,
+    final,
+    rate_limited,
+    server_error,
+    slow,
+    unauthorized,
+)
+
+from harness.errors import ContextOverflowError, ModelError
+from harness.messages import ModelResponse, user
+from harness.models import Model, ModelSettings, RequestParams
+from harness.models.anthropic import AnthropicModel
+from harness.models.openai import OpenAIChatModel, OpenAIResponsesModel
+
+KEYS = {"OPENAI_API_KEY": "sk-test-NEVER-LEAK-0123456789",
+        "ANTHROPIC_API_KEY": "sk-ant-test-NEVER-LEAK-0123456789"}  # fmt: skip
+PARAMS = RequestParams(system_prompt="You are terse.")
+
+Build = Callable[..., Model]  # keyword arguments of the adapter's constructor -> the adapter
+
+
+@dataclass(frozen=True)
+class Adapter:
+    key_variable: str
+    cls: Callable[..., Model]
+    model_name: str
+    api_path: str  # what the SDK expects after the server's root URL in base_url
+
+    def factory(self, root_url: str) -> Build:
+        return partial(self.cls, self.model_name, base_url=root_url + self.api_path)
+
+
+ADAPTERS = {
+    "openai": Adapter("OPENAI_API_KEY", OpenAIResponsesModel, "gpt-6.2-sol", "/v1"),
+    "openai-chat": Adapter("OPENAI_API_KEY", OpenAIChatModel, "gpt-6.2-sol", "/v1"),
+    "anthropic": Adapter("ANTHROPIC_API_KEY", AnthropicModel, "claude-sonnet-5-5", ""),
+}
+
+
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(params=sorted(ADAPTERS))
+def adapter(request: pytest.FixtureRequest) -> Adapter:
+    return ADAPTERS[request.param]
+
+
+@pytest.fixture
+def build(adapter: Adapter, fake_provider: FakeProvider) -> Build:
+    return adapter.factory(fake_provider.url)
+
+
+def ask(model: Model) -> ModelResponse:
+    return asyncio.run(model.request([user("hi")], ModelSettings(), PARAMS))
+
+
+def test_rate_limit_is_retried_then_succeeds(build: Build, fake_provider: FakeProvider) -> None:
+    fake_provider.script(rate_limited(retry_after=0.01), final("ok"))
+    assert ask(build()).text == "ok"
+    assert len(fake_provider.requests) == 2
+
+
+def test_server_error_gives_model_error_after_retries(
+    build: Build, fake_provider: FakeProvider
+) -> None:
+    # A tiny retry-after keeps the SDK's backoff from slowing the test down.
+    fake_provider.script(*[server_error(retry_after=0.01)] * 3)
+    with pytest.raises(ModelError, match="HTTP 500") as caught:
+        ask(build(max_retries=2))
+    assert not isinstance(caught.value, ContextOverflowError)
+    assert len(fake_provider.requests) == 3
+
+
+def test_timeout_gives_model_error(build: Build, fake_provider: FakeProvider) -> None:
+    fake_provider.script(slow(5))
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="timed out"):
+        ask(build(timeout=0.5, max_retries=0))
+    assert time.monotonic() - started < 3
+
+
+def test_api_key_never_leaks(build: Build, fake_provider: FakeProvider) -> None:
+    secret = "sk-explicit-SECRET-9876543210"
+    model = build(api_key=secret)
+    fake_provider.script(unauthorized())
+    with pytest.raises(ModelError) as caught:
+        ask(model)
+    assert fake_provider.requests[0].api_key == secret
+    assert secret not in str(caught.value) and secret not in repr(caught.value)
+    assert "***" in str(caught.value)  # the server echoed it; the adapter redacted it
+    assert secret not in repr(model) and "127.0.0.1" in repr(model)
+
+
+def test_missing_key_is_a_clear_error(adapter: Adapter, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(adapter.key_variable)
+    with pytest.raises(ModelError, match=adapter.key_variable):
+        adapter.factory("http://127.0.0.1:9")()
