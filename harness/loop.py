@@ -64,12 +64,20 @@ async def run_loop(state: RunState, max_steps: int) -> str:
             await mw.after_model(state, response)
         if not response.tool_calls:
             break
-        results = await asyncio.gather(
-            *(
+        tasks = [
+            asyncio.ensure_future(
                 call_tool(ToolCallRequest(state=state, call=c, tool=tools.get(c.name)))
-                for c in response.tool_calls
             )
-        )
+            for c in response.tool_calls
+        ]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:
+            # A middleware failure ends the run: stop the sibling calls instead of leaving
+            # them running against a run already marked failed.
+            for task in tasks:
+                task.cancel()
+            raise
         for message in results:
             state.append(message)
 

@@ -58,6 +58,7 @@ class RunState:
     _scans: dict[str, tuple[int, int]] = field(default_factory=dict)
     _stored_ids: set[str] = field(default_factory=set)
     _batch: StepBatch = field(default_factory=StepBatch)
+    _window_row: tuple[Any, ...] | None = None
 
     # -- the window and the transcript ---------------------------------------------------
 
@@ -98,10 +99,13 @@ class RunState:
         self.messages = list(messages)
         self.window_version += 1
         self.window_tokens = self.counter.count_messages(self.messages)
-        self._batch.add(
-            "windows",
-            (self.thread_id, self.run_id, self.step, self._seq,
-             json.dumps([m.id for m in messages]), reason, now()),
+        # Only the step's last rewrite is stored: several rewrites in one step would tie on
+        # `at_seq`, and a resumed thread must find exactly the window the model last saw.
+        if self._window_row is not None:
+            reason = f"{self._window_row[5]}+{reason}"
+        self._window_row = (
+            self.thread_id, self.run_id, self.step, self._seq,
+            json.dumps([m.id for m in messages]), reason, now(),
         )  # fmt: skip
 
     def unscanned(self, key: str) -> int:
@@ -116,6 +120,9 @@ class RunState:
 
     def flush(self) -> None:
         """Commit what the step produced, in one transaction."""
+        if self._window_row is not None:
+            self._batch.add("windows", self._window_row)
+            self._window_row = None
         if self._batch:
             self.store.write(self._batch)
             self._batch = StepBatch()

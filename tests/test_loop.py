@@ -189,3 +189,51 @@ def test_usage_accumulates_provider_reported_tokens_and_cost() -> None:
     # 200 uncached at $2/M + 800 cached at $0.10/M + 100 output at $10/M
     assert result.usage.cost_usd == pytest.approx((200 * 2 + 800 * 0.1 + 100 * 10) / 1e6)
     assert result.usage.cached_tokens == 800
+
+
+def test_two_window_rewrites_in_one_step_resume_as_the_last_one() -> None:
+    class KeepLast(Middleware):
+        name = "keep-last"
+
+        async def before_model(self, state):
+            if len(state.messages) > 2:
+                state.replace_window(state.messages[1:], reason="first")
+                state.replace_window(state.messages[-1:], reason="second")
+
+    model = ScriptedModel(["a", "b", "c"])
+    agent = make(model, middleware=[KeepLast()])
+    agent.run_sync("one", thread_id="t")
+    agent.run_sync("two", thread_id="t")
+    rows = agent.store.query("SELECT reason, message_ids FROM windows")
+    assert [r["reason"] for r in rows] == ["first+second"]
+    assert [m.content for m in agent.store.load_window("t")] == ["two", "b"]
+
+
+def test_a_failing_middleware_cancels_the_sibling_tool_calls() -> None:
+    finished: list[int] = []
+
+    @tool
+    async def slow(n: int) -> str:
+        """Sleep, then note completion."""
+        await asyncio.sleep(0.3)
+        finished.append(n)
+        return str(n)
+
+    class FailFirst(Middleware):
+        name = "fail-first"
+
+        async def wrap_tool_call(self, request, handler):
+            if request.call.arguments["n"] == 0:
+                raise RuntimeError("middleware bug")
+            return await handler(request)
+
+    model = ScriptedModel([reply("", call("slow", n=0), call("slow", n=1))])
+    agent = make(model, tools=(slow,), middleware=[FailFirst()])
+
+    async def caller_keeps_its_loop_running() -> None:
+        with pytest.raises(RuntimeError, match="middleware bug"):
+            await agent.run("go")
+        await asyncio.sleep(0.4)  # long enough for an orphaned call to finish
+
+    asyncio.run(caller_keeps_its_loop_running())
+    assert finished == []
