@@ -21,14 +21,17 @@ from typing import Any
 from prefect import flow
 from prefect.artifacts import acreate_markdown_artifact
 from prefect.client.orchestration import get_client
+from prefect.exceptions import ObjectNotFound
 from prefect.runtime import flow_run as current_flow_run
+from prefect.states import Crashed
 
 from flows.agents import AgentOptions, AgentSpec, get_agent
 from flows.journal import Journal, ensure_tables
 from flows.report import render_markdown, run_report
-from flows.resume import ResumeRun, find_resume_point, release_run
-from flows.runner import PrefectStepRunner
+from flows.resume import FINISHED, ResumeRun, find_resume_point, release_run
+from flows.runner import PrefectStepRunner, hide_tool_failures_on_console
 from harness.messages import new_id
+from harness.steps import InlineRunner
 from harness.store import Store, default_path, now
 
 log = logging.getLogger("ctxlab.flows")
@@ -73,6 +76,7 @@ async def agent_run(
     strategy, params: the context strategy and its dotted parameters.
     resume: a run id of a session that did not finish; the other arguments are ignored.
     """
+    hide_tool_failures_on_console()
     store = Store(db or default_path(), hold=False)
     ensure_tables(store)
     if resume:
@@ -80,7 +84,8 @@ async def agent_run(
         spec = get_agent(session.agent)
     else:
         spec = get_agent(agent)
-        options = AgentOptions(store=store, step_runner=PrefectStepRunner(), model=model,
+        # What the session will be depends on the options, not on how steps will run.
+        options = AgentOptions(store=store, step_runner=InlineRunner(), model=model,
                                strategy=strategy, params=dict(params or {}))  # fmt: skip
         session = Session(
             session_id=new_id("session"),
@@ -113,7 +118,7 @@ async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) 
     if point is not None and point.done:
         return {**run_report(store, point.run_id).as_dict(), "tasks": 0, "replayed": 0}
     run_id = run_id or new_id("run")
-    attempt = _record_attempt(store, session, turn, run_id)
+    attempt = await _record_attempt(store, session, turn, run_id)
     log.info(
         "%s run %s (input %d of %d)%s; if it stops, continue with: ctxlab run --resume %s",
         "resuming" if point is not None else "starting", run_id, turn + 1,
@@ -179,16 +184,22 @@ def _run_id_for(store: Store, session: Session, turn: int) -> str | None:
     )
 
 
-def _record_attempt(store: Store, session: Session, turn: int, run_id: str) -> int:
+async def _record_attempt(store: Store, session: Session, turn: int, run_id: str) -> int:
     flow_run_id = current_flow_run.id
     with store.transaction() as con:
+        previous = con.execute(
+            "SELECT flow_run_id FROM flow_runs WHERE run_id = ?", [run_id]
+        ).fetchone()
         row = con.execute(
             "UPDATE flow_runs SET attempts = attempts + 1, flow_run_id = ?, updated_at = ? "
             "WHERE run_id = ? RETURNING attempts",
             [flow_run_id, now(), run_id],
         ).fetchone()
-        if row is not None:
-            return int(row[0])
+    if row is not None:
+        if previous and previous[0] and previous[0] != flow_run_id:
+            await _mark_crashed(previous[0], f"its process died; resumed by flow run {flow_run_id}")
+        return int(row[0])
+    with store.transaction() as con:
         con.execute(
             "INSERT INTO flow_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
             [run_id, session.session_id, turn, json.dumps(list(session.inputs)),
@@ -196,6 +207,17 @@ def _record_attempt(store: Store, session: Session, turn: int, run_id: str) -> i
              json.dumps(session.params), flow_run_id, now(), now()],
         )  # fmt: skip
     return 1
+
+
+async def _mark_crashed(flow_run_id: str, message: str) -> None:
+    """A killed process leaves its flow run Running forever; say what became of it."""
+    async with get_client() as client:
+        try:
+            run = await client.read_flow_run(flow_run_id)
+        except ObjectNotFound:
+            return  # recorded on another Prefect server
+        if run.state is not None and not run.state.is_final():
+            await client.set_flow_run_state(flow_run_id, Crashed(message=message), force=True)
 
 
 def load_session(store: Store, run_id: str) -> tuple[Session, int]:
@@ -234,8 +256,8 @@ def latest_unfinished(db: str | None = None) -> str | None:
     for row in rows:
         sessions.setdefault(row["session_id"], []).append(row)
     for runs in sessions.values():  # newest session first
-        done = sum(r["status"] == "completed" for r in runs)
+        done = sum(r["status"] in FINISHED for r in runs)
         if done < runs[0]["n"]:
-            pending = [r for r in runs if r["status"] != "completed"]
+            pending = [r for r in runs if r["status"] not in FINISHED]
             return (pending or runs)[0]["run_id"]
     return None

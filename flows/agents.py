@@ -116,7 +116,7 @@ def _remembered_format(store: Store) -> bool:
     )
 
 
-def _competitive_session(options: AgentOptions) -> list[str]:
+def competitive_session(options: AgentOptions) -> list[str]:
     """The week's work, without the evaluation's probe questions."""
     scenario, week = _competitive_options(options)
     return [t.text for t in scenario.sessions[week - 1].turns if t.probe is None]
@@ -180,6 +180,6 @@ register(
             "Params: scale=small|full, seed=N, week=1|2|auto."
         ),
         build=build_competitive,
-        session=_competitive_session,
+        session=competitive_session,
     )
 )

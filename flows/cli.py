@@ -18,8 +18,10 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from flows.server import ServerInfo
 from flows.settings import apply_defaults
 
 
@@ -36,6 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except (LookupError, RuntimeError, ValueError) as exc:
+        # What the user can fix (an unknown agent or run, a bad grid, no server): no traceback.
+        print(f"ctxlab {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A context-engineering harness for long-running LLM agents that you can "
         "measure. Start with `ctxlab demo`.",
     )
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
 
     demo = sub.add_parser("demo", help="run the agent as a Prefect flow, then compare strategies")
     demo.add_argument("--db", help="DuckDB file (default: reports/demo.duckdb, made fresh)")
@@ -120,11 +126,19 @@ def build_parser() -> argparse.ArgumentParser:
     _server_options(sweep)
     sweep.set_defaults(handler=_sweep)
 
-    if importlib.util.find_spec("evals.cli") is not None:
+    if _has_evals_cli():
         from evals.cli import register
 
         register(sub)
     return parser
+
+
+def _has_evals_cli() -> bool:
+    """Whether `evals.cli` exists, found without importing `evals` (which loads DuckDB and
+    polars)."""
+    spec = importlib.util.find_spec("evals")
+    places = spec.submodule_search_locations if spec is not None else None
+    return any((Path(p) / "cli.py").exists() for p in places or ())
 
 
 def _server_options(parser: argparse.ArgumentParser, *, ephemeral: bool = True) -> None:
@@ -154,13 +168,16 @@ def _parse_sets(items: Sequence[str]) -> dict[str, Any]:
     return dict(parse_setting(item) for item in items)
 
 
-def _connect(args: argparse.Namespace) -> Any:
-    """The Prefect server this command reports to (found or started), or None (ephemeral)."""
+def _connect(args: argparse.Namespace) -> ServerInfo | None:
+    """The Prefect server this command reports to, or None with `--ephemeral`."""
+    return None if getattr(args, "ephemeral", False) else _local_server(args.port)
+
+
+def _local_server(port: int | None) -> ServerInfo:
+    """The server found, or started (and said so)."""
     from flows.server import ensure_server
 
-    if getattr(args, "ephemeral", False):
-        return None
-    info = ensure_server(args.port)
+    info = ensure_server(port)
     if info.started_now:
         print(f"Started a Prefect server at {info.ui_url} in {info.start_seconds:.0f} s "
               "(it keeps running; `ctxlab server stop` stops it).", file=sys.stderr)  # fmt: skip
@@ -200,8 +217,10 @@ def _server(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from flows.agent_run import agent_run, latest_unfinished
+    from flows.agent_run import agent_run, latest_unfinished, load_session
+    from flows.agents import get_agent
     from flows.server import using_server
+    from harness.store import Store, default_path
 
     if not args.agent and not args.resume:
         print("ctxlab run: give an AGENT (e.g. competitive-analysis) or --resume RUN_ID",
@@ -214,6 +233,11 @@ def _run(args: argparse.Namespace) -> int:
         if resume is None:
             print("nothing to resume: every recorded run finished", file=sys.stderr)
             return 1
+    # Mistakes surface here, before a flow run is created for them.
+    if resume:
+        load_session(Store(db or default_path(), hold=False), resume)
+    else:
+        get_agent(args.agent)
     params = _parse_sets(args.set)
     info = _connect(args)
     call = agent_run(
@@ -232,8 +256,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(r["status"] == "completed" for r in result["runs"]) else 1
 
 
-def _print_session(result: dict[str, Any], info: Any) -> None:
-    from rich.console import Console
+def _print_session(result: dict[str, Any], info: ServerInfo | None) -> None:
     from rich.table import Table
 
     table = Table(title=f"session {result['session_id']} on thread {result['thread_id']}")
@@ -246,19 +269,18 @@ def _print_session(result: dict[str, Any], info: Any) -> None:
             f"{r['output_tokens']:,}", f"{r['moved_out_tokens']:,}", str(r["files_written"]),
             f"{r['cost_usd']:.4f}", str(r["tasks"]),
         )  # fmt: skip
-    console = Console()
-    console.print(table)
+    _console().print(table)
     if info is not None and result.get("flow_run_id"):
-        console.print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
-    console.print(f"Store: {result['db']}  e.g.  duckdb {result['db']} -c "
-                  "\"SELECT middleware, action, count(*) FROM events GROUP BY ALL\"")  # fmt: skip
+        print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
+    print(f"Store: {result['db']}  e.g.  duckdb {result['db']} -c "
+          "\"SELECT middleware, action, count(*) FROM events GROUP BY ALL\"")  # fmt: skip
 
 
 def _serve(args: argparse.Namespace) -> int:
     from flows.deploy import serve_weekly
     from flows.server import using_server
 
-    info = _connect(args)
+    info = _local_server(args.port)
     with using_server(info):
         serve_weekly(
             cron=args.cron, timezone=args.timezone, model=args.model, strategy=args.strategy,
@@ -271,12 +293,15 @@ def _sweep(args: argparse.Namespace) -> int:
     import asyncio
 
     from flows.server import using_server
-    from flows.sweep import eval_sweep, parse_grid, task_runner
+    from flows.sweep import eval_sweep, expand, parse_grid, task_runner
 
+    grid = parse_grid(args.grid)
+    strategies = args.strategy or ["full"]
+    expand(args.scenario, strategies, grid, [0])  # a bad grid key fails before the flow runs
     runner = task_runner(args.runner, workers=args.workers, address=args.address)
     info = _connect(args)
     call = eval_sweep.with_options(task_runner=runner)(
-        scenario=args.scenario, strategies=args.strategy or ["full"], grid=parse_grid(args.grid),
+        scenario=args.scenario, strategies=strategies, grid=grid,
         seeds=args.seeds, scale=args.scale, model=args.model, rot=args.rot, db=args.db,
         max_usd=args.max_usd, show_progress=not args.json,
     )  # fmt: skip
@@ -300,21 +325,30 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
     """The sweep table: * marks the Pareto front, > the recommended setting."""
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=title, caption="* Pareto front (accuracy vs cost)   > recommended")
+    table = Table(title=escape(title), caption="* Pareto front (accuracy vs cost)   > recommended")
     for col in ("", "setting", "seeds", "accuracy", "95% CI", "input tokens", "peak context",
                 "cost $", "overflow"):  # fmt: skip
         table.add_column(col, justify="left" if col in ("", "setting") else "right")
     for r in rows:
         mark = (">" if r["recommended"] else " ") + ("*" if r["pareto"] else " ")
         table.add_row(
-            mark, r["setting"], str(r["seeds"]), f"{r['accuracy']:.1%}", r["accuracy_ci"],
+            mark, escape(r["setting"]), str(r["seeds"]), f"{r['accuracy']:.1%}", r["accuracy_ci"],
             f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
             f"{r['overflow_rate']:.0%}",
         )  # fmt: skip
-    Console().print(table)
+    _console().print(table)
+
+
+def _console() -> Any:
+    """Tables keep their full width (run ids must stay copyable) even when piped."""
+    import shutil
+
+    from rich.console import Console
+
+    return Console(width=max(shutil.get_terminal_size().columns, 140))
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,9 +43,15 @@ def run_demo(
             f"Prefect server at {info.ui_url}"
             + (f" (started in {info.start_seconds:.0f} s)." if info.started_now else ".")
         )
-    with using_server(info) if info else _nothing():
-        weeks = asyncio.run(_agent_weeks(str(db_path)))
-        sweep = asyncio.run(_compare(str(db_path)))
+    hints = logging.getLogger("ctxlab.flows")
+    level = hints.level
+    hints.setLevel(logging.WARNING)  # no per-run resume hints in the demo's output
+    try:
+        with using_server(info) if info else nullcontext():
+            weeks = asyncio.run(_agent_weeks(str(db_path)))
+            sweep = asyncio.run(_compare(str(db_path)))
+    finally:
+        hints.setLevel(level)
     elapsed = time.perf_counter() - start
     demo = DemoOutcome(weeks=weeks, sweep=sweep, db=str(db_path), server=info, seconds=elapsed)
     _print_results(demo)
@@ -52,14 +60,6 @@ def run_demo(
     _print_next_steps(demo)
     say(f"Done in {time.perf_counter() - start:.0f} s.")
     return 0
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def say(text: str) -> None:
@@ -157,13 +157,15 @@ def _print_next_steps(demo: DemoOutcome) -> None:
     say(f'  duckdb {demo.db} -c "SELECT middleware, action, count(*) FROM events GROUP BY ALL"')
     say(
         f"  uv run python -c \"import duckdb; print(duckdb.connect('{demo.db}', read_only=True)"
-        '.sql(\'SELECT strategy, accuracy, cost_usd FROM eval_runs\').pl())"'
+        ".sql('SELECT strategy, accuracy, cost_usd FROM eval_runs').pl())\""
     )
 
 
 def write_reports(demo: DemoOutcome, out_dir: Path) -> tuple[Path, Path]:
     """`demo.md` (what ran, the comparison, where to look) and `demo.png` (accuracy against
     cost, Pareto front marked)."""
+    from evals.report import write_plot
+
     md_path, png_path = out_dir / "demo.md", out_dir / "demo.png"
     write_plot(demo.sweep["rows"], png_path, title=f"{SCENARIO} (small scale, simulated)")
     md_path.write_text(render_markdown(demo, png_path.name))
@@ -198,7 +200,11 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         "| middleware | action | times | tokens moved out |",
         "|---|---|---:|---:|",
     ]
-    lines += [f"| {mw} | {action} | {n} | {moved:,} |" for mw, action, n, moved in demo.moved_out()]
+    lines += [
+        f"| {mw} | {action} | {n} | {moved:,} |"
+        for mw, action, n, moved in demo.moved_out()
+        if moved
+    ]
     report = demo.report_text(2)
     lines += [
         "",
@@ -240,7 +246,7 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         lines += [f"- Prefect UI: {demo.server.ui_url}/runs: each middleware step is a task"]
         lines += [f"  - {demo.server.flow_run_url(w['flow_run_id'])}" for w in demo.weeks]
     lines += [
-        f"- The store: `duckdb {demo.db} -c \"SELECT middleware, action, count(*) FROM events "
+        f'- The store: `duckdb {demo.db} -c "SELECT middleware, action, count(*) FROM events '
         'GROUP BY ALL"`',
         f"- Eval results: `eval_runs` and `eval_probes` in `{demo.db}` (batch "
         f"`{demo.sweep['batch']}`)",

@@ -91,7 +91,13 @@ def serve_weekly(
     """Register the deployment and serve it until interrupted (`ctxlab serve`)."""
     asyncio.run(
         serve_weekly_async(
-            run_now=run_now, server=server, cron=cron, timezone=timezone, model=model,
-            strategy=strategy, params=params, db=db,
+            run_now=run_now,
+            server=server,
+            cron=cron,
+            timezone=timezone,
+            model=model,
+            strategy=strategy,
+            params=params,
+            db=db,
         )  # fmt: skip
     )

@@ -5,10 +5,15 @@ what that step did since: the model's reply and the tool calls it asked for. Eve
 and tool call that completes is therefore written at once to `step_journal`; a resumed run
 takes each result from there instead of calling the model or the tool again.
 
+Results are pickled (model replies, tool output, a model's checkpoint): open a journal only
+from a store you trust as you trust your code.
+
 Keys: a tool call is its call id (unique, and the replayed model reply carries the same ids);
 a model call is a hash of the request (same window and prompt after a restart, same key).
-Middleware steps are not journaled: they re-run on resume, and their writes are idempotent
-(the same file path, a memory version only when the text changed).
+Middleware steps are not journaled: they change the run's state in memory (the window,
+events), so they must run again on resume. Offload and memory writes are idempotent (the same
+path; a memory version only when the text changed); a summarization cut off after its step
+and before the next commit runs again, and appends its history section a second time.
 
 A model that keeps its own place in a conversation (the simulated model follows a plan) can
 offer `checkpoint()` and `restore(state)`: its checkpoint is journaled with each of its calls
@@ -16,8 +21,8 @@ and the last one is restored on resume.
 
 `flow_runs` records how each run of a session was started (agent, model, strategy, thread, the
 session's inputs) so that `ctxlab run --resume RUN_ID` can rebuild the same agent and finish
-the session. Both tables are created here, outside
-the harness migrations, because only flows use them.
+the session. Both tables are created here, outside the harness migrations, because only flows
+use them.
 """
 
 from __future__ import annotations
@@ -150,6 +155,10 @@ class Journal:
             return  # a result that cannot be stored is recomputed on resume
         stamp = now()
         with self.store.transaction() as con:
+            if len(rows) > 1:  # only the latest checkpoint is ever restored
+                con.execute(
+                    "DELETE FROM step_journal WHERE scope = ? AND key = ?", [self.scope, rows[1][0]]
+                )
             con.executemany(
                 "INSERT INTO step_journal VALUES (?, ?, ?, ?, ?, ?)",
                 [[self.scope, name, k, blob, task_run_id, stamp] for k, blob in rows],

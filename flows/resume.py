@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from harness.state import RunState
 
 
+# A run that stopped at its step limit has finished too: resuming it would stop at once.
+FINISHED = ("completed", "max_steps")
+
+
 @dataclass(frozen=True)
 class ResumePoint:
     """Where a run stopped: `fresh` when nothing of it reached the store (it starts over with
@@ -37,7 +41,7 @@ class ResumePoint:
 
     @property
     def done(self) -> bool:
-        return self.status == "completed"
+        return self.status in FINISHED
 
     @property
     def fresh(self) -> bool:
@@ -102,6 +106,9 @@ class ResumeRun(Middleware):
         self.attempt = attempt
 
     async def before_agent(self, state: RunState) -> None:
+        await state.run_step("resume", self._restore, state)
+
+    async def _restore(self, state: RunState) -> None:
         state.step = self.point.steps
         state.usage = self.point.usage
         state.peak_context_tokens = self.point.peak_context_tokens

@@ -14,6 +14,7 @@ replayed on resume instead of being run again.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -22,6 +23,7 @@ from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import TaskRun
 from prefect.context import TaskRunContext
+from prefect.logging.handlers import PrefectConsoleHandler
 from prefect.states import State
 from prefect.utilities.annotations import quote
 
@@ -29,7 +31,7 @@ from flows.journal import Journal, is_journaled, step_key
 
 T = TypeVar("T")
 
-RETRYABLE_STATUS = frozenset({408, 409, 429})
+RETRYABLE_STATUS = frozenset({408, 429})
 _TRANSIENT_NAMES = frozenset({"APIConnectionError", "APITimeoutError", "TimeoutError"})
 
 
@@ -46,6 +48,25 @@ def is_transient(exc: BaseException | None) -> bool:
         exc = exc.__cause__ or exc.__context__
         seen += 1
     return False
+
+
+class _HideToolFailures(logging.Filter):
+    """A tool that raised is the model's to handle: it gets the error as text and carries on.
+    The task still shows as Failed, traceback included, in the Prefect UI; this keeps the
+    traceback off the terminal, where it would read as if the run had failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        task_name = str(getattr(record, "task_name", ""))
+        return not (record.name == "prefect.task_runs" and task_name.startswith("tool:"))
+
+
+def hide_tool_failures_on_console() -> None:
+    """Filter tool-task failures out of Prefect's console output (not out of its API logs)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, PrefectConsoleHandler) and not any(
+            isinstance(f, _HideToolFailures) for f in handler.filters
+        ):
+            handler.addFilter(_HideToolFailures())
 
 
 def _retry_condition(_task: Task[Any, Any], _run: TaskRun, state: State[Any]) -> bool:

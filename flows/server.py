@@ -158,6 +158,9 @@ def stop_server() -> ServerInfo | None:
     info = _read_state()
     if info is None or info.pid is None:
         return None
+    if not (is_healthy(info.api_url) or _runs_prefect(info.pid)):
+        _state_path().unlink(missing_ok=True)  # gone already; its pid may belong to another
+        return None
     try:
         os.killpg(info.pid, signal.SIGTERM)
         deadline = time.monotonic() + 15
@@ -169,6 +172,13 @@ def stop_server() -> ServerInfo | None:
         pass
     _state_path().unlink(missing_ok=True)
     return info
+
+
+def _runs_prefect(pid: int) -> bool:
+    try:
+        return b"prefect" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:
@@ -190,6 +200,16 @@ def _tail(path: Path, lines: int = 20) -> str:
         return ""
 
 
+def flush_prefect(timeout: float = 10.0) -> None:
+    """Send the events and logs Prefect still holds while the server can take them (at exit
+    they would go to a server that may be gone, with a warning)."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    for worker in (EventsWorker, APILogWorker):
+        worker.drain_all(timeout=timeout)
+
+
 @contextmanager
 def using_server(info: ServerInfo) -> Iterator[ServerInfo]:
     """Point Prefect clients in this process at `info` (Prefect reads its settings once, at
@@ -200,7 +220,10 @@ def using_server(info: ServerInfo) -> Iterator[ServerInfo]:
     os.environ["PREFECT_API_URL"] = info.api_url  # for subprocesses (workers, Dask)
     try:
         with temporary_settings(updates={PREFECT_API_URL: info.api_url}):
-            yield info
+            try:
+                yield info
+            finally:
+                flush_prefect()
     finally:
         if previous is None:
             os.environ.pop("PREFECT_API_URL", None)

@@ -17,9 +17,6 @@ QUIET_ENV: dict[str, str] = {
     "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
     # A first start with a fresh PREFECT_HOME runs migrations; 20 s is not enough on 2 cores.
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
-    # ctxlab keeps its data in DuckDB; tasks never need Prefect's result cache.
-    "PREFECT_TASKS_DEFAULT_NO_CACHE": "true",
-    "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "false",
 }
 
 # Server services ctxlab does not use (automations, the event feed) cost ~10 ms of server
@@ -30,7 +27,7 @@ LEAN_SERVER_ENV: dict[str, str] = {
 }
 
 
-def apply_defaults(env: dict[str, str] | None = None) -> None:
+def apply_defaults() -> None:
     """Set the quiet defaults in `os.environ` where the user has not set them."""
-    for key, value in (env or QUIET_ENV).items():
+    for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)

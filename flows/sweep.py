@@ -12,6 +12,7 @@ front and the recommended setting.
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -67,7 +68,8 @@ def expand(
 
 def cell_label(cell: Cell) -> str:
     settings = ",".join(f"{k}={v}" for k, v in sorted(cell.params.items()))
-    base = f"{cell.strategy} [{settings}]" if settings else cell.strategy
+    name = cell.label or cell.strategy
+    base = f"{name} [{settings}]" if settings else name
     return f"{base} seed={cell.seed}"
 
 
@@ -76,7 +78,7 @@ def eval_cell(cell: Cell, max_usd: float | None = None) -> EvalResult:
     """One replay, scored. Runs in a worker thread or process: no store, no Prefect calls."""
     return run_cell(
         cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
-        rot=cell.rot, max_usd=max_usd,
+        rot=cell.rot, max_usd=max_usd, middleware=cell.middleware, label=cell.label,
     )  # fmt: skip
 
 
@@ -127,6 +129,8 @@ def task_runner(kind: str, *, workers: int | None = None, address: str | None = 
             raise RuntimeError(
                 "--runner dask needs prefect-dask: install it with `uv sync --extra dask`"
             ) from exc
+        # The local cluster logs every worker and connection at INFO.
+        logging.getLogger("distributed").setLevel(logging.WARNING)
         if address:
             return DaskTaskRunner(address=address)
         return DaskTaskRunner(
@@ -214,14 +218,15 @@ async def run_sweep(
         eval_cell.with_options(task_run_name=cell_label(cell)).submit(cell, max_usd)
         for cell in cells
     ]
-    results: list[EvalResult] = []
+    position = {id(f): i for i, f in enumerate(futures)}
+    done: dict[int, EvalResult] = {}
     for future in as_completed(futures):
         result = future.result()
-        results.append(result)
-        await aupdate_progress_artifact(tracker, progress=100.0 * len(results) / len(cells))
+        done[position[id(future)]] = result
+        await aupdate_progress_artifact(tracker, progress=100.0 * len(done) / len(cells))
         if progress is not None:
-            progress(len(results), len(cells), result)
-    results.sort(key=lambda r: _cell_position(cells, r))
+            progress(len(done), len(cells), result)
+    results = [done[i] for i in range(len(cells))]  # in the grid's order, whatever finished first
     path = db or default_path()
     batch = save_eval_results(path, results)
     settings = aggregate(results)
@@ -230,13 +235,6 @@ async def run_sweep(
     outcome = SweepResult(results, settings, front, best, batch, path)
     await _publish(outcome, cells)
     return outcome
-
-
-def _cell_position(cells: Sequence[Cell], result: EvalResult) -> int:
-    for i, c in enumerate(cells):
-        if (c.strategy, c.params, c.seed) == (result.strategy, result.params, result.seed):
-            return i
-    return len(cells)
 
 
 async def _publish(outcome: SweepResult, cells: Sequence[Cell]) -> None:

@@ -3,8 +3,8 @@
 
 The model is a pure function of the window, so a resumed run asks it the same questions.
 Every model call and tool execution is appended to `$CTXLAB_TEST_LOG` (one line each), which
-is how a test counts what ran, across processes. With `$CTXLAB_TEST_HANG_AT=n` the tool's
-n-th call blocks after doing its work, so a test can kill the process mid-step.
+is how a test counts what ran, across processes. With `$CTXLAB_TEST_HANG_AT=n` the tool call
+for finding n blocks before doing anything, so a test can kill the process mid-step.
 """
 
 from __future__ import annotations
@@ -35,14 +35,13 @@ def record(n: int, ctx: ToolContext) -> str:
     Args:
         n: which finding.
     """
+    if os.environ.get("CTXLAB_TEST_HANG_AT") == str(n):
+        with open(os.environ["CTXLAB_TEST_MARKER"], "w") as f:
+            f.write("ready")
+        time.sleep(600)  # until the test kills the process
     ctx.state.files.write(f"/notes/finding-{n}.md", f"finding {n}\n" * 50)
     _log(f"tool {ctx.call.id}")
-    if os.environ.get("CTXLAB_TEST_HANG_AT") == str(n):
-        marker = os.environ["CTXLAB_TEST_MARKER"]
-        with open(marker, "w") as f:
-            f.write("ready")
-        time.sleep(600)
-    return f"finding {n} recorded:\n" + "detail of the finding\n" * 30
+    return f"finding {n} recorded:\n" + "detail of the finding\n" * 80
 
 
 def _respond(messages: Sequence[Message], params: RequestParams) -> object:
@@ -59,7 +58,9 @@ def _respond(messages: Sequence[Message], params: RequestParams) -> object:
 
 
 def build_recorder(options: AgentOptions) -> Agent:
-    """Tool results of ~150 tokens are offloaded (limit 100), so `offload` steps act."""
+    """Tool results of ~400 tokens are offloaded (limit 100), so `offload` steps act."""
+    strategy = options.strategy or "offload"
+    limit = {"offload.tool_token_limit": 100} if strategy in ("offload", "full") else {}
     return create_agent(
         FunctionModel(_respond, name="recorder-model"),
         [record],
@@ -67,8 +68,8 @@ def build_recorder(options: AgentOptions) -> Agent:
         store=options.store,
         step_runner=options.step_runner,
         name="recorder",
-        strategy=options.strategy or "offload",
-        strategy_params={"offload.tool_token_limit": 100, **options.params},
+        strategy=strategy,
+        strategy_params={**limit, **options.params},
     )
 
 
@@ -78,3 +79,27 @@ recorder = AgentSpec(
     build=build_recorder,
     session=lambda _options: ("Record the findings.",),
 )
+
+
+@tool
+def publish(path: str) -> str:
+    """Publish a report.
+
+    Args:
+        path: the report file.
+    """
+    raise FileNotFoundError(f"no report at {path}")
+
+
+def _clumsy(messages: Sequence[Message], params: RequestParams) -> object:
+    if messages[-1].role == "tool":
+        return f"Could not publish: {messages[-1].content}"
+    return reply("Publishing.", call("publish", call_id="call-p", path="/reports/missing.md"))
+
+
+def build_clumsy(options: AgentOptions) -> Agent:
+    """Calls a tool that raises: the model gets the error as text."""
+    return create_agent(
+        FunctionModel(_clumsy, name="clumsy-model"), [publish], store=options.store,
+        step_runner=options.step_runner, name="clumsy", memory=(),
+    )  # fmt: skip

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 import pytest
+from flow_helpers import task_runs_of
 from prefect import flow
+from prefect.context import FlowRunContext
 
 from flows.journal import Journal, ensure_tables, is_journaled, step_key
 from flows.runner import PrefectStepRunner, is_transient
@@ -144,9 +147,7 @@ def test_steps_outside_a_task_have_no_step_id() -> None:
     assert PrefectStepRunner().current_step_id() is None
 
 
-def test_events_record_the_task_run_of_the_step_that_acted(
-    prefect_server: object, db: str
-) -> None:
+def test_events_record_the_task_run_of_the_step_that_acted(prefect_server: object, db: str) -> None:
     seen: list[str | None] = []
     runner = PrefectStepRunner()
 
@@ -194,3 +195,25 @@ def test_tools_run_as_tasks_and_return_their_output(prefect_server: object, db: 
     assert asyncio.run(one_run()) == "got HI"
     assert runner.counts["tool:shout"] == 1
     assert runner.counts["model"] == 2
+
+
+def test_a_long_flow_has_every_task_run_on_the_server(prefect_server: object) -> None:
+    """Ephemeral mode kept 12-18 of 200 task runs; a long-lived server keeps them all."""
+    runner = PrefectStepRunner()
+
+    async def act(i: int) -> int:
+        return i
+
+    @flow
+    async def many() -> str:
+        for i in range(200):
+            await runner.run("offload" if i % 2 else "summarize", act, i)
+        return str(FlowRunContext.get().flow_run.id)
+
+    flow_run_id = asyncio.run(many())
+    recorded = task_runs_of(flow_run_id, expected=200)
+    assert len(recorded) == 200
+    assert Counter(t.name.rsplit(" #", 1)[0] for t in recorded) == {
+        "summarize": 100,
+        "offload": 100,
+    }

@@ -1,0 +1,111 @@
+"""The agent_run flow: every acting step is a Prefect task, all of them recorded on the
+server, each event pointing at its task; one artifact per run; memory across weekly runs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+
+from flow_helpers import artifacts, task_runs_of
+from prefect.logging.handlers import PrefectConsoleHandler
+
+from flows.agent_run import agent_run
+from flows.agents import AgentOptions, competitive_session
+from flows.server import ServerInfo
+from harness.filesystem import FileSystem
+from harness.steps import InlineRunner
+from harness.store import Store
+
+RECORDER = "flow_test_agents:recorder"
+
+
+def test_every_step_is_a_task_and_the_server_records_them_all(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    result = asyncio.run(agent_run(agent=RECORDER, db=db))
+    (run,) = result["runs"]
+    assert run["status"] == "completed"
+    assert run["tasks"] == 16  # 4 model calls, 6 tool calls, 6 offloads
+
+    recorded = task_runs_of(result["flow_run_id"], expected=run["tasks"])
+    assert len(recorded) == run["tasks"]
+    # Task runs are named after the step and numbered: "model #1", "tool:record #3".
+    steps = {str(t.id): t.name.rsplit(" #", 1)[0] for t in recorded}
+    assert Counter(steps.values()) == {"model": 4, "tool:record": 6, "offload": 6}
+    assert sorted(t.name for t in recorded if t.name.startswith("model")) == [
+        f"model #{i}" for i in range(1, 5)
+    ]
+    assert {t.state_name for t in recorded} == {"Completed"}
+
+    store = Store(db, hold=False)
+    events = store.query(
+        "SELECT middleware, action, task_run_id FROM events WHERE run_id = ?", [run["run_id"]]
+    )
+    acting = [e for e in events if e["task_run_id"] is not None]
+    assert len(acting) == 6
+    assert all(steps[e["task_run_id"]] == e["middleware"] == "offload" for e in acting)
+    # Hooks that only read (memory and skills loading) record an event but run no task.
+    assert {e["middleware"] for e in events if e["task_run_id"] is None} <= {"memory", "skills"}
+
+
+def test_each_run_publishes_a_markdown_artifact(prefect_server: ServerInfo, db: str) -> None:
+    result = asyncio.run(agent_run(agent=RECORDER, db=db))
+    (run,) = result["runs"]
+    (latest, *_) = artifacts("flow-test-agents-recorder-run")
+    text = latest.data
+    assert run["run_id"] in text
+    assert "| input tokens |" in text and "| output tokens |" in text
+    assert "| cost (USD) |" in text
+    assert "| offload | offload_tool_result | 6 |" in text
+    assert "`/large_tool_results/call-0`" in text and "`/notes/finding-5.md`" in text
+    assert run["moved_out_tokens"] > 0
+    assert "kept out of the window" in text
+
+
+def test_a_session_runs_its_inputs_in_turn_on_one_thread(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    result = asyncio.run(
+        agent_run(agent=RECORDER, inputs=["Record the findings.", "Anything else?"], db=db,
+                  thread_id="findings")
+    )  # fmt: skip
+    assert [r["status"] for r in result["runs"]] == ["completed", "completed"]
+    assert {r["thread_id"] for r in result["runs"]} == {"findings"}
+    store = Store(db, hold=False)
+    seqs = [r["seq"] for r in store.query("SELECT seq FROM messages WHERE thread_id = 'findings'")]
+    assert sorted(seqs) == list(range(1, len(seqs) + 1))
+    # The second run continued the conversation: its model saw all six findings recorded.
+    assert result["runs"][1]["steps"] == 1
+
+
+def test_the_weekly_agent_picks_week_two_once_memory_holds_the_format(db: str) -> None:
+    store = Store(db, hold=False)
+    options = AgentOptions(store=store, step_runner=InlineRunner(), params={"week": "auto"})
+    first = competitive_session(options)
+    assert first[0].startswith("Monday competitive analysis")
+    FileSystem(store, "any").write("/memories/AGENTS.md", "- Reports: use bullets, not paragraphs.")
+    (later,) = competitive_session(options)
+    assert later.startswith("Monday again")
+
+
+def test_a_tool_that_raises_fails_its_task_but_not_the_run_nor_the_terminal(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    result = asyncio.run(agent_run(agent="flow_test_agents:build_clumsy", inputs=["go"], db=db))
+    (run,) = result["runs"]
+    assert run["status"] == "completed"
+    (tool_task,) = [
+        t for t in task_runs_of(result["flow_run_id"], expected=3) if t.name.startswith("tool:")
+    ]
+    assert tool_task.state_name == "Failed"  # visible as such in the UI
+
+    (console,) = [h for h in logging.getLogger().handlers if isinstance(h, PrefectConsoleHandler)]
+
+    def shown(task_name: str) -> bool:
+        record = logging.LogRecord("prefect.task_runs", logging.ERROR, "", 0, "failed", (), None)
+        record.task_name = task_name
+        return bool(console.filter(record))
+
+    assert not shown("tool:publish")  # the model handles it; the terminal stays quiet
+    assert shown("model")  # a failed model call still shows

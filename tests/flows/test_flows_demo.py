@@ -1,0 +1,39 @@
+"""`ctxlab demo` end to end (against the session's server, so without its start-up time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flows.demo import STRATEGIES, run_demo
+from flows.server import ServerInfo
+from harness.filesystem import FileSystem
+from harness.store import Store
+
+
+def test_the_demo_runs_the_agent_compares_strategies_and_writes_its_reports(
+    prefect_server: ServerInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_demo(out=str(tmp_path)) == 0
+    out = capsys.readouterr().out
+
+    md = (tmp_path / "demo.md").read_text()
+    png = (tmp_path / "demo.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 2_000
+    for strategy in STRATEGIES:
+        assert f"| {strategy} |" in md
+    assert "its report uses bullets" in md  # week 2 applied week 1's remembered preference
+    assert "| offload | offload_tool_result |" in md
+    assert "| subagents | subagent_run |" in md  # the market-researcher absorbed the sweeps
+    assert any(f"Recommended: **{s}**" in md for s in STRATEGIES)
+    assert f"{prefect_server.ui_url}/runs/flow-run/" in md
+
+    assert "Week 2 report follows the remembered format (bullets): yes" in out
+    assert f"{prefect_server.ui_url}/runs/flow-run/" in out
+    assert f"duckdb {tmp_path / 'demo.duckdb'}" in out
+
+    store = Store(str(tmp_path / "demo.duckdb"), hold=False)
+    assert "bullets" in FileSystem(store, "any").read_text("/memories/AGENTS.md")
+    assert store.scalar("SELECT count(*) FROM runs WHERE status <> 'completed'") == 0
+    assert store.scalar("SELECT count(*) FROM eval_runs") == len(STRATEGIES)

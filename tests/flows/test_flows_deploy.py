@@ -1,0 +1,69 @@
+"""The weekly-competitive-analysis deployment: registered with its cron schedule, and a
+triggered run completes when served."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import (
+    DeploymentFilter,
+    DeploymentFilterId,
+    FlowRunFilter,
+    FlowRunFilterState,
+    FlowRunFilterStateName,
+)
+from prefect.deployments import arun_deployment
+from prefect.runner import Runner
+
+from flows.deploy import DEPLOYMENT, weekly_deployment
+from flows.server import ServerInfo
+from harness.store import Store
+
+
+def test_the_weekly_deployment_registers_with_its_schedule_and_a_triggered_run_completes(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    async def scheduled(client: object, deployment_id: object) -> list[datetime]:
+        """The runs the server's scheduler created for the coming Mondays."""
+        deadline = time.monotonic() + 30
+        while True:
+            runs = await client.read_flow_runs(  # type: ignore[attr-defined]
+                deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id])),
+                flow_run_filter=FlowRunFilter(
+                    state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Scheduled"]))
+                ),
+            )
+            if runs or time.monotonic() > deadline:
+                return sorted(r.expected_start_time for r in runs)
+            await asyncio.sleep(0.5)
+
+    async def scenario() -> tuple[object, object, list[datetime]]:
+        deployment = await weekly_deployment(timezone="Europe/Paris", db=db)
+        runner = Runner(query_seconds=1)
+        deployment_id = await runner.add_deployment(deployment)
+        async with get_client() as client:
+            registered = await client.read_deployment(deployment_id)
+            upcoming = await scheduled(client, deployment_id)
+            # A one-turn week keeps the test short; the schedule's runs use week=auto.
+            flow_run = await arun_deployment(
+                deployment_id, timeout=0, parameters={"params": {"week": 2}}
+            )
+            await runner.start(run_once=True)
+            return registered, await client.read_flow_run(flow_run.id), upcoming
+
+    registered, flow_run, upcoming = asyncio.run(scenario())
+    assert registered.name == DEPLOYMENT  # type: ignore[attr-defined]
+    (schedule,) = registered.schedules  # type: ignore[attr-defined]
+    assert (schedule.schedule.cron, schedule.schedule.timezone) == ("0 9 * * 1", "Europe/Paris")
+    assert registered.parameters["params"] == {"week": "auto"}  # type: ignore[attr-defined]
+    assert registered.entrypoint == "flows.agent_run.agent_run"  # type: ignore[attr-defined]
+    assert upcoming, "the server scheduled no run"
+    local = [t.astimezone(ZoneInfo("Europe/Paris")) for t in upcoming]
+    assert all((t.weekday(), t.hour, t.minute) == (0, 9, 0) for t in local)
+    assert flow_run.state_name == "Completed"  # type: ignore[attr-defined]
+    store = Store(db, hold=False)
+    assert store.scalar("SELECT count(*) FROM runs WHERE status = 'completed'") >= 1

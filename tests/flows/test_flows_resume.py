@@ -1,0 +1,167 @@
+"""A run killed with SIGKILL mid-step continues with `ctxlab run --resume`: nothing lost, no
+completed step done twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+from flow_helpers import flow_run_state
+
+from flows.agent_run import agent_run
+from flows.server import ServerInfo
+from harness.store import Store
+
+CLI = [sys.executable, "-m", "flows.cli"]
+
+
+def _wait_for(check: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_a_killed_run_resumes_from_the_store_without_redoing_steps(
+    prefect_server: ServerInfo, db: str, subprocess_env: dict[str, str], tmp_path: Path
+) -> None:
+    marker = Path(subprocess_env["CTXLAB_TEST_MARKER"])
+    calls_log = Path(subprocess_env["CTXLAB_TEST_LOG"])
+    store = Store(db, hold=False)
+
+    # The second model call asks for findings 2 and 3 at once; finding 3 hangs.
+    doomed = subprocess.Popen(
+        [*CLI, "run", "flow_test_agents:recorder", "--db", db, "--json"],
+        env={**subprocess_env, "CTXLAB_TEST_HANG_AT": "3"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for(marker.exists, 90, "the hanging tool call")
+
+        def finding_2_journaled() -> bool:  # it runs beside finding 3 and completes
+            return bool(
+                store.scalar("SELECT count(*) FROM step_journal WHERE key = 'tool:record:call-2'")
+            )
+
+        _wait_for(finding_2_journaled, 30, "finding 2 to complete")
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=30)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+    assert doomed.returncode == -signal.SIGKILL
+    (run_id,) = [r["run_id"] for r in store.query("SELECT run_id FROM flow_runs")]
+    assert store.run(run_id)["status"] == "running"  # what a killed process leaves behind
+    killed_flow_run = store.scalar("SELECT flow_run_id FROM flow_runs")
+    committed = store.scalar("SELECT count(*) FROM messages WHERE run_id = ?", [run_id])
+    assert committed == 4  # the input, model call 1 and its two tool results; nothing later
+
+    resumed = subprocess.run(
+        [*CLI, "run", "--resume", "last", "--db", db, "--json"],
+        env=subprocess_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    (run,) = json.loads(resumed.stdout)["runs"]
+    assert run["run_id"] == run_id and run["status"] == "completed"
+    assert run["replayed"] == 2  # model call 2 and finding 2 came from the journal
+
+    # No completed step ran twice: each model call and each tool call appears once.
+    ran = Counter(calls_log.read_text().splitlines())
+    assert ran == Counter(
+        [f"model {n}" for n in (0, 2, 4, 6)] + [f"tool call-{n}" for n in range(6)]
+    )
+    # Nothing lost: the whole transcript, in order, once.
+    rows = store.query(
+        "SELECT seq, role, tool_call_id FROM messages WHERE run_id = ? ORDER BY seq", [run_id]
+    )
+    assert [r["seq"] for r in rows] == list(range(1, 12))
+    assert Counter(r["role"] for r in rows) == {"user": 1, "assistant": 4, "tool": 6}
+    assert sorted(r["tool_call_id"] for r in rows if r["role"] == "tool") == [
+        f"call-{n}" for n in range(6)
+    ]
+    calls = store.query("SELECT step FROM model_calls WHERE run_id = ? ORDER BY step", [run_id])
+    assert [c["step"] for c in calls] == [0, 1, 2, 3]
+    finished = store.run(run_id)
+    assert finished["status"] == "completed" and finished["steps"] == 4
+    assert finished["input_tokens"] == store.scalar(
+        "SELECT sum(input_tokens) FROM model_calls WHERE run_id = ?", [run_id]
+    )
+    offloads = store.query(
+        "SELECT detail->>'tool_call_id' AS call FROM events WHERE run_id = ? "
+        "AND middleware = 'offload'",
+        [run_id],
+    )
+    assert sorted(o["call"] for o in offloads) == [f"call-{n}" for n in range(6)]
+    assert store.scalar("SELECT count(*) FROM files WHERE path LIKE '/notes/%'") == 6
+    assert store.scalar("SELECT count(*) FROM step_journal") == 0  # cleared once complete
+    assert store.scalar("SELECT attempts FROM flow_runs WHERE run_id = ?", [run_id]) == 2
+    assert flow_run_state(killed_flow_run) == "Crashed"
+
+
+@pytest.mark.slow
+def test_the_simulated_weekly_agent_resumes_to_the_same_transcript(
+    prefect_server: ServerInfo, db: str, subprocess_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Killed at an arbitrary point of week 1 and resumed, the competitive-analysis agent ends
+    with the transcript an uninterrupted run has: the simulated model's place in its plan is
+    restored from the journal, so no planned step is skipped or made twice."""
+    thread = "week-1"
+    reference_db = str(tmp_path / "reference.duckdb")
+    asyncio.run(agent_run(agent="competitive-analysis", db=reference_db, thread_id=thread,
+                          params={"week": 1}))  # fmt: skip
+    store = Store(db, hold=False)
+    log = tmp_path / "doomed.log"
+    with open(log, "w") as err:
+        doomed = subprocess.Popen(
+            [*CLI, "run", "competitive-analysis", "--db", db, "--thread", thread,
+             "--set", "week=1", "--json"],
+            env=subprocess_env, stdout=subprocess.DEVNULL, stderr=err,
+        )  # fmt: skip
+    try:
+        _wait_for(lambda: _mid_second_run(store) or doomed.poll() is not None, 120, "run 2")
+        assert doomed.poll() is None, log.read_text()[-3000:]
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=30)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+    resumed = subprocess.run(
+        [*CLI, "run", "--resume", "last", "--db", db, "--json"],
+        env=subprocess_env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert store.scalar("SELECT max(attempts) FROM flow_runs") == 2
+
+    def transcript(path: str) -> list[tuple[str, str | None, str]]:
+        rows = Store(path, hold=False).query(
+            "SELECT role, tool_call_id, content FROM messages WHERE thread_id = ? ORDER BY seq",
+            [thread],
+        )
+        return [(r["role"], r["tool_call_id"], r["content"]) for r in rows]
+
+    assert transcript(db) == transcript(reference_db)
+    assert store.scalar("SELECT count(*) FROM runs WHERE parent_run_id IS NULL AND status = "
+                        "'completed'") == 5  # fmt: skip
+
+
+def _mid_second_run(store: Store) -> bool:
+    """The first run finished (its journal cleared) and the second has done a few steps."""
+    try:
+        runs = store.scalar("SELECT count(*) FROM flow_runs")
+        steps = store.scalar("SELECT count(*) FROM step_journal")
+    except duckdb.CatalogException:  # the tables appear when the flow starts
+        return False
+    return runs >= 2 and steps >= 6

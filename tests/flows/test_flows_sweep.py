@@ -1,0 +1,92 @@
+"""The eval_sweep flow: one task per grid cell, results written once to DuckDB, a table
+artifact with the Pareto front and a recommended setting."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from flow_helpers import artifacts, task_runs_of
+
+from evals import load_runs
+from flows.server import ServerInfo
+from flows.sweep import eval_sweep, expand, parse_grid, task_runner
+
+
+def test_the_grid_varies_each_strategy_only_in_the_keys_its_stack_takes() -> None:
+    grid = {"summarize.trigger": [0.6, 0.85], "offload.tool_token_limit": [5000, 20000]}
+    cells = expand("competitive-analysis", ["full", "mask", "summarize"], grid, [0, 1])
+    by_strategy: dict[str, set[str]] = {}
+    for c in cells:
+        by_strategy.setdefault(c.strategy, set()).add(repr(sorted(c.params.items())))
+    assert len(by_strategy["full"]) == 4  # both keys: 2 x 2 settings
+    assert len(by_strategy["summarize"]) == 2  # no offload in its stack
+    assert by_strategy["mask"] == {"[]"}  # neither key
+    assert len(cells) == (4 + 2 + 1) * 2  # every setting for both seeds
+
+
+def test_a_grid_key_no_strategy_takes_is_an_error() -> None:
+    with pytest.raises(ValueError, match="summarize.triger"):
+        expand("competitive-analysis", ["full"], {"summarize.triger": [0.5]}, [0])
+
+
+def test_grid_values_parse_as_json_where_they_can() -> None:
+    assert parse_grid(["summarize.trigger=0.6,0.85", "summarize.keep=messages:20"]) == {
+        "summarize.trigger": [0.6, 0.85],
+        "summarize.keep": ["messages:20"],
+    }
+
+
+def test_a_sweep_runs_one_task_per_cell_and_stores_and_publishes_the_results(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    result = asyncio.run(
+        eval_sweep.with_options(task_runner=task_runner("thread", workers=2))(
+            scenario="competitive-analysis", strategies=["full", "none"],
+            grid={"offload.tool_token_limit": [2500, 4000]}, db=db,
+        )
+    )  # fmt: skip
+    settings = [r["setting"] for r in result["rows"]]
+    assert settings == [
+        "full [offload.tool_token_limit=2500]",
+        "full [offload.tool_token_limit=4000]",
+        "none",
+    ]
+    recorded = task_runs_of(result["flow_run_id"], expected=3)
+    assert sorted(t.name for t in recorded) == [
+        "full [offload.tool_token_limit=2500] seed=0",
+        "full [offload.tool_token_limit=4000] seed=0",
+        "none seed=0",
+    ]
+    stored = load_runs(db)
+    assert stored.height == 3 and stored["batch"].unique().to_list() == [result["batch"]]
+
+    front = set(result["front"])
+    rows = {r["setting"]: r for r in result["rows"]}
+    assert {s for s, r in rows.items() if r["pareto"]} == front
+    best = max(r["accuracy"] for r in rows.values())
+    (recommended,) = [r for r in rows.values() if r["recommended"]]
+    assert recommended["setting"] == result["recommended"]
+    assert recommended["accuracy"] >= best - 0.01
+    assert all(
+        r["cost_usd"] >= recommended["cost_usd"]
+        for r in rows.values()
+        if r["accuracy"] >= best - 0.01
+    )
+    (table, *_) = artifacts("eval-sweep-competitive-analysis")
+    assert "offload.tool_token_limit=4000" in table.data
+    (front_page, *_) = artifacts("eval-sweep-competitive-analysis-front")
+    assert f"Recommended: **{result['recommended']}**" in front_page.data
+
+
+def test_dask_runs_the_cells_when_prefect_dask_is_installed(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    pytest.importorskip("prefect_dask")
+    result = asyncio.run(
+        eval_sweep.with_options(task_runner=task_runner("dask", workers=2))(
+            scenario="competitive-analysis", strategies=["full", "truncate"], db=db
+        )
+    )
+    assert [r["setting"] for r in result["rows"]] == ["full", "truncate"]
+    assert load_runs(db).height == 2
