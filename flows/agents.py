@@ -7,7 +7,6 @@ own agents through the same flow without touching ctxlab.
 
 from __future__ import annotations
 
-import copy
 import functools
 import importlib
 from collections.abc import Callable, Sequence
@@ -133,7 +132,7 @@ def build_competitive(options: AgentOptions) -> Agent:
     params = {k: v for k, v in options.params.items() if "." in k}
     model: str | Model
     if options.model == "simulated":
-        model = ResumableSimulatedModel(scenario.plan, profile=scenario.profile, seed=scenario.seed)
+        model = SimulatedModel(scenario.plan, profile=scenario.profile, seed=scenario.seed)
     else:
         model = options.model
     return create_agent(
@@ -149,26 +148,6 @@ def build_competitive(options: AgentOptions) -> Agent:
         skills=(scenario.skills_dir,) if scenario.skills_dir else (),
         subagents=scenario.subagents,
     )
-
-
-class ResumableSimulatedModel(SimulatedModel):
-    """`SimulatedModel` whose place in the plan survives a process restart: `checkpoint()` is
-    journaled after every model call, and a resumed run `restore`s the last one, so it
-    continues the plan where the killed process left it instead of starting the turn over."""
-
-    def checkpoint(self) -> dict[str, Any]:
-        return {
-            "main": copy.deepcopy(self._main),
-            "tasks": copy.deepcopy(self._tasks),
-            "streams": copy.deepcopy(self._streams),
-            "retrieval_ids": set(self._retrieval_ids),
-        }
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self._main = state["main"]
-        self._tasks = state["tasks"]
-        self._streams = state["streams"]
-        self._retrieval_ids = state["retrieval_ids"]
 
 
 register(

@@ -2,6 +2,7 @@
 holds, summarizes extractively within a budget, bills prompt caching, and fails on overflow."""
 
 import asyncio
+import json
 from dataclasses import replace
 
 import pytest
@@ -146,6 +147,41 @@ def test_cached_tokens_are_the_prefix_shared_with_the_previous_request() -> None
     assert first.usage.cached_tokens == 0
     assert 1024 <= second.usage.cached_tokens <= second.usage.input_tokens
     assert second.usage.cached_tokens == cacheable(TokenCounter().count_message(big) + 3)
+
+
+def test_a_checkpoint_taken_mid_plan_restores_into_a_fresh_model_that_answers_the_same() -> None:
+    step = (("t", {}),)
+    turn = Turn("Go.", (Act("a", step), Act("b", step), Act("c", step)), final="done")
+    task = Turn("Sweep Acme.", (Act("s", step), ReportFindings()))
+    the_plan = plan(turn, tasks=(task,))
+    model = SimulatedModel(the_plan)
+    big = user("Go.\n" + "background " * 3000)
+    first = ask(model, [big])
+    sweep = ask(model, [user("Sweep Acme.")])
+    window = [big, first.to_message(), tool_result(first.tool_calls[0], "ok")]
+    second = ask(model, window)
+    window += [second.to_message(), tool_result(second.tool_calls[0], "ok")]
+    task_window = [user("Sweep Acme."), sweep.to_message(),
+                   tool_result(sweep.tool_calls[0], "Key finding: Acme won a deal.")]  # fmt: skip
+
+    state = json.loads(json.dumps(model.checkpoint()))
+    fresh = SimulatedModel(the_plan)
+    fresh.restore(state)
+    assert fresh.checkpoint() == state
+    # Without the checkpoint a new model would start the turn over.
+    assert ask(SimulatedModel(the_plan), window).text == "a"
+    for messages in (window, task_window):
+        here, there = ask(model, messages), ask(fresh, messages)
+        assert (here.text, here.tool_calls, here.usage) == (
+            there.text,
+            there.tool_calls,
+            there.usage,
+        )
+    assert here.text == "- Acme won a deal."
+    assert model.ledger[-2].cached_tokens > 0  # the prompt-cache memory came along too
+    assert model.checkpoint() == fresh.checkpoint()
+    with pytest.raises(ValueError, match="not turn 0"):
+        SimulatedModel(plan(Turn("Stop."))).restore(state)
 
 
 def test_context_rot_is_a_fixed_curve_and_seeded() -> None:

@@ -397,6 +397,22 @@ class _Cursor:
     pending: str | None = None
 
 
+def _cursor_state(cursor: _Cursor) -> dict[str, Any]:
+    return {
+        "turn": cursor.turn.key, "index": cursor.index, "ids": cursor.ids, "step": cursor.step,
+        "retrievals": cursor.retrievals, "delegating": cursor.delegating,
+        "calls": cursor.calls, "pending": cursor.pending,
+    }  # fmt: skip
+
+
+def _cursor_from(turn: Turn, state: Mapping[str, Any]) -> _Cursor:
+    return _Cursor(
+        turn=turn, index=state["index"], ids=state["ids"], step=state["step"],
+        retrievals=state["retrievals"], delegating=state["delegating"], calls=state["calls"],
+        pending=state["pending"],
+    )  # fmt: skip
+
+
 @dataclass
 class _Stream:
     """Prompt-cache memory of one conversation: the previous request's items and tokens."""
@@ -460,6 +476,55 @@ class SimulatedModel:
     def spent_usd(self) -> float:
         """What the delegate's own calls cost (the replayed steps cost nothing real)."""
         return sum(r.cost_usd for r in self.ledger if r.role == "delegate")
+
+    # -- checkpoints -----------------------------------------------------------------------
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The model's position in its plan, as JSON-serialisable data.
+
+        It holds what decides the next responses: where the main conversation and each
+        subagent task are in their turns (step, retrievals, calls made, a pending read), the
+        prompt-cache memory of each conversation and the ids of the retrieval calls made.
+        The ledger, overflows and token caches are not part of it: they are bookkeeping, not
+        position. Take one after a call; `restore` it into a model with the same plan (say, in
+        a new process resuming a killed run) and that model answers the next request exactly
+        as this one would have."""
+        return {
+            "main": _cursor_state(self._main) if self._main else None,
+            "tasks": {key: _cursor_state(c) for key, c in self._tasks.items()},
+            "streams": {
+                name: [list(item) for item in s.items] for name, s in self._streams.items()
+            },
+            "retrieval_ids": sorted(self._retrieval_ids),
+        }
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Continue from a `checkpoint()`: the position it recorded replaces this model's.
+
+        Raises ValueError when the checkpoint names turns or tasks this model's plan does
+        not have at the recorded places (it was taken from a model following another plan)."""
+        tasks = {t.key: (i, t) for i, t in enumerate(self.plan.tasks)}
+        main = state["main"]
+        if main is None:
+            self._main = None
+        else:
+            index = main["index"]
+            if not 0 <= index < len(self.plan.turns) or self.plan.turns[index].key != main["turn"]:
+                raise ValueError(
+                    f"checkpoint turn {main['turn']!r} is not turn {index} of the plan"
+                )
+            self._main = _cursor_from(self.plan.turns[index], main)
+        restored: dict[str, _Cursor] = {}
+        for key, cursor in state["tasks"].items():
+            if key not in tasks:
+                raise ValueError(f"checkpoint task {key!r} is not in the plan")
+            restored[key] = _cursor_from(tasks[key][1], cursor)
+        self._tasks = restored
+        self._streams = {
+            name: _Stream([(str(fp), int(n)) for fp, n in items])
+            for name, items in state["streams"].items()
+        }
+        self._retrieval_ids = set(state["retrieval_ids"])
 
     # -- entry point -----------------------------------------------------------------------
 
