@@ -9,8 +9,9 @@ import pytest
 from window_helpers import RecordingRunner, make_state, model_call, small_model, tool_group
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
+from harness.errors import ModelError
 from harness.file_tools import file_tools
-from harness.filesystem import safe_segment
+from harness.filesystem import FileSystem, safe_segment
 from harness.messages import ModelResponse, ToolCall, assistant, user
 from harness.middleware.base import ModelRequest
 from harness.middleware.summarization import (
@@ -215,6 +216,65 @@ def test_after_two_cycles_every_message_is_readable_with_read_file_and_in_the_tr
             assert line in text, f"{line!r} of {m.role} message {m.id} is lost"
         for c in m.tool_calls:
             assert c.id in text
+
+
+def flaky_summarizer(failures: int) -> FunctionModel:
+    """A summarizer whose first `failures` calls fail (an empty summary is a `ModelError`)."""
+    calls: list[int] = []
+
+    def answer(messages, params) -> str:
+        calls.append(1)
+        return "" if len(calls) <= failures else f"summary, attempt {len(calls)}"
+
+    profile = ModelProfile(name="flaky", context_window=8_000)
+    return FunctionModel(answer, name="flaky", profile=profile)
+
+
+def history(store: Store, thread: str) -> str:
+    path = f"/conversation_history/{safe_segment(thread)}.md"
+    return FileSystem(store, thread).read_text(path)
+
+
+def test_a_summarizer_failure_after_the_append_does_not_repeat_the_section_on_retry() -> None:
+    window = [user("Opening brief. " + filler(500)), *tool_group([filler(500)]), user("next")]
+    mw = Summarization(model=flaky_summarizer(1), trigger=500, keep=("messages", 1))
+    state = make_state(mw, window, thread_id="t")
+    with pytest.raises(ModelError):
+        model_call(mw, state)
+    assert history(state.store, "t").count("## Cycle 1: ") == 1  # written before the call
+    seen = model_call(mw, state)
+    assert seen.messages[0].kind == "summary" and "cycle 1]" in seen.messages[0].content
+    text = history(state.store, "t")
+    assert text.count("## Cycle ") == 1 and text.startswith("## Cycle 1: ")
+    assert text.count("Opening brief.") == 1
+    (row,) = state.store.query("SELECT cycle FROM summaries")
+    assert row["cycle"] == 1
+
+
+def test_a_run_resumed_after_the_append_rewrites_the_cycle_section_instead_of_repeating_it() -> (
+    None
+):
+    store = Store(":memory:")
+    window = [user("Opening brief. " + filler(500)), *tool_group([filler(500)]), user("next")]
+    killed = Summarization(model=flaky_summarizer(1), trigger=500, keep=("messages", 1))
+    with pytest.raises(ModelError):  # stands in for the kill: the step never commits
+        model_call(killed, make_state(killed, window, store=store, thread_id="t"))
+    resumed = Summarization(model=flaky_summarizer(0), trigger=500, keep=("messages", 1))
+    state = make_state(resumed, [], store=store, thread_id="t")
+    state.restore(store.load_window("t"), store.next_seq("t"))
+    model_call(resumed, state)
+    text = history(store, "t")
+    assert text.count("## Cycle ") == 1 and text.count("Opening brief.") == 1
+    assert [r["cycle"] for r in store.query("SELECT cycle FROM summaries")] == [1]
+    # a later cycle still appends after it
+    for m in [user(filler(500)), *tool_group([filler(500)]), user("again")]:
+        state.append(m)
+    state.flush()
+    model_call(resumed, state)
+    text = history(store, "t")
+    assert text.count("## Cycle 1: ") == 1 and text.index("## Cycle 2: ") > text.index(
+        "## Cycle 1: "
+    )
 
 
 def test_the_summarizer_input_never_exceeds_its_window() -> None:

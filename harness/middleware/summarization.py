@@ -24,12 +24,13 @@ whose model is `<name>#summarize`, and its usage is added to the run's.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypeGuard
 
 from harness.errors import ContextOverflowError, HarnessError, ModelError
-from harness.filesystem import safe_segment
+from harness.filesystem import FileSystem, safe_segment
 from harness.messages import Message, ModelResponse, user
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.cutoff import (
@@ -278,7 +279,8 @@ class Summarization(Middleware):
         cycle = self._next_cycle(state)
         path = f"{self.history_dir}/{safe_segment(state.thread_id)}.md"
         first_seq, last_seq = _seq_range(state, fresh)
-        state.files.append(path, _history_section(state, cycle, fresh, first_seq, last_seq, reason))
+        section = _history_section(state, cycle, fresh, first_seq, last_seq, reason)
+        _put_section(state.files, path, cycle, section)
         model = self._summarizer(state)
         text, calls = await self._condense(state, model, previous, fresh, path)
         summary = Message(
@@ -289,6 +291,7 @@ class Summarization(Middleware):
         )
         window = [summary, *kept]
         state.replace_window(window, reason="summarize")
+        state.scratch[self.name]["cycle"] = cycle
         edited = request.override(messages=window, messages_tokens=state.window_tokens)
         after = with_inner(state, self.name, edited.count_tokens())
         summary_tokens = state.counter.count_text(text)
@@ -311,6 +314,9 @@ class Summarization(Middleware):
         return edited
 
     def _next_cycle(self, state: RunState) -> int:
+        """One past the last cycle that produced a summary. The counter moves only once a
+        cycle's summary replaced the window, so an attempt that failed half-way is retried
+        under the same number (and so rewrites, not repeats, its history section)."""
         mine = state.scratch[self.name]
         if "cycle" not in mine:
             # A continued thread numbers on from its earlier runs' summaries.
@@ -318,9 +324,7 @@ class Summarization(Middleware):
                 "SELECT coalesce(max(cycle), 0) FROM summaries WHERE thread_id = ?",
                 [state.thread_id],
             )
-        cycle: int = mine["cycle"] + 1
-        mine["cycle"] = cycle
-        return cycle
+        return int(mine["cycle"]) + 1
 
     # -- the summarizer --------------------------------------------------------------------
 
@@ -483,6 +487,26 @@ def _history_section(
         f"_Run {state.run_id}, step {state.step}, {where}trigger: {reason}._\n\n"
     )
     return head + "\n\n".join(render_message(m) for m in messages) + "\n\n"
+
+
+def _put_section(files: FileSystem, path: str, cycle: int, section: str) -> None:
+    """Append `cycle`'s section to the history file, or replace the one an earlier attempt at
+    the same cycle left there: a run killed after the append but before its step committed
+    and then resumed, or a summarizer call that failed after it. Cycle `cycle` is the newest
+    one, so everything from its heading on is that earlier attempt's."""
+    existing = files.read_text(path) if files.exists(path) else ""
+    earlier = _cycle_heading(cycle).search(existing)
+    if earlier is not None:
+        existing = existing[: earlier.start()]
+    files.write(path, existing + section)
+
+
+def _cycle_heading(cycle: int) -> re.Pattern[str]:
+    # The heading and the line under it, as `_history_section` writes them: a message that
+    # merely quotes "## Cycle N" does not match.
+    return re.compile(
+        rf"^## Cycle {cycle}: \d+ messages summarized at [^\n]*\n\n_Run ", re.MULTILINE
+    )
 
 
 def _seq_range(state: RunState, messages: list[Message]) -> tuple[int | None, int | None]:
