@@ -17,7 +17,7 @@ import importlib.util
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +168,18 @@ def _parse_sets(items: Sequence[str]) -> dict[str, Any]:
     return dict(parse_setting(item) for item in items)
 
 
+def _run_flow(call: Coroutine[Any, Any, dict[str, Any]], info: ServerInfo | None) -> dict[str, Any]:
+    """Run a flow call to completion, reporting to `info`'s server (or ephemerally)."""
+    import asyncio
+
+    from flows.server import using_server
+
+    if info is None:
+        return asyncio.run(call)
+    with using_server(info):
+        return asyncio.run(call)
+
+
 def _connect(args: argparse.Namespace) -> ServerInfo | None:
     """The Prefect server this command reports to, or None with `--ephemeral`."""
     return None if getattr(args, "ephemeral", False) else _local_server(args.port)
@@ -215,11 +227,9 @@ def _server(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import asyncio
 
     from flows.agent_run import agent_run, latest_unfinished, load_session
     from flows.agents import get_agent
-    from flows.server import using_server
     from harness.store import Store, default_path
 
     if not args.agent and not args.resume:
@@ -244,11 +254,7 @@ def _run(args: argparse.Namespace) -> int:
         agent=args.agent or "", inputs=args.input, model=args.model, thread_id=args.thread,
         db=db, strategy=args.strategy, params=params, resume=resume,
     )  # fmt: skip
-    if info is None:
-        result = asyncio.run(call)
-    else:
-        with using_server(info):
-            result = asyncio.run(call)
+    result = _run_flow(call, info)
     if args.json:
         print(json.dumps(result, default=str, indent=2))
         return 0
@@ -290,9 +296,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    import asyncio
 
-    from flows.server import using_server
     from flows.sweep import eval_sweep, expand, parse_grid, task_runner
 
     grid = parse_grid(args.grid)
@@ -305,11 +309,7 @@ def _sweep(args: argparse.Namespace) -> int:
         seeds=args.seeds, scale=args.scale, model=args.model, rot=args.rot, db=args.db,
         max_usd=args.max_usd, show_progress=not args.json,
     )  # fmt: skip
-    if info is None:
-        result = asyncio.run(call)
-    else:
-        with using_server(info):
-            result = asyncio.run(call)
+    result = _run_flow(call, info)
     if args.json:
         print(json.dumps(result, default=str, indent=2))
         return 0
