@@ -24,6 +24,7 @@ class ModelProfile:
     cache_write: float = 0.0
     output: float = 0.0
     prices_as_of: str = ""
+    source: str = ""  # the pricing page the prices were read from
 
     def cost(self, usage: Usage) -> float:
         """Dollar cost of `usage`. Input tokens include cached reads and writes, billed at their
@@ -42,12 +43,44 @@ class ModelProfile:
 
 @cache
 def _table() -> dict[str, ModelProfile]:
-    raw = tomllib.loads(resources.files("harness").joinpath("data/models.toml").read_text())
-    as_of = raw.get("defaults", {}).get("prices_as_of", "")
-    return {
-        name: ModelProfile(name=name, prices_as_of=spec.pop("prices_as_of", as_of), **spec)
-        for name, spec in raw["models"].items()
-    }
+    return parse_profiles(resources.files("harness").joinpath("data/models.toml").read_text())
+
+
+def parse_profiles(text: str) -> dict[str, ModelProfile]:
+    """Profiles from a models TOML: `[providers.<name>]` carry the pricing page, the date and
+    the provider's cache multipliers; `[models."<provider>:<model>"]` the per-model numbers.
+
+    A cache price a model does not list is derived from its provider's rule, so one
+    provider's models cannot disagree on it. An entry without a source or a date is refused:
+    a price nobody can check is not a price."""
+    raw = tomllib.loads(text)
+    providers = raw.get("providers", {})
+    table: dict[str, ModelProfile] = {}
+    for name, given in raw.get("models", {}).items():
+        spec = dict(given)
+        provider_name = spec.pop("provider", name.split(":", 1)[0] if ":" in name else "")
+        provider = providers.get(provider_name, {})
+        source = spec.pop("source", provider.get("source", ""))
+        as_of = spec.pop("prices_as_of", provider.get("prices_as_of", ""))
+        if not source or not as_of:
+            raise ValueError(
+                f"model profile {name!r} has no price source or date: give it (or its "
+                f"provider {provider_name!r}) `source` and `prices_as_of`"
+            )
+        price = float(spec.get("input", 0.0))
+        if "cached_input" not in spec:
+            if "cache_read_multiplier" not in provider:
+                raise ValueError(
+                    f"model profile {name!r} lists no cached_input and its provider "
+                    f"{provider_name!r} has no cache_read_multiplier"
+                )
+            spec["cached_input"] = round(price * float(provider["cache_read_multiplier"]), 9)
+        if "cache_write" not in spec:
+            spec["cache_write"] = round(
+                price * float(provider.get("cache_write_multiplier", 1.0)), 9
+            )
+        table[name] = ModelProfile(name=name, prices_as_of=as_of, source=source, **spec)
+    return table
 
 
 def known_models() -> list[str]:
