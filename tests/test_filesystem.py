@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.filesystem import (
+    DURABLE_PREFIXES,
     MAX_PATH,
     FileError,
     FileSystem,
@@ -109,7 +110,7 @@ def test_safe_segment_makes_long_odd_ids_path_safe_and_distinct() -> None:
 
 
 def test_durable_prefixes_are_shared_and_other_paths_per_thread(store: Store) -> None:
-    one, two = FileSystem(store, "t1"), FileSystem(store, "t2")
+    one, two = FileSystem(store, "t1", grants=DURABLE_PREFIXES), FileSystem(store, "t2")
     one.write("/memories/AGENTS.md", "prefer tables")
     one.write("/skills/report/SKILL.md", "---\nname: report\n---")
     one.write("/notes.md", "thread one")
@@ -128,7 +129,7 @@ def test_durable_prefixes_are_shared_and_other_paths_per_thread(store: Store) ->
 def test_durable_files_survive_reopening_the_store(tmp_path) -> None:
     path = tmp_path / "ctx.duckdb"
     with Store(path) as store:
-        FileSystem(store, "t1").write("/memories/AGENTS.md", "remember me")
+        FileSystem(store, "t1", grants=["/memories/"]).write("/memories/AGENTS.md", "remember me")
     with Store(path) as store:
         assert FileSystem(store, "t9").read_text("/memories/AGENTS.md") == "remember me"
 
@@ -190,6 +191,7 @@ def test_split_lines_matches_how_read_file_numbers_lines() -> None:
 
 @pytest.fixture
 def tree(fs: FileSystem) -> FileSystem:
+    writer = FileSystem(fs.store, fs.thread_id, grants=["/memories/"])  # memory, as the user
     for path, text in {
         "/README.md": "# ctxlab\nsee docs\n",
         "/docs/guide.md": "a.b literal\nabc regex\n",
@@ -198,7 +200,7 @@ def tree(fs: FileSystem) -> FileSystem:
         "/src/lib/util.py": "def f():\n    return 'abc'\n",
         "/memories/AGENTS.md": "be brief\n",
     }.items():
-        fs.write(path, text)
+        writer.write(path, text)
     fs.write("/src/blob.bin", b"a.b\xff\xfe")
     return fs
 

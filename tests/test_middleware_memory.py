@@ -11,6 +11,11 @@ from harness.models import ScriptedModel, call, reply
 AGENTS = "/memories/AGENTS.md"
 
 
+def as_user(store: Store) -> FileSystem:
+    """Memory files as the user edits them, outside any run (seen at the next run start)."""
+    return FileSystem(store, "outside", grants=["/memories/"])
+
+
 def versions(store: Store, path: str = AGENTS) -> list[tuple[int, str, str]]:
     rows = store.query(
         "SELECT version, author, content FROM memory WHERE path = ? ORDER BY version", [path]
@@ -20,7 +25,7 @@ def versions(store: Store, path: str = AGENTS) -> list[tuple[int, str, str]]:
 
 def test_every_change_is_a_version_with_its_author(bare_agent) -> None:
     store = Store(":memory:")
-    shared = FileSystem(store, "outside")
+    shared = as_user(store)
     shared.write(AGENTS, "# Prefs\n- Tables for numbers.\n")
     model = ScriptedModel(
         [
@@ -99,19 +104,20 @@ def remember(fact: str, ctx: ToolContext) -> str:
     return "ok"
 
 
-def test_changes_made_by_other_tools_are_captured_at_the_end_of_the_run(bare_agent) -> None:
+def test_changes_made_by_other_tools_are_versioned_as_they_are_made(bare_agent) -> None:
     store = Store(":memory:")
     model = ScriptedModel([reply("", call("remember", "r1", fact="Prefers CSV.")), "Done."])
     bare_agent(model, [remember], [Memory()], store=store).run_sync("x", thread_id="t")
     assert versions(store) == [(1, "agent", "- Prefers CSV.\n")]
     (event,) = store.query("SELECT hook FROM events WHERE action = 'version'")
-    assert event == {"hook": "after_agent"}
+    assert event == {"hook": "wrap_tool_call"}
+    assert "- Prefers CSV." in model.calls[1].params.system_prompt
 
 
 def test_memory_over_the_cap_is_cut_with_a_visible_note(bare_agent) -> None:
     store = Store(":memory:")
     lines = "".join(f"- preference number {i}\n" for i in range(100))
-    FileSystem(store, "x").write(AGENTS, lines)
+    as_user(store).write(AGENTS, lines)
     model = ScriptedModel(["ok"])
     bare_agent(model, middleware=[Memory(max_chars=300)], store=store).run_sync("hi")
     prompt = model.calls[0].params.system_prompt
@@ -134,7 +140,7 @@ def test_missing_memory_file_is_shown_as_empty_and_files_share_the_cap() -> None
 
 def test_export_and_import_roundtrip_through_plain_markdown(tmp_path: Path) -> None:
     store = Store(":memory:")
-    files = FileSystem(store, "x")
+    files = as_user(store)
     files.write(AGENTS, "# Team\n- Monday report at 9.\n")
     files.write("/memories/projects/acme.md", "ACME: watch pricing.\n")
 
