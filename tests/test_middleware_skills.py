@@ -76,7 +76,7 @@ def skill_events(store: Store, action: str) -> list[dict]:
 
 def test_system_prompt_with_skills_menu_and_memory(bare_agent, skills_dir, assert_snapshot) -> None:
     store = Store(":memory:")
-    FileSystem(store, "any").write(
+    FileSystem(store, "any", grants=["/memories/"]).write(
         "/memories/AGENTS.md", "# Preferences\n- Summaries in bullets, not paragraphs.\n"
     )
     model = ScriptedModel(["Ready."])
@@ -196,7 +196,7 @@ def test_unchanged_skills_are_not_rewritten(bare_agent, skills_dir) -> None:
 
 def test_skills_already_in_the_store_are_offered(bare_agent) -> None:
     store = Store(":memory:")
-    FileSystem(store, "x").write(
+    FileSystem(store, "x", grants=["/skills/"]).write(
         "/skills/stored-skill/SKILL.md", "---\nname: stored-skill\ndescription: From the DB.\n---\n"
     )
     model = ScriptedModel(["a", "b"])
