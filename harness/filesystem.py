@@ -42,6 +42,7 @@ DURABLE_RULES = {
     ),
 }
 SHARED_NAMESPACE = "shared"
+_INSERT_CHUNK = 200  # rows per INSERT statement in `write_many`
 MAX_PATH = 1024
 MAX_SEGMENT = 255
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -301,22 +302,39 @@ class FileSystem:
 
     def write_many(self, files: Mapping[str, bytes], delete: Iterable[str] = ()) -> None:
         """Delete the files at `delete` and create or overwrite `files`, in one transaction,
-        after checking every path with one query (the skills sync writes hundreds)."""
+        after checking every path with one query (the skills sync writes hundreds). Rows are
+        replaced in bulk: row-by-row upserts cost DuckDB ~30 ms each."""
         writes = {normalize(p): bytes(data) for p, data in files.items()}
         deletes = [normalize(p) for p in delete]
         for path in [*writes, *deletes]:
             self._check_writable(path)
         self._check_batch(writes, set(deletes))
+        ts = now()
         with self.store.transaction() as con:
             for path in deletes:
                 self._changing(con, path, None)
-                con.execute(
-                    "DELETE FROM files WHERE namespace = ? AND path = ?",
-                    [self.namespace(path), path],
-                )
             for path, data in writes.items():
                 self._changing(con, path, data)
-                self._upsert(con, path, data)
+            created: dict[str, datetime] = {}
+            for namespace in {self.namespace(p) for p in [*writes, *deletes]}:
+                gone = con.execute(
+                    "DELETE FROM files WHERE namespace = ? AND list_contains(?::VARCHAR[], path) "
+                    "RETURNING path, created_at",
+                    [namespace, [p for p in [*writes, *deletes] if self.namespace(p) == namespace]],
+                ).fetchall()
+                created.update(gone)
+            rows = [
+                (self.namespace(path), path, data, decode(data) is not None, len(data),
+                 self.run_id, created.get(path, ts), ts)
+                for path, data in writes.items()
+            ]  # fmt: skip
+            for i in range(0, len(rows), _INSERT_CHUNK):
+                chunk = rows[i : i + _INSERT_CHUNK]
+                con.execute(
+                    "INSERT INTO files VALUES "
+                    + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
+                    [value for row in chunk for value in row],
+                )
 
     def _upsert(self, con: duckdb.DuckDBPyConnection, path: str, data: bytes) -> None:
         ts = now()
