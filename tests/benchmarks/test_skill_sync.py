@@ -30,7 +30,7 @@ _rounds = itertools.count()
 def skills_tree(root: Path) -> Path:
     """400 files: per skill a SKILL.md, 8 reference docs, 6 scripts, 3 templates, 2 assets."""
     rng = random.Random(7)
-    words = "market revenue pricing churn segment forecast report quarter cohort margin".split()
+    words = ["market", "revenue", "pricing", "churn", "segment", "forecast", "report"]
     for s in range(SKILLS):
         name = f"skill-{s:02d}-{words[s % len(words)]}"
         folder = root / name
@@ -54,7 +54,8 @@ def skills_tree(root: Path) -> Path:
                 "\n".join(" ".join(rng.choice(words) for _ in range(10)) for _ in range(lines))
             )
         for i in range(2):
-            (folder / "assets" / f"logo{i}.png").write_bytes(rng.randbytes(rng.randint(2_000, 40_000)))
+            size = rng.randint(2_000, 40_000)
+            (folder / "assets" / f"logo{i}.png").write_bytes(rng.randbytes(size))
         assert sum(1 for p in folder.rglob("*") if p.is_file()) == FILES_PER_SKILL
     return root
 
