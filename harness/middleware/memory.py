@@ -94,16 +94,6 @@ def _latest(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, str | None]
     return (row[0], None if row[2] else row[1]) if row else None
 
 
-def record_version(
-    store: Store, path: str, content: str | None, *, run_id: str | None, author: str
-) -> int | None:
-    """Store `content` (None: the file was deleted) as the next version of `path` if it
-    differs from the latest one; returns the new version number, or None when nothing
-    changed."""
-    with store.transaction() as con:
-        return _insert_version(con, path, content, run_id, author)[0]
-
-
 def _insert_version(
     con: duckdb.DuckDBPyConnection,
     path: str,

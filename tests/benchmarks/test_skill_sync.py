@@ -5,9 +5,9 @@ Run with `uv run pytest tests/benchmarks/test_skill_sync.py --benchmark-only`.
 DuckDB file: the cost of a sync is mostly how many transactions and queries it makes. One
 round = one whole agent run (an instant scripted model) with the skills middleware over a
 generated tree shaped like a public skills repository: 20 skills, each a SKILL.md with
-references, scripts, templates and a few assets, 400 files in all. `first` syncs into a fresh
-store; `unchanged` is every later run start (nothing to write); `no skills` is the same run
-without the middleware, the baseline to subtract.
+references, scripts, templates and a few assets, 400 files in all. `first_sync` syncs into a
+fresh store, `first_no_skills` is its baseline (a fresh store, no middleware); `unchanged` is
+every later run start (nothing to write), `no_skills` its baseline.
 """
 
 from __future__ import annotations
@@ -88,3 +88,10 @@ def test_run_start_no_skills(benchmark, bare_agent, tmp_path: Path) -> None:
     path = tmp_path / "none.duckdb"
     run_once(bare_agent, path, [])
     benchmark.pedantic(run_once, args=(bare_agent, path, []), rounds=5)
+
+
+def test_run_start_first_no_skills(benchmark, bare_agent, tmp_path: Path) -> None:
+    def fresh() -> tuple[tuple[object, ...], dict[str, object]]:
+        return (bare_agent, tmp_path / f"first-{next(_rounds)}.duckdb", []), {}
+
+    benchmark.pedantic(run_once, setup=fresh, rounds=3)
