@@ -399,3 +399,17 @@ class CountingRunner(InlineRunner):
             return await super().run(name, fn, *args, **kwargs)
         finally:
             self._step = None
+
+
+def test_a_sync_that_cannot_write_is_reported_and_the_run_goes_on(bare_agent, skills_dir) -> None:
+    store = Store(":memory:")
+    # A shared file at /skills, as an old store could hold before migration 2 moved them.
+    store.execute(
+        "INSERT INTO files VALUES ('shared', '/skills', 'x'::BLOB, true, 1, NULL, now(), now())"
+    )
+    model = ScriptedModel(["ok"])
+    result = bare_agent(model, middleware=[Skills([skills_dir])], store=store).run_sync("go")
+    assert result.status == "completed"
+    (event,) = skill_events(store, "skipped")
+    assert event["reason"].startswith("sync failed, nothing was changed: cannot create /skills/")
+    assert "Skills" not in model.calls[0].params.system_prompt

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 import yaml
 
-from harness.filesystem import SHARED_NAMESPACE, FileSystem
+from harness.filesystem import SHARED_NAMESPACE, FileError, FileSystem
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import SKILLS_TAG, escape_block_text
@@ -136,6 +136,9 @@ def render_menu(skills: Iterable[Skill]) -> str:
     return f"## Skills\n\n{MENU_INTRO}\n\n<{SKILLS_TAG}>\n{listing}\n</{SKILLS_TAG}>"
 
 
+Digest = tuple[int, str]  # (size, SHA-256 hex) of a file's content
+
+
 @dataclass
 class _Folder:
     """What the sync takes from one skill folder on disk."""
@@ -185,7 +188,11 @@ class Skills(Middleware):
         stored = _stored_digests(state)
         to_write, to_delete = _changes(synced, stored)
         if to_write or to_delete:
-            await state.run_step("skills", self._sync, state, to_write, to_delete)
+            try:
+                await state.run_step("skills", self._sync, state, to_write, to_delete)
+            except FileError as exc:  # a broken skill must never break the run
+                self._skip(state, SKILLS_ROOT, f"sync failed, nothing was changed: {exc}")
+                synced = []  # the menu must not point at files that are not there
         skills = self._load(state, synced, stored, {f.name for f in folders})
         scratch["skills"] = skills
         scratch["menu"] = render_menu(skills)
@@ -279,7 +286,7 @@ class Skills(Middleware):
     # -- headers ---------------------------------------------------------------------------
 
     def _load(
-        self, state: RunState, synced: list[_Folder], stored: dict[str, Any], on_disk: set[str]
+        self, state: RunState, synced: list[_Folder], stored: dict[str, Digest], on_disk: set[str]
     ) -> list[Skill]:
         """Headers of the synced skills, from what was just read on disk, and, with
         `include_stored`, of the skills in the store that no folder on disk provides (one
@@ -344,7 +351,7 @@ def _walk(folder: Path, root: Path) -> Iterable[tuple[Path, str | None]]:
                 yield path, None
 
 
-def _stored_digests(state: RunState) -> dict[str, Any]:
+def _stored_digests(state: RunState) -> dict[str, Digest]:
     """Path -> (size, SHA-256 hex) of every file under `/skills/` in the store."""
     rows = state.store.query(
         "SELECT path, size, sha256(content) AS digest FROM files "
@@ -364,7 +371,9 @@ def _stored_contents(state: RunState, paths: list[str]) -> dict[str, bytes]:
     return {r["path"]: bytes(r["content"]) for r in rows}
 
 
-def _changes(synced: list[_Folder], stored: dict[str, Any]) -> tuple[dict[str, bytes], list[str]]:
+def _changes(
+    synced: list[_Folder], stored: dict[str, Digest]
+) -> tuple[dict[str, bytes], list[str]]:
     """Files to write and files to delete so `/skills/<name>/` mirrors each synced folder:
     only new or changed files are written (size and SHA-256 compared)."""
     to_write: dict[str, bytes] = {}
