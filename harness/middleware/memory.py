@@ -152,16 +152,17 @@ def render_memory(
         elif text is None or not text.strip():
             body = "(empty: nothing saved yet)"
         elif len(text) <= budget:
-            body = escape_block_text(text.rstrip("\n"))
+            body = text.rstrip("\n")
             budget -= len(text)
         else:
             kept = _cut(text, budget)
             budget = 0
             body = (
-                f"{escape_block_text(kept)}\n[memory cut: showing {len(kept):,} of "
+                f"{kept}\n[memory cut: showing {len(kept):,} of "
                 f"{len(text):,} characters; "
                 f'read the rest with read_file(file_path="{path}")]'
             )
+        body = escape_block_text(body)
         blocks.append(f'<{MEMORY_TAG} path="{attribute(path)}">\n{body}\n</{MEMORY_TAG}>')
     return guidelines + "\n\n" + "\n\n".join(blocks)
 
