@@ -6,22 +6,43 @@ path belongs to the thread that wrote it (offloaded tool results, conversation h
 Directories are implicit: a directory exists while a file below it does. Contents are bytes;
 text is UTF-8. Anything the model should be told about (a bad path, a missing file) raises
 `FileError`/`FileNotFoundError`, which the file tools turn into text.
+
+Durable paths are shared by every agent, so a `FileSystem` changes them only under a prefix it
+was granted (`grant`): the skills middleware is granted `/skills/` for its sync from disk, and
+the memory middleware grants `/memories/` to its run with a hook that versions each change in
+the change's own transaction. No file may sit at `/skills` or `/memories`, where it would
+block every durable path below it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import duckdb
 
 from harness.errors import HarnessError
 from harness.store import Store, now
 
 DURABLE_PREFIXES = ("/memories/", "/skills/")
+# Why a FileSystem without the grant may not change files under each durable prefix; the
+# model reads these in its tool results.
+DURABLE_RULES = {
+    "/skills/": (
+        "/skills/ is read-only: skills come from skill folders on disk, copied in at run "
+        "start. Keep your own notes elsewhere, e.g. under /notes/"
+    ),
+    "/memories/": (
+        "/memories/ is long-term memory, changed only with write_file, edit_file or delete "
+        "by an agent that has memory enabled (each change is versioned); this one has not"
+    ),
+}
 SHARED_NAMESPACE = "shared"
+_INSERT_CHUNK = 200  # rows per INSERT statement in `write_many`
 MAX_PATH = 1024
 MAX_SEGMENT = 255
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -31,6 +52,12 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 class FileError(HarnessError):
     """A file operation the model asked for cannot be done; the message says why."""
+
+
+ChangeHook = Callable[[duckdb.DuckDBPyConnection, str, bytes | None, bytes | None], None]
+"""Runs in the transaction of each change under a granted prefix, just before it, with the path,
+the old and the new content (None: no file before / a deletion); raising `FileError` cancels
+the change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,15 +148,32 @@ def split_lines(text: str) -> list[str]:
 class FileSystem:
     """Files of one thread, plus the durable shared prefixes."""
 
-    def __init__(self, store: Store, thread_id: str, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        thread_id: str,
+        run_id: str | None = None,
+        *,
+        grants: Iterable[str] = (),
+    ) -> None:
+        """`grants`: durable prefixes this instance may change (see `grant`)."""
         self.store = store
         self.thread_id = thread_id
         self.run_id = run_id
         self._thread_ns = f"thread:{thread_id}"
+        self._grants: dict[str, ChangeHook | None] = {}
+        for prefix in grants:
+            self.grant(prefix)
+
+    def grant(self, prefix: str, on_change: ChangeHook | None = None) -> None:
+        """Let this instance change files under the durable `prefix` (`/skills/` or
+        `/memories/`); `on_change` runs in the transaction of each such change."""
+        if prefix not in DURABLE_PREFIXES:
+            raise ValueError(f"{prefix!r} is not a durable prefix: use one of {DURABLE_PREFIXES}")
+        self._grants[prefix] = on_change
 
     def namespace(self, path: str) -> str:
-        durable = any((path + "/").startswith(p) for p in DURABLE_PREFIXES)
-        return SHARED_NAMESPACE if durable else self._thread_ns
+        return SHARED_NAMESPACE if durable_prefix(path) else self._thread_ns
 
     # -- reading -------------------------------------------------------------------------
 
@@ -251,31 +295,118 @@ class FileSystem:
                 data = _SURROGATE.sub("\ufffd", content).encode("utf-8")
         else:
             data = bytes(content)
+        with self.store.transaction() as con:
+            self._changing(con, path, data)
+            self._upsert(con, path, data)
+        return path
+
+    def write_many(self, files: Mapping[str, bytes], delete: Iterable[str] = ()) -> None:
+        """Delete the files at `delete` and create or overwrite `files`, in one transaction,
+        after checking every path with one query (the skills sync writes hundreds). Rows are
+        replaced in bulk: row-by-row upserts cost DuckDB ~30 ms each."""
+        writes = {normalize(p): bytes(data) for p, data in files.items()}
+        deletes = [normalize(p) for p in delete]
+        for path in [*writes, *deletes]:
+            self._check_writable(path)
+        self._check_batch(writes, set(deletes))
         ts = now()
-        self.store.execute(
+        with self.store.transaction() as con:
+            for path in deletes:
+                self._changing(con, path, None)
+            for path, data in writes.items():
+                self._changing(con, path, data)
+            created: dict[str, datetime] = {}
+            for namespace in {self.namespace(p) for p in [*writes, *deletes]}:
+                gone = con.execute(
+                    "DELETE FROM files WHERE namespace = ? AND list_contains(?::VARCHAR[], path) "
+                    "RETURNING path, created_at",
+                    [namespace, [p for p in [*writes, *deletes] if self.namespace(p) == namespace]],
+                ).fetchall()
+                created.update(gone)
+            rows = [
+                (self.namespace(path), path, data, decode(data) is not None, len(data),
+                 self.run_id, created.get(path, ts), ts)
+                for path, data in writes.items()
+            ]  # fmt: skip
+            for i in range(0, len(rows), _INSERT_CHUNK):
+                chunk = rows[i : i + _INSERT_CHUNK]
+                con.execute(
+                    "INSERT INTO files VALUES "
+                    + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
+                    [value for row in chunk for value in row],
+                )
+
+    def _upsert(self, con: duckdb.DuckDBPyConnection, path: str, data: bytes) -> None:
+        ts = now()
+        con.execute(
             "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, path) "
             "DO UPDATE SET content = excluded.content, is_text = excluded.is_text, "
             "size = excluded.size, run_id = excluded.run_id, modified_at = excluded.modified_at",
             [self.namespace(path), path, data, decode(data) is not None, len(data),
              self.run_id, ts, ts],
         )  # fmt: skip
-        return path
 
-    def _check_file_path(self, path: str) -> None:
-        """A file may not sit where a directory is, nor below another file."""
+    def _changing(self, con: duckdb.DuckDBPyConnection, path: str, data: bytes | None) -> None:
+        prefix = durable_prefix(path)
+        hook = self._grants.get(prefix) if prefix else None
+        if hook is not None:
+            row = con.execute(
+                "SELECT content FROM files WHERE namespace = ? AND path = ?",
+                [self.namespace(path), path],
+            ).fetchone()
+            hook(con, path, bytes(row[0]) if row else None, data)
+
+    def _check_writable(self, path: str) -> None:
+        """The write policy: no file at a path that holds durable files, and durable files
+        change only under a granted prefix."""
         if path == "/":
             raise FileError("/ is the root directory, not a file")
+        for prefix in DURABLE_PREFIXES:
+            if prefix.startswith(path + "/"):
+                raise FileError(
+                    f"cannot create a file at {path}: it is the directory {prefix} that holds "
+                    "files every agent shares, so no file may sit there"
+                )
+        granted = durable_prefix(path)
+        if granted is not None and granted not in self._grants:
+            raise FileError(f"cannot change {path}: {DURABLE_RULES[granted]}")
+
+    def _check_file_path(self, path: str) -> None:
+        """The write policy, then: a file may not sit where a directory is, nor below another
+        file. Only the path's own namespace can clash: thread and durable paths never overlap,
+        so a thread's file cannot block a shared path."""
+        self._check_writable(path)
         parents = [path[:i] for i in range(1, len(path)) if path[i] == "/"]
         clash = self.store.query(
-            "SELECT path FROM files WHERE namespace IN (?, ?) "
+            "SELECT path FROM files WHERE namespace = ? "
             "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?)) LIMIT 1",
-            [self._thread_ns, SHARED_NAMESPACE, parents, path + "/"],
+            [self.namespace(path), parents, path + "/"],
         )
         if clash:
-            other = clash[0]["path"]
-            if other.startswith(path + "/"):
-                raise FileError(f"{path} is a directory (it holds {other}), not a file")
-            raise FileError(f"cannot create {path}: {other} is a file, not a directory")
+            _raise_clash(path, clash[0]["path"])
+
+    def _check_batch(self, writes: Mapping[str, bytes], deletes: set[str]) -> None:
+        """`_check_file_path` for many paths: one query for every path under their top-level
+        directories, then the same rules in memory (the batch counts as already written)."""
+        if not writes:
+            return
+        tops = sorted({"/" + p.split("/")[1] for p in writes})
+        rows = self.store.query(
+            "SELECT path FROM files WHERE list_contains(?::VARCHAR[], namespace) "
+            "AND list_has_any(?::VARCHAR[], [path, '/' || split_part(path, '/', 2)])",
+            [sorted({self.namespace(p) for p in writes}), tops],
+        )
+        taken = ({r["path"] for r in rows} - deletes) | writes.keys()
+        for path in writes:
+            parents = [path[:i] for i in range(1, len(path)) if path[i] == "/"]
+            above = next((p for p in parents if p in taken), None)
+            if above is not None:
+                _raise_clash(path, above)
+        dirs = {p[:i] for p in taken for i in range(1, len(p)) if p[i] == "/"}
+        for path in writes:
+            if path in dirs:
+                below = next(p for p in sorted(taken) if p.startswith(path + "/"))
+                _raise_clash(path, below)
 
     def append(self, path: str, text: str) -> str:
         existing = self.read_text(path) if self.exists(path) else ""
@@ -283,6 +414,7 @@ class FileSystem:
 
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> int:
         """Replace `old` by `new`; returns how many occurrences changed."""
+        self._check_writable(normalize(path))
         text = self.read_text(path)
         if not old:
             raise FileError("old_string must not be empty")
@@ -302,13 +434,29 @@ class FileSystem:
 
     def delete(self, path: str) -> None:
         path = normalize(path)
+        prefix = durable_prefix(path)
+        if prefix is not None and prefix not in self._grants:
+            raise FileError(f"cannot change {path}: {DURABLE_RULES[prefix]}")
         if not self.exists(path):
             if self.is_dir(path):
                 raise FileError(f"{path} is a directory; delete the files in it one by one")
             raise FileNotFoundError(f"file not found: {path}")
-        self.store.execute(
-            "DELETE FROM files WHERE namespace = ? AND path = ?", [self.namespace(path), path]
-        )
+        with self.store.transaction() as con:
+            self._changing(con, path, None)
+            con.execute(
+                "DELETE FROM files WHERE namespace = ? AND path = ?", [self.namespace(path), path]
+            )
+
+
+def durable_prefix(path: str) -> str | None:
+    """The durable prefix the normalised `path` lies strictly below, or None."""
+    return next((p for p in DURABLE_PREFIXES if path.startswith(p)), None)
+
+
+def _raise_clash(path: str, other: str) -> None:
+    if other.startswith(path + "/"):
+        raise FileError(f"{path} is a directory (it holds {other}), not a file")
+    raise FileError(f"cannot create {path}: {other} is a file, not a directory")
 
 
 def _dir_prefix(path: str) -> str:
@@ -384,6 +532,7 @@ __all__ = [
     "FileSystem",
     "GrepMatch",
     "decode",
+    "durable_prefix",
     "normalize",
     "safe_segment",
     "split_lines",

@@ -83,6 +83,17 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (path, version)
     );
     """,
+    # 2: durable paths. A memory deletion is a version too (`deleted`, empty content). Files a
+    # model once wrote at /skills or /memories sat in the shared namespace and blocked every
+    # durable path below them: they move to the namespace of the thread that wrote them.
+    """
+    ALTER TABLE memory ADD COLUMN deleted BOOLEAN DEFAULT false;
+    UPDATE files SET namespace = coalesce(
+        (SELECT 'thread:' || r.thread_id FROM runs r WHERE r.run_id = files.run_id),
+        'thread:unknown')
+    WHERE namespace = 'shared'
+        AND NOT (starts_with(path, '/memories/') OR starts_with(path, '/skills/'));
+    """,
 ]
 
 _TABLE_COLUMNS = {

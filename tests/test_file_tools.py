@@ -245,7 +245,9 @@ def tree(fs: FileSystem) -> FileSystem:
     fs.write("/docs/a.md", "alpha a.b\nabc\n")
     fs.write("/docs/deep/b.md", "beta abc\n")
     fs.write("/src/main.py", "x = 'a.b'\n")
-    fs.write("/memories/AGENTS.md", "be brief\n")
+    FileSystem(fs.store, fs.thread_id, grants=["/memories/"]).write(
+        "/memories/AGENTS.md", "be brief\n"
+    )
     return fs
 
 

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.filesystem import (
+    DURABLE_PREFIXES,
     MAX_PATH,
     FileError,
     FileSystem,
@@ -109,7 +110,7 @@ def test_safe_segment_makes_long_odd_ids_path_safe_and_distinct() -> None:
 
 
 def test_durable_prefixes_are_shared_and_other_paths_per_thread(store: Store) -> None:
-    one, two = FileSystem(store, "t1"), FileSystem(store, "t2")
+    one, two = FileSystem(store, "t1", grants=DURABLE_PREFIXES), FileSystem(store, "t2")
     one.write("/memories/AGENTS.md", "prefer tables")
     one.write("/skills/report/SKILL.md", "---\nname: report\n---")
     one.write("/notes.md", "thread one")
@@ -128,7 +129,7 @@ def test_durable_prefixes_are_shared_and_other_paths_per_thread(store: Store) ->
 def test_durable_files_survive_reopening_the_store(tmp_path) -> None:
     path = tmp_path / "ctx.duckdb"
     with Store(path) as store:
-        FileSystem(store, "t1").write("/memories/AGENTS.md", "remember me")
+        FileSystem(store, "t1", grants=["/memories/"]).write("/memories/AGENTS.md", "remember me")
     with Store(path) as store:
         assert FileSystem(store, "t9").read_text("/memories/AGENTS.md") == "remember me"
 
@@ -190,6 +191,7 @@ def test_split_lines_matches_how_read_file_numbers_lines() -> None:
 
 @pytest.fixture
 def tree(fs: FileSystem) -> FileSystem:
+    writer = FileSystem(fs.store, fs.thread_id, grants=["/memories/"])  # memory, as the user
     for path, text in {
         "/README.md": "# ctxlab\nsee docs\n",
         "/docs/guide.md": "a.b literal\nabc regex\n",
@@ -198,7 +200,7 @@ def tree(fs: FileSystem) -> FileSystem:
         "/src/lib/util.py": "def f():\n    return 'abc'\n",
         "/memories/AGENTS.md": "be brief\n",
     }.items():
-        fs.write(path, text)
+        writer.write(path, text)
     fs.write("/src/blob.bin", b"a.b\xff\xfe")
     return fs
 
@@ -257,3 +259,127 @@ def test_grep_rejects_bad_patterns_before_searching(tree: FileSystem) -> None:
         tree.grep("(unclosed", regex=True)
     with pytest.raises(FileError, match="must not be empty"):
         tree.grep("")
+
+
+# -- the write policy for durable paths ---------------------------------------------------
+
+
+SKILL = "/skills/report/SKILL.md"
+
+
+def test_without_a_grant_skills_cannot_be_created_changed_or_deleted(store: Store) -> None:
+    FileSystem(store, "sync", grants=["/skills/"]).write(SKILL, "---\nname: report\n---\n")
+    model = FileSystem(store, "t1")
+    for attempt in (
+        lambda: model.write("/skills/evil/SKILL.md", "---\nname: evil\n---\n"),
+        lambda: model.write(SKILL, "overwritten"),
+        lambda: model.edit(SKILL, "report", "evil"),
+        lambda: model.append(SKILL, "more"),
+        lambda: model.delete(SKILL),
+        lambda: model.write_many({"/skills/x/a.md": b"x"}),
+    ):
+        with pytest.raises(FileError, match="/skills/ is read-only: skills come from skill"):
+            attempt()
+    assert model.read_text(SKILL) == "---\nname: report\n---\n"
+    assert model.list_files("/skills") == [SKILL]
+
+
+def test_without_a_grant_memory_cannot_be_changed(store: Store) -> None:
+    with pytest.raises(FileError, match="/memories/ is long-term memory, changed only with"):
+        FileSystem(store, "t1").write("/memories/AGENTS.md", "x")
+    assert not FileSystem(store, "t1").exists("/memories/AGENTS.md")
+
+
+@pytest.mark.parametrize("path", ["/skills", "/memories", " /memories/ ", "\\skills"])
+def test_no_file_may_sit_where_durable_files_live(store: Store, path: str) -> None:
+    everything = FileSystem(store, "t1", grants=DURABLE_PREFIXES)
+    with pytest.raises(FileError, match="no file may sit there"):
+        everything.write(path, "blocks every durable path below it")
+    with pytest.raises(FileError, match="no file may sit there"):
+        everything.write_many({path: b"x"})
+    everything.write("/memories/AGENTS.md", "still writable")
+    everything.write("/skills/report/SKILL.md", "still writable")
+
+
+def test_a_grant_hook_runs_in_the_change_transaction_and_can_cancel_it(store: Store) -> None:
+    seen: list[tuple[str, bytes | None, bytes | None]] = []
+
+    def hook(con, path: str, old: bytes | None, new: bytes | None) -> None:
+        seen.append((path, old, new))
+        con.execute("INSERT INTO events (run_id, step, middleware, hook, action, created_at) "
+                    "VALUES ('r', 0, 'test', 'hook', ?, now())", [path])  # fmt: skip
+        if new == b"refused":
+            raise FileError("refused by the hook")
+
+    files = FileSystem(store, "t1")
+    files.grant("/memories/", hook)
+    files.write("/memories/a.md", "one")
+    files.write("/memories/a.md", "two")
+    with pytest.raises(FileError, match="refused by the hook"):
+        files.write("/memories/a.md", "refused")
+    files.delete("/memories/a.md")
+    assert seen == [
+        ("/memories/a.md", None, b"one"),
+        ("/memories/a.md", b"one", b"two"),
+        ("/memories/a.md", b"two", b"refused"),
+        ("/memories/a.md", b"two", None),
+    ]
+    # The cancelled change left neither the file nor the hook's own row behind.
+    assert store.scalar("SELECT count(*) FROM events") == 3
+    with pytest.raises(ValueError, match="not a durable prefix"):
+        files.grant("/notes/")
+
+
+def test_write_many_checks_every_path_then_writes_all_at_once(store: Store) -> None:
+    files = FileSystem(store, "t1", grants=["/skills/"])
+    files.write("/skills/a/old.md", "old")
+    first = store.query("SELECT created_at FROM files WHERE path = '/skills/a/old.md'")
+    with pytest.raises(FileError, match="cannot create /skills/a/old.md/x: /skills/a/old.md is"):
+        files.write_many({"/skills/a/new.md": b"new", "/skills/a/old.md/x": b"x"})
+    with pytest.raises(FileError, match="/skills/b is a (file|directory)"):
+        files.write_many({"/skills/b/c.md": b"c", "/skills/b": b"b"})
+    assert files.list_files("/skills") == ["/skills/a/old.md"]  # nothing of a refused batch
+
+    files.write_many({"/skills/a/old.md": b"changed", "/skills/a/new.md": b"new"})
+    assert files.read_text("/skills/a/old.md") == "changed"
+    assert store.query("SELECT created_at FROM files WHERE path = '/skills/a/old.md'") == first
+    files.write_many({"/skills/a/old.md/x": b"x"}, delete=["/skills/a/old.md"])
+    assert files.list_files("/skills") == ["/skills/a/new.md", "/skills/a/old.md/x"]
+    files.write_many({"/skills/a/new.md": b"again"})
+    assert files.read_text("/skills/a/new.md") == "again"
+
+
+def test_a_thread_file_never_blocks_a_durable_path(store: Store) -> None:
+    # Before the policy a file at /memories landed in the shared namespace and blocked every
+    # memory save of every thread; thread paths and durable paths can no longer overlap.
+    with pytest.raises(FileError):
+        FileSystem(store, "t1").write("/memories", "x")
+    FileSystem(store, "t2", grants=["/memories/"]).write("/memories/AGENTS.md", "saved")
+    assert FileSystem(store, "t3").read_text("/memories/AGENTS.md") == "saved"
+
+
+def test_migration_moves_stray_shared_files_to_their_thread(tmp_path, monkeypatch) -> None:
+    import harness.store
+
+    path = tmp_path / "old.duckdb"
+    with monkeypatch.context() as m:
+        m.setattr(harness.store, "MIGRATIONS", harness.store.MIGRATIONS[:1])
+        with Store(path) as old:
+            old.execute(
+                "INSERT INTO runs (run_id, thread_id, status, started_at) "
+                "VALUES ('r1', 'writer', 'completed', now())"
+            )
+            for stray, run in (("/skills", "r1"), ("/memories", None)):
+                old.execute(
+                    "INSERT INTO files VALUES ('shared', ?, 'x'::BLOB, true, 1, ?, now(), now())",
+                    [stray, run],
+                )
+    with Store(path) as store:
+        assert store.query("SELECT namespace, path FROM files ORDER BY path") == [
+            {"namespace": "thread:unknown", "path": "/memories"},
+            {"namespace": "thread:writer", "path": "/skills"},
+        ]
+        FileSystem(store, "any", grants=DURABLE_PREFIXES).write_many(
+            {"/skills/a/SKILL.md": b"a", "/memories/AGENTS.md": b"m"}
+        )
+        FileSystem(store, "writer").delete("/skills")  # its writer can still clean it up

@@ -3,33 +3,50 @@
 A skill is a folder holding a `SKILL.md` in the Agent Skills format: YAML frontmatter (`name`,
 `description`, optional `license`, `compatibility`, `metadata`, `allowed-tools`) and a markdown
 body, plus optional scripts and reference files. At every run start the skill folders on disk
-are synced into the virtual filesystem under `/skills/<name>/`, and the frontmatter of every
-`/skills/*/SKILL.md` is read (never cached across runs, so a resumed thread sees today's
-skills). Every model call then carries a short menu; the body enters the context only when the
-model reads the file. A malformed skill is left out with a `skipped` event saying why.
+are synced into the virtual filesystem under `/skills/<name>/` (the only way anything gets
+there: the model may not write `/skills/`), and the frontmatter of every `/skills/*/SKILL.md`
+is read (never cached across runs, so a resumed thread sees today's skills). Every model call
+then carries a short menu, descriptions escaped inside its `<available_skills>` block; the
+body enters the context only when the model reads the file.
+
+The sync reads only regular files inside each skill folder: a symbolic link is followed only
+when it stays inside the folder, so a link cannot copy a secret from elsewhere into the store.
+Files over `max_file_bytes`, and whole skills over `max_skill_bytes`, are left out. Files are
+compared by size and SHA-256 with the stored copies, and only what changed is written, in one
+transaction: under `Store(hold=False)` each transaction reopens the database file. Anything
+left out gets a `skipped` event saying why.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 import yaml
 
+from harness.filesystem import SHARED_NAMESPACE, FileError, FileSystem
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
+from harness.middleware.blocks import SKILLS_TAG, escape_block_text
 
 if TYPE_CHECKING:
     from harness.state import RunState
 
 SKILLS_ROOT = "/skills"
+SKILLS_PREFIX = "/skills/"
 SKILL_FILE = "SKILL.md"
+MAX_FILE_BYTES = 1_000_000
+MAX_SKILL_BYTES = 10_000_000
+# The fields it holds are short (a description is at most 1,024 characters); YAML parsing of a
+# huge frontmatter would cost seconds at every run start.
+MAX_FRONTMATTER_CHARS = 64_000
 # Agent Skills naming: lowercase letters and digits in hyphen-separated runs.
 _NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 _NAME = re.compile(_NAME_PATTERN)
@@ -80,8 +97,14 @@ def parse_header(text: str, folder: str) -> SkillHeader:
         end = next(i for i, line in enumerate(lines[1:], start=1) if line.strip() == "---")
     except StopIteration:
         raise SkillFormatError("the YAML frontmatter is not closed by a '---' line") from None
+    frontmatter = "\n".join(lines[1:end])
+    if len(frontmatter) > MAX_FRONTMATTER_CHARS:
+        raise SkillFormatError(
+            f"the frontmatter is {len(frontmatter):,} characters long; the limit is "
+            f"{MAX_FRONTMATTER_CHARS:,}"
+        )
     try:
-        data = yaml.safe_load("\n".join(lines[1:end]))
+        data = yaml.safe_load(frontmatter)
     except yaml.YAMLError as exc:
         raise SkillFormatError(f"the frontmatter is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -100,15 +123,29 @@ def parse_header(text: str, folder: str) -> SkillHeader:
 
 
 def render_menu(skills: Iterable[Skill]) -> str:
-    """The system-prompt section listing the skills; empty when there are none."""
+    """The system-prompt section listing the skills; empty when there are none. Descriptions
+    are escaped so that one cannot close the block or open another."""
     entries = [
-        f"- **{s.name}**: {' '.join(s.header.description.split())}\n"
+        f"- **{s.name}**: {escape_block_text(' '.join(s.header.description.split()))}\n"
         f"  Read {s.path} for the full instructions."
         for s in skills
     ]
     if not entries:
         return ""
-    return "## Skills\n\n" + MENU_INTRO + "\n\n" + "\n".join(entries)
+    listing = "\n".join(entries)
+    return f"## Skills\n\n{MENU_INTRO}\n\n<{SKILLS_TAG}>\n{listing}\n</{SKILLS_TAG}>"
+
+
+Digest = tuple[int, str]  # (size, SHA-256 hex) of a file's content
+
+
+@dataclass
+class _Folder:
+    """What the sync takes from one skill folder on disk."""
+
+    name: str
+    files: dict[str, bytes] = field(default_factory=dict)  # virtual path -> content
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (disk path, reason)
 
 
 class Skills(Middleware):
@@ -118,25 +155,45 @@ class Skills(Middleware):
     name = "skills"
 
     def __init__(
-        self, sources: Iterable[str | os.PathLike[str]] = (), *, include_stored: bool = True
+        self,
+        sources: Iterable[str | os.PathLike[str]] = (),
+        *,
+        include_stored: bool = True,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        max_skill_bytes: int = MAX_SKILL_BYTES,
     ) -> None:
         """Parameters:
         sources: directories on disk, each either one skill folder (it holds a SKILL.md) or a
             folder of skill folders; copied to `/skills/<name>/` at every run start.
         include_stored: also offer skills already under `/skills/` in the store that no source
             provides (default True).
+        max_file_bytes: a larger file is not copied (default 1,000,000); a SKILL.md over it
+            leaves its skill out.
+        max_skill_bytes: a skill whose copied files add up to more is left out (default
+            10,000,000).
         """
         self.sources = tuple(Path(s).expanduser() for s in sources)
         self.include_stored = include_stored
+        self.max_file_bytes = max_file_bytes
+        self.max_skill_bytes = max_skill_bytes
 
     async def before_agent(self, state: RunState) -> None:
         start = time.perf_counter()
         scratch = state.scratch.setdefault(self.name, {})
-        folders = self._disk_folders(state)
-        changes = self._changes(state, folders)
-        if changes[0] or changes[1]:
-            await state.run_step("skills", self._sync, state, *changes)
-        skills = self._load(state, {f.name for f in folders})
+        folders = [self._read_folder(f) for f in self._disk_folders(state)]
+        for folder in folders:
+            for where, reason in folder.skipped:
+                self._skip(state, where, reason)
+        synced = [f for f in folders if f.files]
+        stored = _stored_digests(state)
+        to_write, to_delete = _changes(synced, stored)
+        if to_write or to_delete:
+            try:
+                await state.run_step("skills", self._sync, state, to_write, to_delete)
+            except FileError as exc:  # a broken skill must never break the run
+                self._skip(state, SKILLS_ROOT, f"sync failed, nothing was changed: {exc}")
+                synced = []  # the menu must not point at files that are not there
+        skills = self._load(state, synced, stored, {f.name for f in folders})
         scratch["skills"] = skills
         scratch["menu"] = render_menu(skills)
         state.event(
@@ -179,28 +236,47 @@ class Skills(Middleware):
                     found[folder.name] = folder
         return list(found.values())
 
-    def _changes(self, state: RunState, folders: list[Path]) -> tuple[dict[str, bytes], list[str]]:
-        """Files to write and files to delete so `/skills/<name>/` mirrors each disk folder."""
-        to_write: dict[str, bytes] = {}
-        to_delete: list[str] = []
-        for folder in folders:
-            prefix = f"{SKILLS_ROOT}/{folder.name}"
-            wanted = {f"{prefix}/{rel}": data for rel, data in _folder_files(folder)}
-            stored = set(state.files.list_files(prefix))
-            for path, data in wanted.items():
-                if path not in stored or state.files.read_bytes(path) != data:
-                    to_write[path] = data
-            to_delete.extend(sorted(stored - wanted.keys()))
-        return to_write, to_delete
+    def _read_folder(self, folder: Path) -> _Folder:
+        """The files of a skill folder that may be copied; hidden files aside, symbolic links
+        only when they stay inside the folder, within the size limits. No files at all when
+        the skill is left out (its reason is the last skip)."""
+        result = _Folder(folder.name)
+        root = folder.resolve()
+        prefix = f"{SKILLS_ROOT}/{folder.name}/"
+        total = 0
+        for path, reason in _walk(folder, root):
+            if reason is not None:
+                result.skipped.append((str(path), reason))
+                continue
+            rel = path.relative_to(folder).as_posix()
+            size = path.stat().st_size
+            if size <= self.max_file_bytes:
+                data = path.read_bytes()
+                size = len(data)  # the file may have changed since stat
+            if size > self.max_file_bytes:
+                why = f"{size:,} bytes, over the limit of {self.max_file_bytes:,} per file"
+                if rel == SKILL_FILE:
+                    return _left_out(result, folder, f"its {SKILL_FILE} is {why}")
+                result.skipped.append((str(path), f"file not copied: {why} (max_file_bytes)"))
+                continue
+            total += size
+            if total > self.max_skill_bytes:
+                return _left_out(
+                    result, folder,
+                    f"its files add up to more than {self.max_skill_bytes:,} bytes, the limit "
+                    "per skill (max_skill_bytes)",
+                )  # fmt: skip
+            result.files[prefix + rel] = data
+        if prefix + SKILL_FILE not in result.files:
+            return _left_out(result, folder, f"no {SKILL_FILE} that can be copied")
+        return result
 
     async def _sync(
         self, state: RunState, to_write: dict[str, bytes], to_delete: list[str]
     ) -> None:
         start = time.perf_counter()
-        for path, data in to_write.items():
-            state.files.write(path, data)
-        for path in to_delete:
-            state.files.delete(path)
+        files = FileSystem(state.store, state.thread_id, state.run_id, grants=[SKILLS_PREFIX])
+        files.write_many(to_write, to_delete)
         state.event(
             self.name, "before_agent", "synced",
             detail={"written": sorted(to_write), "deleted": to_delete},
@@ -209,30 +285,107 @@ class Skills(Middleware):
 
     # -- headers ---------------------------------------------------------------------------
 
-    def _load(self, state: RunState, from_disk: set[str]) -> list[Skill]:
+    def _load(
+        self, state: RunState, synced: list[_Folder], stored: dict[str, Digest], on_disk: set[str]
+    ) -> list[Skill]:
+        """Headers of the synced skills, from what was just read on disk, and, with
+        `include_stored`, of the skills in the store that no folder on disk provides (one
+        query); a skill left out on disk is not offered from an older stored copy."""
+        texts = {
+            path: data
+            for folder in synced
+            for path, data in folder.files.items()
+            if path.count("/") == 3 and path.endswith("/" + SKILL_FILE)
+        }
+        if self.include_stored:
+            others = [
+                p for p in stored
+                if p.count("/") == 3 and p.endswith("/" + SKILL_FILE)
+                and p.split("/")[2] not in on_disk
+            ]  # fmt: skip
+            texts.update(_stored_contents(state, others))
         skills = []
-        for info in state.files.glob(f"{SKILLS_ROOT}/*/{SKILL_FILE}", SKILLS_ROOT):
-            folder = info.path.split("/")[2]
-            if not self.include_stored and folder not in from_disk:
-                continue
+        for path, data in sorted(texts.items()):
+            folder = path.split("/")[2]
             try:
-                header = parse_header(state.files.read_text(info.path), folder)
+                header = parse_header(data.decode("utf-8"), folder)
             except Exception as exc:  # a broken skill must never break the run
-                self._skip(state, info.path, str(exc))
+                self._skip(state, path, str(exc))
                 continue
-            skills.append(Skill(header, info.path))
+            skills.append(Skill(header, path))
         return sorted(skills, key=lambda s: s.name)
 
     def _skip(self, state: RunState, where: str, reason: str) -> None:
         state.event(self.name, "before_agent", "skipped", detail={"path": where, "reason": reason})
 
 
-def _folder_files(folder: Path) -> list[tuple[str, bytes]]:
-    """(relative POSIX path, content) of every file in a skill folder, hidden files aside."""
-    files = []
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if not path.is_file() or any(p.startswith(".") or p in _IGNORED_PARTS for p in rel.parts):
-            continue
-        files.append((rel.as_posix(), path.read_bytes()))
-    return files
+def _left_out(result: _Folder, folder: Path, reason: str) -> _Folder:
+    result.files.clear()
+    result.skipped.append((str(folder), f"skill left out: {reason}"))
+    return result
+
+
+def _walk(folder: Path, root: Path) -> Iterable[tuple[Path, str | None]]:
+    """Every file to consider in a skill folder, in path order, with the reason it is not
+    read (None when it may be): hidden and cache entries are passed over silently."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        base = Path(dirpath)
+        kept = []
+        for name in sorted(dirnames):
+            if name.startswith(".") or name in _IGNORED_PARTS:
+                continue
+            if (base / name).is_symlink():
+                yield base / name, "symbolic link to a directory: not followed"
+            else:
+                kept.append(name)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            path = base / name
+            if name.startswith(".") or name in _IGNORED_PARTS:
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                yield path, "symbolic link leading outside the skill folder: not followed"
+            elif not path.is_file():
+                yield path, "not a regular file"
+            else:
+                yield path, None
+
+
+def _stored_digests(state: RunState) -> dict[str, Digest]:
+    """Path -> (size, SHA-256 hex) of every file under `/skills/` in the store."""
+    rows = state.store.query(
+        "SELECT path, size, sha256(content) AS digest FROM files "
+        "WHERE namespace = ? AND starts_with(path, ?)",
+        [SHARED_NAMESPACE, SKILLS_PREFIX],
+    )
+    return {r["path"]: (r["size"], r["digest"]) for r in rows}
+
+
+def _stored_contents(state: RunState, paths: list[str]) -> dict[str, bytes]:
+    if not paths:
+        return {}
+    rows = state.store.query(
+        "SELECT path, content FROM files WHERE namespace = ? AND list_contains(?, path)",
+        [SHARED_NAMESPACE, paths],
+    )
+    return {r["path"]: bytes(r["content"]) for r in rows}
+
+
+def _changes(
+    synced: list[_Folder], stored: dict[str, Digest]
+) -> tuple[dict[str, bytes], list[str]]:
+    """Files to write and files to delete so `/skills/<name>/` mirrors each synced folder:
+    only new or changed files are written (size and SHA-256 compared)."""
+    to_write: dict[str, bytes] = {}
+    to_delete: list[str] = []
+    for folder in synced:
+        prefix = f"{SKILLS_ROOT}/{folder.name}/"
+        for path, data in folder.files.items():
+            if stored.get(path) != (len(data), hashlib.sha256(data).hexdigest()):
+                to_write[path] = data
+        # A stored file where the skill's directory goes would block every file of it.
+        stray = [prefix[:-1]] if prefix[:-1] in stored else []
+        to_delete.extend(
+            stray + sorted(p for p in stored if p.startswith(prefix) and p not in folder.files)
+        )
+    return to_write, to_delete

@@ -84,7 +84,9 @@ def test_the_weekly_agent_picks_week_two_once_memory_holds_the_format(db: str) -
     options = AgentOptions(store=store, step_runner=InlineRunner(), params={"week": "auto"})
     first = competitive_session(options)
     assert first[0].startswith("Monday competitive analysis")
-    FileSystem(store, "any").write("/memories/AGENTS.md", "- Reports: use bullets, not paragraphs.")
+    FileSystem(store, "any", grants=["/memories/"]).write(
+        "/memories/AGENTS.md", "- Reports: use bullets, not paragraphs."
+    )
     (later,) = competitive_session(options)
     assert later.startswith("Monday again")
 
