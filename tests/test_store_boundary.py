@@ -14,7 +14,8 @@ from harness.messages import Message, ToolCall, assistant
 from harness.middleware.base import Middleware
 from harness.models import FunctionModel, ScriptedModel, call, reply
 from harness.state import RunState
-from harness.store import StepBatch, Store, message_row, storable_json, storable_row
+from harness import store as store_module
+from harness.store import StepBatch, Store, message_row
 
 LONE = "\ud800"
 ESCAPED = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")  # "caf\udce9 \udcff"
@@ -96,13 +97,13 @@ def test_lone_surrogates_anywhere_in_a_step_are_stored_as_replacement_characters
 
 
 def test_escaped_lone_surrogates_in_json_columns_are_replaced_and_pairs_kept() -> None:
-    text, n = storable_json(json.dumps({"a": f"x{LONE}", "b": "\U0001f600", "c": "\\ud800"}))
+    text, n = store_module.storable_json(json.dumps({"a": f"x{LONE}", "b": "\U0001f600", "c": "\\ud800"}))
     assert n == 1
     assert json.loads(text) == {"a": "x\ufffd", "b": "\U0001f600", "c": "\\ud800"}
-    assert storable_json(json.dumps({"b": "\U0001f600"})) == (json.dumps({"b": "\U0001f600"}), 0)
+    assert store_module.storable_json(json.dumps({"b": "\U0001f600"})) == (json.dumps({"b": "\U0001f600"}), 0)
 
     msg = assistant("", [ToolCall("c1", "t", {f"k{LONE}": [f"v{LONE}"]})])
-    row, repairs = storable_row(
+    row, repairs = store_module.storable_row(
         "messages", message_row(msg, thread_id="t", seq=1, run_id="r", step=0, tokens=1)
     )
     assert repairs == {"tool_calls": 2}
@@ -193,7 +194,5 @@ def test_an_exception_in_the_loop_marks_the_run_failed_with_its_error() -> None:
 
 def test_a_message_that_needs_no_repair_is_the_same_object() -> None:
     msg = Message(role="user", content="plain caf\u00e9 \U0001f600")
-    from harness.store import storable_message
-
-    assert storable_message(msg) == (msg, {})
-    assert storable_message(msg)[0] is msg
+    assert store_module.storable_message(msg) == (msg, {})
+    assert store_module.storable_message(msg)[0] is msg
