@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from harness import ToolContext, create_agent, tool
+from harness import store as store_module
 from harness.errors import ModelError
 from harness.messages import Message, ToolCall, assistant
 from harness.middleware.base import Middleware
 from harness.models import FunctionModel, ScriptedModel, call, reply
 from harness.state import RunState
-from harness import store as store_module
 from harness.store import StepBatch, Store, message_row
 
 LONE = "\ud800"
@@ -56,9 +56,7 @@ def _model() -> FunctionModel:
 
 def test_lone_surrogates_anywhere_in_a_step_are_stored_as_replacement_characters() -> None:
     store = Store(":memory:")
-    agent = create_agent(
-        _model(), [echo_bad], store=store, memory=(), middleware=[NoisyEvents()]
-    )
+    agent = create_agent(_model(), [echo_bad], store=store, memory=(), middleware=[NoisyEvents()])
     result = agent.run_sync("go")
 
     assert result.status == "completed"
@@ -71,12 +69,13 @@ def test_lone_surrogates_anywhere_in_a_step_are_stored_as_replacement_characters
     assert echoed.content == "got arg \ufffd and caf\ufffd \ufffd"
     assert final.content == "done caf\ufffd \ufffd"
     assert result.output == final.content  # the window holds what the store holds
-    assert store.scalar(
-        "SELECT decode(content) FROM files WHERE path = '/notes.md'"
-    ) == "x caf\ufffd \ufffd"
-    assert json.loads(
-        store.scalar("SELECT detail FROM events WHERE middleware = 'noisy'")
-    ) == {"name": "report\ufffd.md"}
+    assert (
+        store.scalar("SELECT decode(content) FROM files WHERE path = '/notes.md'")
+        == "x caf\ufffd \ufffd"
+    )
+    assert json.loads(store.scalar("SELECT detail FROM events WHERE middleware = 'noisy'")) == {
+        "name": "report\ufffd.md"
+    }
 
     # Every repair is recorded, saying where it happened.
     repairs = [
@@ -97,10 +96,15 @@ def test_lone_surrogates_anywhere_in_a_step_are_stored_as_replacement_characters
 
 
 def test_escaped_lone_surrogates_in_json_columns_are_replaced_and_pairs_kept() -> None:
-    text, n = store_module.storable_json(json.dumps({"a": f"x{LONE}", "b": "\U0001f600", "c": "\\ud800"}))
+    text, n = store_module.storable_json(
+        json.dumps({"a": f"x{LONE}", "b": "\U0001f600", "c": "\\ud800"})
+    )
     assert n == 1
     assert json.loads(text) == {"a": "x\ufffd", "b": "\U0001f600", "c": "\\ud800"}
-    assert store_module.storable_json(json.dumps({"b": "\U0001f600"})) == (json.dumps({"b": "\U0001f600"}), 0)
+    assert store_module.storable_json(json.dumps({"b": "\U0001f600"})) == (
+        json.dumps({"b": "\U0001f600"}),
+        0,
+    )
 
     msg = assistant("", [ToolCall("c1", "t", {f"k{LONE}": [f"v{LONE}"]})])
     row, repairs = store_module.storable_row(
@@ -179,9 +183,7 @@ class Exploding(Middleware):
 
 def test_an_exception_in_the_loop_marks_the_run_failed_with_its_error() -> None:
     store = Store(":memory:")
-    agent = create_agent(
-        ScriptedModel(["hi"]), store=store, memory=(), middleware=[Exploding()]
-    )
+    agent = create_agent(ScriptedModel(["hi"]), store=store, memory=(), middleware=[Exploding()])
     with pytest.raises(RuntimeError):
         agent.run_sync("go")
     (run,) = store.query("SELECT status, error FROM runs")
