@@ -26,7 +26,7 @@ from prefect.states import Crashed
 from flows.agents import AgentOptions, get_agent
 from flows.journal import ensure_tables
 from flows.report import render_markdown, run_report
-from flows.resume import FINISHED, Session, Turn, load_session, run_session
+from flows.resume import Session, Turn, load_session, run_session, unfinished_run
 from flows.runner import PrefectStepRunner, hide_tool_failures_on_console
 from harness.messages import new_id
 from harness.steps import InlineRunner
@@ -162,21 +162,5 @@ async def _mark_crashed(flow_run_id: str, message: str) -> None:
 
 
 def latest_unfinished(db: str | None = None) -> str | None:
-    """A run id of the most recent session that did not finish: a run not completed, or
-    fewer completed runs than the session has inputs."""
-    store = Store(db or default_path(), hold=False)
-    ensure_tables(store)
-    rows = store.query(
-        "SELECT f.session_id, f.run_id, json_array_length(f.inputs) AS n, "
-        "coalesce(r.status, 'lost') AS status "
-        "FROM flow_runs f LEFT JOIN runs r USING (run_id) ORDER BY f.updated_at DESC"
-    )
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        sessions.setdefault(row["session_id"], []).append(row)
-    for runs in sessions.values():  # newest session first
-        done = sum(r["status"] in FINISHED for r in runs)
-        if done < runs[0]["n"]:
-            pending = [r for r in runs if r["status"] not in FINISHED]
-            return (pending or runs)[0]["run_id"]
-    return None
+    """A run id of the most recent session that did not finish (see `unfinished_run`)."""
+    return unfinished_run(Store(db or default_path(), hold=False))

@@ -321,10 +321,19 @@ class Journal:
         return sum(len(q) for q in self._pending.values())
 
 
+# Tools that run a whole agent (a subagent): its steps commit, and journal, themselves.
+RUNS_AGENTS = frozenset({"tool:task"})
+
+
 class JournaledRunner:
     """A step runner around another (inline, or Prefect's) that journals each model and tool
-    call as it completes, inside the step (so under Prefect the record carries its task run
-    id), and on resume hands back what an earlier attempt recorded instead of running it."""
+    call as it completes, and on resume hands back what an earlier attempt recorded instead
+    of running it.
+
+    The record is written inside the step (so under Prefect it carries the task run id), in
+    one transaction with whatever the step wrote to the store (`Store.atomic`): a tool killed
+    after writing a file but before its record leaves neither, and runs again from scratch
+    on resume, so its result reads the same. Tools in `RUNS_AGENTS` are not wrapped."""
 
     def __init__(self, inner: StepRunner, journal: Journal) -> None:
         self.inner = inner
@@ -343,8 +352,13 @@ class JournaledRunner:
         model = getattr(fn, "__self__", None) if name == "model" else None
 
         async def journaled(*a: Any, **kw: Any) -> T:
-            result = await fn(*a, **kw)
-            self.journal.record(name, key, result, self.inner.current_step_id(), model=model)
+            if name in RUNS_AGENTS:
+                result = await fn(*a, **kw)
+                self.journal.record(name, key, result, self.inner.current_step_id())
+                return result
+            with self.journal.store.atomic():
+                result = await fn(*a, **kw)
+                self.journal.record(name, key, result, self.inner.current_step_id(), model=model)
             return result
 
         return await self.inner.run(name, journaled, *args, **kwargs)

@@ -50,6 +50,7 @@ class ResumePoint:
     usage: Usage
     peak_context_tokens: int
     started_at: datetime | None
+    answered: bool = False
 
     @property
     def done(self) -> bool:
@@ -83,7 +84,12 @@ def find_resume_point(store: Store, run_id: str) -> ResumePoint:
         requests=int(calls["requests"]),
         cost_usd=float(calls["cost_usd"]),
     )
+    last = store.query(
+        "SELECT role, tool_calls FROM messages WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+        [run_id],
+    )
     return ResumePoint(
+        answered=bool(last) and last[0]["role"] == "assistant" and not last[0]["tool_calls"],
         run_id=run_id,
         status=run["status"] if run else None,
         messages=int(committed["n"]),
@@ -207,6 +213,13 @@ async def run_session(
 ) -> list[Turn]:
     """Run the session's inputs from `first_turn` on, each continuing its run if an earlier
     attempt started it. `runner()` makes the step runner of a turn; the journal wraps it."""
+    ensure_tables(store)
+    # A run killed between its last commit and dropping its journal left it behind; it is
+    # never replayed (finished runs are skipped), only clutter.
+    store.execute(
+        "DELETE FROM step_journal WHERE scope IN "
+        f"(SELECT run_id FROM runs WHERE status IN {FINISHED})"
+    )
     turns = []
     for turn in range(first_turn, len(session.inputs)):
         done = await _run_turn(store, spec, session, turn, runner, flow_run_id, on_start)
@@ -229,6 +242,12 @@ async def _run_turn(
     point = find_resume_point(store, run_id) if run_id else None
     if run_id is not None and point is not None and point.done:
         # Finished, perhaps killed before its journal was dropped.
+        Journal(store, run_id).clear()
+        return Turn(run_id, turn, 0, None, None, done_before=True)
+    if run_id is not None and point is not None and point.answered and point.status == "running":
+        # The run's final answer was committed, its status not yet: only that is left to do
+        # (calling the model again would add an answer the uninterrupted run never gave).
+        store.finish_run(run_id, status="completed", steps=point.steps, usage=point.usage)
         Journal(store, run_id).clear()
         return Turn(run_id, turn, 0, None, None, done_before=True)
     run_id = run_id or new_id("run")
@@ -289,3 +308,23 @@ def record_attempt(
              json.dumps(session.params), flow_run_id, now(), now()],
         )  # fmt: skip
     return 1, None
+
+
+def unfinished_run(store: Store) -> str | None:
+    """A run id of the most recent session that did not finish: a run not completed, or
+    fewer completed runs than the session has inputs."""
+    ensure_tables(store)
+    rows = store.query(
+        "SELECT f.session_id, f.run_id, json_array_length(f.inputs) AS n, "
+        "coalesce(r.status, 'lost') AS status "
+        "FROM flow_runs f LEFT JOIN runs r USING (run_id) ORDER BY f.updated_at DESC"
+    )
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        sessions.setdefault(row["session_id"], []).append(row)
+    for runs in sessions.values():  # newest session first
+        done = sum(r["status"] in FINISHED for r in runs)
+        if done < runs[0]["n"]:
+            pending = [r for r in runs if r["status"] not in FINISHED]
+            return str((pending or runs)[0]["run_id"])
+    return None

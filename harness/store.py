@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -268,6 +269,49 @@ def row_to_message(row: dict[str, Any]) -> Message:
     )
 
 
+class _Atomic:
+    """The open transaction of one `Store.atomic` block."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.failed: BaseException | None = None
+
+    def begin(self) -> duckdb.DuckDBPyConnection:
+        if self.con is None:
+            con = self.store._step_connection()
+            con.execute("BEGIN")
+            self.con = con
+        return self.con
+
+    def commit(self) -> None:
+        if self.con is None:
+            return
+        if self.failed is not None:
+            # DuckDB may have aborted the transaction; without savepoints nothing of the
+            # block can be kept apart from the statement that failed.
+            raise StoreError(
+                f"a write failed inside an atomic step, so none of its writes were stored: "
+                f"{type(self.failed).__name__}: {self.failed}"
+            )
+        self.con.execute("COMMIT")
+        self.con.close()
+        self.con = None
+
+    def close(self) -> None:
+        if self.con is not None:
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # a failed COMMIT has already ended the transaction
+            finally:
+                self.con.close()
+                self.con = None
+
+
+_ATOMIC: ContextVar[_Atomic | None] = ContextVar("ctxlab_store_atomic", default=None)
+
+
 class Store:
     """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
 
@@ -302,7 +346,12 @@ class Store:
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection for reads or writes, used under the store's lock: in hold mode the
-        held connection, otherwise one opened for this use and closed after it."""
+        held connection, otherwise one opened for this use and closed after it. Inside an
+        `atomic` block that has written, its own connection (it sees its own writes)."""
+        scope = _ATOMIC.get()
+        if scope is not None and scope.store is self and scope.con is not None:
+            yield scope.con
+            return
         with self._lock:
             if self.hold:
                 if self._con is None:
@@ -317,6 +366,15 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        scope = _ATOMIC.get()
+        if scope is not None and scope.store is self:
+            # Part of the enclosing atomic block: it commits or rolls back everything at once.
+            try:
+                yield scope.begin()
+            except BaseException as exc:
+                scope.failed = scope.failed or exc
+                raise
+            return
         with self.connection() as con:
             con.execute("BEGIN")
             try:
@@ -325,6 +383,35 @@ class Store:
                 con.execute("ROLLBACK")
                 raise
             con.execute("COMMIT")
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Everything written to this store inside the block, by this task and the threads
+        it starts, commits together when the block ends, or not at all if it raises: a step
+        and its journal record are never stored one without the other. A connection is
+        opened at the first write, so a block that only reads (or waits on a model) holds
+        none. Nested blocks join the outer one."""
+        if _ATOMIC.get() is not None:
+            yield
+            return
+        scope = _Atomic(self)
+        token = _ATOMIC.set(scope)
+        try:
+            yield
+            scope.commit()
+        finally:
+            _ATOMIC.reset(token)
+            scope.close()
+
+    def _step_connection(self) -> duckdb.DuckDBPyConnection:
+        """A connection of its own for an atomic block: with the store held, a second
+        connection to the same database (its own transaction); otherwise a new one."""
+        if not self.hold:
+            return self._open()
+        with self._lock:
+            if self._con is None:
+                self._con = self._open()
+            return self._con.cursor()
 
     def close(self) -> None:
         with self._lock:

@@ -139,8 +139,13 @@ class Memory(Middleware):
             for p, text in contents.items()
             if text is not None and _differs(state.store, p, text)
         }
-        if changed:
-            await state.run_step("memory", self._record, state, changed, "user", "before_agent")
+        # A change written by an agent run whose version was never recorded (the run was
+        # killed in between; this may be that run resumed) is the agent's, not the user's.
+        by_agent = {p: t for p, t in changed.items() if _written_by_a_run(state.files, p)}
+        by_user = {p: t for p, t in changed.items() if p not in by_agent}
+        for author, texts in (("user", by_user), ("agent", by_agent)):
+            if texts:
+                await state.run_step("memory", self._record, state, texts, author, "before_agent")
         self._set(state, contents)
         state.event(
             self.name, "before_agent", "loaded",
@@ -207,6 +212,15 @@ def _read(files: FileSystem, path: str) -> str | None:
         return files.read_text(path)
     except (FileNotFoundError, FileError):
         return None
+
+
+def _written_by_a_run(files: FileSystem, path: str) -> bool:
+    return bool(
+        files.store.scalar(
+            "SELECT count(*) FROM files WHERE namespace = ? AND path = ? AND run_id IS NOT NULL",
+            [files.namespace(path), path],
+        )
+    )
 
 
 def _differs(store: Store, path: str, text: str) -> bool:
