@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
@@ -68,13 +67,13 @@ class _Connection:
 class CrashingStore(Store):
     """An in-memory store that dies right after its `kill_after`-th commit, or when told."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self) -> None:
         self.commits = 0
         self.kill_after: int | None = None
         self.dead = False
         self.crash = ""
         self.opened: list[_Connection] = []
-        super().__init__(path)
+        super().__init__(":memory:")
 
     def _open(self) -> Any:
         con = _Connection(super()._open(), self)
@@ -96,12 +95,16 @@ class CrashingStore(Store):
         raise Killed(where)
 
     def revive(self) -> None:
-        """A new process opens the file: what was committed is all there is (the dead
-        process's open transactions are gone with its connections)."""
-        for con in reversed(self.opened):
-            con._con.close()
-        self.opened.clear()
-        self._con = None
+        """A new process opens the database: what was committed is all there is. The dead
+        process's open transactions end with it (the in-memory database itself stays)."""
+        for con in self.opened:
+            try:
+                con._con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # no transaction was open on it
+            if con is not self._con:
+                con._con.close()
+        self.opened = [c for c in self.opened if c is self._con]
         self.dead = False
         self.kill_after = None
 
@@ -245,13 +248,12 @@ def _run(store: Store, calls: list[str], runner: Callable[[], Any], first_run: s
 
 
 def _session_with_a_crash(
-    path: Path,
     *,
     kill_after_commit: int | None = None,
     step: int | None = None,
     when: str = "before",
 ) -> tuple[Outcome, str]:
-    store = CrashingStore(path)
+    store = CrashingStore()
     calls: list[str] = []
     counter = [0]
     store.kill_after = None if kill_after_commit is None else store.commits + kill_after_commit
@@ -278,9 +280,9 @@ def _session_with_a_crash(
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Outcome, int, int]:
+def reference() -> tuple[Outcome, int, int]:
     """The uninterrupted session, how many commits it makes and how many steps it runs."""
-    store = CrashingStore(tmp_path_factory.mktemp("reference") / "ctxlab.duckdb")
+    store = CrashingStore()
     start = store.commits
     calls: list[str] = []
     counter = [0]
@@ -301,23 +303,23 @@ def _compare(reference: Outcome, got: Outcome, where: str) -> None:
 
 
 def test_a_session_killed_after_any_commit_resumes_to_the_uninterrupted_result(
-    reference: tuple[Outcome, int, int], tmp_path: Path
+    reference: tuple[Outcome, int, int],
 ) -> None:
     expected, commits, _steps = reference
     assert commits > 30  # the session is big enough to cross every kind of write
     for k in range(1, commits + 1):
-        got, crashed = _session_with_a_crash(tmp_path / f"commit-{k}.duckdb", kill_after_commit=k)
+        got, crashed = _session_with_a_crash(kill_after_commit=k)
         assert crashed != "no crash", f"commit {k} of {commits} was never reached"
         _compare(expected, got, f"{crashed} of {commits}")
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_a_session_killed_at_any_step_boundary_resumes_to_the_uninterrupted_result(
-    reference: tuple[Outcome, int, int], when: str, tmp_path: Path
+    reference: tuple[Outcome, int, int], when: str
 ) -> None:
     expected, _commits, steps = reference
     assert steps > 10
     for n in range(1, steps + 1):
-        got, crashed = _session_with_a_crash(tmp_path / f"step-{n}.duckdb", step=n, when=when)
+        got, crashed = _session_with_a_crash(step=n, when=when)
         assert crashed != "no crash", f"step {n} of {steps} was never reached"
         _compare(expected, got, crashed)
