@@ -26,7 +26,7 @@ from flows.journal import Journal, JournaledRunner, ensure_tables
 from harness.messages import Usage, new_id
 from harness.middleware.base import Middleware
 from harness.steps import StepRunner
-from harness.store import Store, now
+from harness.store import Store, now, storable_json
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -303,7 +303,7 @@ def record_attempt(
             return int(row[0]), previous[0] if previous else None
         con.execute(
             "INSERT INTO flow_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            [run_id, session.session_id, turn, json.dumps(list(session.inputs)),
+            [run_id, session.session_id, turn, storable_json(json.dumps(list(session.inputs)))[0],
              session.thread_id, session.agent, session.model, session.strategy,
              json.dumps(session.params), flow_run_id, now(), now()],
         )  # fmt: skip

@@ -15,6 +15,7 @@ every read and write, so nothing the dying process would still do reaches the da
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -98,10 +99,8 @@ class CrashingStore(Store):
         """A new process opens the database: what was committed is all there is. The dead
         process's open transactions end with it (the in-memory database itself stays)."""
         for con in self.opened:
-            try:
+            with contextlib.suppress(duckdb.Error):  # no transaction was open on it
                 con._con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # no transaction was open on it
             if con is not self._con:
                 con._con.close()
         self.opened = [c for c in self.opened if c is self._con]
