@@ -41,9 +41,7 @@ def test_a_model_call_record_on_its_own(benchmark: Any, tmp_path: Path, hold: bo
 
 
 @pytest.mark.parametrize("hold", [False, True], ids=["per-transaction", "held"])
-def test_a_tool_step_file_write_with_its_record(
-    benchmark: Any, tmp_path: Path, hold: bool
-) -> None:
+def test_a_tool_step_file_write_with_its_record(benchmark: Any, tmp_path: Path, hold: bool) -> None:
     """A tool step that writes a file: the write and the record commit together."""
     store = _store(tmp_path, hold)
     journal = Journal(store, "run_bench")
