@@ -3,7 +3,10 @@
 The loop commits a step's messages before each model call, so a run killed mid-step loses only
 what that step did since: the model's reply and the tool calls it asked for. Every model call
 and tool call that completes is therefore written at once to `step_journal`; a resumed run
-takes each result from there instead of calling the model or the tool again.
+takes each result from there instead of calling the model or the tool again. A tool's record
+commits in one transaction with what the tool wrote to the store (`JournaledRunner`): killed
+in between, neither is kept, and the tool runs again from scratch, so its result reads the
+same ("Created /notes.md", not "Overwrote").
 
 Records are plain JSON with a schema name and version (`{"schema": "ctxlab.step_journal",
 "version": 1, "kind": ..., "value": ...}`): a model reply, a tool's text, or a model's
