@@ -12,10 +12,8 @@ last committed step (see `flows.resume`), then the session's remaining inputs ru
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from prefect import flow
@@ -25,27 +23,16 @@ from prefect.exceptions import ObjectNotFound
 from prefect.runtime import flow_run as current_flow_run
 from prefect.states import Crashed
 
-from flows.agents import AgentOptions, AgentSpec, get_agent
-from flows.journal import Journal, ensure_tables
+from flows.agents import AgentOptions, get_agent
+from flows.journal import ensure_tables
 from flows.report import render_markdown, run_report
-from flows.resume import FINISHED, ResumeRun, find_resume_point, release_run
+from flows.resume import Session, Turn, load_session, run_session, unfinished_run
 from flows.runner import PrefectStepRunner, hide_tool_failures_on_console
 from harness.messages import new_id
 from harness.steps import InlineRunner
-from harness.store import Store, default_path, now
+from harness.store import Store, default_path
 
 log = logging.getLogger("ctxlab.flows")
-
-
-@dataclass(frozen=True)
-class Session:
-    session_id: str
-    agent: str
-    model: str
-    thread_id: str
-    inputs: tuple[str, ...]
-    strategy: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
 
 
 def _flow_run_name() -> str:
@@ -99,10 +86,20 @@ async def agent_run(
         if not session.inputs:
             raise ValueError(f"agent {agent!r} has no default session: give it an input")
         first_turn = 0
-    runs = [
-        await _run_turn(store, spec, session, turn)
-        for turn in range(first_turn, len(session.inputs))
-    ]
+    runs: list[dict[str, Any]] = []
+    flow_run_id = str(current_flow_run.id) if current_flow_run.id else None
+
+    async def started(run_id: str, attempt: int, previous: str | None) -> None:
+        if previous and previous != flow_run_id:
+            await _mark_crashed(previous, f"its process died; resumed by flow run {flow_run_id}")
+        await _tag_flow_run(f"agent:{_tag(session.agent)}", f"session:{session.session_id}",
+                            f"run:{run_id}")  # fmt: skip
+
+    async def finished(turn: Turn) -> None:
+        runs.append(await _publish(store, session, turn))
+
+    await run_session(store, spec, session, first_turn, runner=PrefectStepRunner,
+                      flow_run_id=flow_run_id, on_start=started, on_done=finished)  # fmt: skip
     return {
         "session_id": session.session_id,
         "thread_id": session.thread_id,
@@ -112,47 +109,23 @@ async def agent_run(
     }
 
 
-async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) -> dict[str, Any]:
-    run_id = _run_id_for(store, session, turn)
-    point = find_resume_point(store, run_id) if run_id else None
-    if point is not None and point.done:
-        return {**run_report(store, point.run_id).as_dict(), "tasks": 0, "replayed": 0}
-    run_id = run_id or new_id("run")
-    attempt = await _record_attempt(store, session, turn, run_id)
-    log.info(
-        "%s run %s (input %d of %d)%s; if it stops, continue with: ctxlab run --resume %s",
-        "resuming" if point is not None else "starting", run_id, turn + 1,
-        len(session.inputs), f", attempt {attempt}" if attempt > 1 else "", run_id,
-    )  # fmt: skip
-    resuming = point is not None and not point.fresh
-    journal = Journal(store, run_id, replay=resuming)
-    runner = PrefectStepRunner(journal=journal)
-    await _tag_flow_run(f"agent:{_tag(session.agent)}", f"session:{session.session_id}",
-                        f"run:{run_id}")  # fmt: skip
-    options = AgentOptions(store=store, step_runner=runner, model=session.model,
-                           strategy=session.strategy, params=session.params)  # fmt: skip
-    agent = spec.build(options)
-    if point is not None:
-        release_run(store, point)
-    if resuming:
-        agent.middleware = (ResumeRun(point, attempt), *agent.middleware)
-        journal.restore_model(agent.model)
-    await agent.run(
-        None if resuming else session.inputs[turn], thread_id=session.thread_id, run_id=run_id
-    )
-    journal.clear()
-    report = run_report(store, run_id)
+async def _publish(store: Store, session: Session, turn: Turn) -> dict[str, Any]:
+    """The turn's report, published as a markdown artifact when it ran now."""
+    report = run_report(store, turn.run_id)
+    runner, journal = turn.runner, turn.journal
+    if not isinstance(runner, PrefectStepRunner) or journal is None:
+        return {**report.as_dict(), "tasks": 0, "replayed": 0}
     orchestration = {
         "Prefect tasks": f"{runner.tasks_run} ({_by_kind(runner)})",
-        "attempt": attempt,
+        "attempt": turn.attempt,
         "replayed from the journal": journal.replayed,
-        "session": f"`{session.session_id}`, input {turn + 1} of {len(session.inputs)}",
+        "session": f"`{session.session_id}`, input {turn.turn + 1} of {len(session.inputs)}",
         "store": f"`{store.path}`",
     }
     await acreate_markdown_artifact(
         render_markdown(report, extra=orchestration),
         key=f"{_tag(session.agent)}-run",
-        description=f"{session.agent} run {run_id}",
+        description=f"{session.agent} run {turn.run_id}",
     )
     return {**report.as_dict(), "tasks": runner.tasks_run, "replayed": journal.replayed}
 
@@ -177,38 +150,6 @@ def _tag(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "agent"
 
 
-def _run_id_for(store: Store, session: Session, turn: int) -> str | None:
-    return store.scalar(
-        "SELECT run_id FROM flow_runs WHERE session_id = ? AND turn = ?",
-        [session.session_id, turn],
-    )
-
-
-async def _record_attempt(store: Store, session: Session, turn: int, run_id: str) -> int:
-    flow_run_id = current_flow_run.id
-    with store.transaction() as con:
-        previous = con.execute(
-            "SELECT flow_run_id FROM flow_runs WHERE run_id = ?", [run_id]
-        ).fetchone()
-        row = con.execute(
-            "UPDATE flow_runs SET attempts = attempts + 1, flow_run_id = ?, updated_at = ? "
-            "WHERE run_id = ? RETURNING attempts",
-            [flow_run_id, now(), run_id],
-        ).fetchone()
-    if row is not None:
-        if previous and previous[0] and previous[0] != flow_run_id:
-            await _mark_crashed(previous[0], f"its process died; resumed by flow run {flow_run_id}")
-        return int(row[0])
-    with store.transaction() as con:
-        con.execute(
-            "INSERT INTO flow_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            [run_id, session.session_id, turn, json.dumps(list(session.inputs)),
-             session.thread_id, session.agent, session.model, session.strategy,
-             json.dumps(session.params), flow_run_id, now(), now()],
-        )  # fmt: skip
-    return 1
-
-
 async def _mark_crashed(flow_run_id: str, message: str) -> None:
     """A killed process leaves its flow run Running forever; say what became of it."""
     async with get_client() as client:
@@ -220,44 +161,6 @@ async def _mark_crashed(flow_run_id: str, message: str) -> None:
             await client.set_flow_run_state(flow_run_id, Crashed(message=message), force=True)
 
 
-def load_session(store: Store, run_id: str) -> tuple[Session, int]:
-    """The session a run belongs to, and the turn to continue from."""
-    ensure_tables(store)
-    rows = store.query("SELECT * FROM flow_runs WHERE run_id = ?", [run_id])
-    if not rows:
-        raise LookupError(
-            f"no flow run recorded for run {run_id!r} in {store.path}: only runs started "
-            "by `ctxlab run` or the agent_run flow can be resumed"
-        )
-    row = rows[0]
-    session = Session(
-        session_id=row["session_id"],
-        agent=row["agent"],
-        model=row["model"],
-        thread_id=row["thread_id"],
-        inputs=tuple(json.loads(row["inputs"])),
-        strategy=row["strategy"],
-        params=json.loads(row["params"] or "{}"),
-    )
-    return session, int(row["turn"])
-
-
 def latest_unfinished(db: str | None = None) -> str | None:
-    """A run id of the most recent session that did not finish: a run not completed, or
-    fewer completed runs than the session has inputs."""
-    store = Store(db or default_path(), hold=False)
-    ensure_tables(store)
-    rows = store.query(
-        "SELECT f.session_id, f.run_id, json_array_length(f.inputs) AS n, "
-        "coalesce(r.status, 'lost') AS status "
-        "FROM flow_runs f LEFT JOIN runs r USING (run_id) ORDER BY f.updated_at DESC"
-    )
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        sessions.setdefault(row["session_id"], []).append(row)
-    for runs in sessions.values():  # newest session first
-        done = sum(r["status"] in FINISHED for r in runs)
-        if done < runs[0]["n"]:
-            pending = [r for r in runs if r["status"] not in FINISHED]
-            return (pending or runs)[0]["run_id"]
-    return None
+    """A run id of the most recent session that did not finish (see `unfinished_run`)."""
+    return unfinished_run(Store(db or default_path(), hold=False))

@@ -6,20 +6,32 @@ commit. A resumed run continues that thread under the same run id: `ResumeRun` (
 middleware) restores the step counter and usage, the loop reloads the window, and the step
 journal hands back the model and tool calls that completed after the last commit, so none of
 them runs twice.
+
+`run_session` is that whole path without Prefect: the `agent_run` flow (and so `ctxlab run`
+and `ctxlab run --resume`) calls it with a Prefect step runner and hooks for its tags and
+artifacts; the crash-point tests call it inline.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from harness.messages import Usage
+from flows.agents import AgentOptions, AgentSpec
+from flows.journal import Journal, JournaledRunner, ensure_tables
+from harness.messages import Usage, new_id
 from harness.middleware.base import Middleware
-from harness.store import Store
+from harness.steps import StepRunner
+from harness.store import Store, now, storable_json
 
 if TYPE_CHECKING:
     from harness.state import RunState
+
+log = logging.getLogger("ctxlab.flows")
 
 
 # A run that stopped at its step limit has finished too: resuming it would stop at once.
@@ -38,6 +50,7 @@ class ResumePoint:
     usage: Usage
     peak_context_tokens: int
     started_at: datetime | None
+    answered: bool = False
 
     @property
     def done(self) -> bool:
@@ -71,7 +84,12 @@ def find_resume_point(store: Store, run_id: str) -> ResumePoint:
         requests=int(calls["requests"]),
         cost_usd=float(calls["cost_usd"]),
     )
+    last = store.query(
+        "SELECT role, tool_calls FROM messages WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+        [run_id],
+    )
     return ResumePoint(
+        answered=bool(last) and last[0]["role"] == "assistant" and not last[0]["tool_calls"],
         run_id=run_id,
         status=run["status"] if run else None,
         messages=int(committed["n"]),
@@ -84,14 +102,19 @@ def find_resume_point(store: Store, run_id: str) -> ResumePoint:
 
 def release_run(store: Store, point: ResumePoint) -> None:
     """Make way for the resumed run under the same id: its `runs` row is written again when
-    it starts (with the original start time restored), and subagent runs it left running are
-    marked interrupted (their parent's tool call runs again and starts a new one)."""
+    it starts (with the original start time restored), and the subagent runs it left running,
+    at any depth, are marked interrupted (their parent's tool call runs again and starts a new
+    one)."""
     with store.transaction() as con:
         con.execute("DELETE FROM runs WHERE run_id = ?", [point.run_id])
         con.execute(
-            "UPDATE runs SET status = 'interrupted', error = 'parent run was killed' "
-            "WHERE parent_run_id = ? AND status = 'running'",
-            [point.run_id],
+            "WITH RECURSIVE below(run_id) AS ("
+            "  SELECT run_id FROM runs WHERE parent_run_id = ?"
+            "  UNION SELECT r.run_id FROM runs r JOIN below b ON r.parent_run_id = b.run_id) "
+            "UPDATE runs SET status = 'interrupted', ended_at = ?, "
+            "error = 'killed with its parent run ' || ? "
+            "WHERE status = 'running' AND run_id IN (SELECT run_id FROM below)",
+            [point.run_id, now(), point.run_id],
         )
 
 
@@ -122,3 +145,186 @@ class ResumeRun(Middleware):
             detail={"attempt": self.attempt, "from_step": self.point.steps,
                     "model_calls_before": self.point.usage.requests},
         )  # fmt: skip
+
+
+# -- sessions: the inputs of `ctxlab run`, one run each, and how a killed one continues ------
+
+
+@dataclass(frozen=True)
+class Session:
+    session_id: str
+    agent: str
+    model: str
+    thread_id: str
+    inputs: tuple[str, ...]
+    strategy: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def load_session(store: Store, run_id: str) -> tuple[Session, int]:
+    """The session a run belongs to, and the turn to continue from."""
+    ensure_tables(store)
+    rows = store.query("SELECT * FROM flow_runs WHERE run_id = ?", [run_id])
+    if not rows:
+        raise LookupError(
+            f"no flow run recorded for run {run_id!r} in {store.path}: only runs started "
+            "by `ctxlab run` or the agent_run flow can be resumed"
+        )
+    row = rows[0]
+    session = Session(
+        session_id=row["session_id"],
+        agent=row["agent"],
+        model=row["model"],
+        thread_id=row["thread_id"],
+        inputs=tuple(json.loads(row["inputs"])),
+        strategy=row["strategy"],
+        params=json.loads(row["params"] or "{}"),
+    )
+    return session, int(row["turn"])
+
+
+@dataclass
+class Turn:
+    """One input of a session as it ran: `runner` is the step runner the caller made for it
+    (its counts), `done_before` says it had already finished and nothing ran."""
+
+    run_id: str
+    turn: int
+    attempt: int
+    runner: StepRunner | None
+    journal: Journal | None
+    done_before: bool = False
+
+
+# Called as a turn starts: (run id, attempt, flow run id of the attempt before, if any).
+OnStart = Callable[[str, int, str | None], Awaitable[None]]
+
+
+async def run_session(
+    store: Store,
+    spec: AgentSpec,
+    session: Session,
+    first_turn: int,
+    *,
+    runner: Callable[[], StepRunner],
+    flow_run_id: str | None = None,
+    on_start: OnStart | None = None,
+    on_done: Callable[[Turn], Awaitable[None]] | None = None,
+) -> list[Turn]:
+    """Run the session's inputs from `first_turn` on, each continuing its run if an earlier
+    attempt started it. `runner()` makes the step runner of a turn; the journal wraps it."""
+    ensure_tables(store)
+    # A run killed between its last commit and dropping its journal left it behind; it is
+    # never replayed (finished runs are skipped), only clutter.
+    store.execute(
+        "DELETE FROM step_journal WHERE scope IN "
+        f"(SELECT run_id FROM runs WHERE status IN {FINISHED})"
+    )
+    turns = []
+    for turn in range(first_turn, len(session.inputs)):
+        done = await _run_turn(store, spec, session, turn, runner, flow_run_id, on_start)
+        if on_done is not None:
+            await on_done(done)
+        turns.append(done)
+    return turns
+
+
+async def _run_turn(
+    store: Store,
+    spec: AgentSpec,
+    session: Session,
+    turn: int,
+    runner: Callable[[], StepRunner],
+    flow_run_id: str | None,
+    on_start: OnStart | None,
+) -> Turn:
+    run_id = run_id_for(store, session, turn)
+    point = find_resume_point(store, run_id) if run_id else None
+    if run_id is not None and point is not None and point.done:
+        # Finished, perhaps killed before its journal was dropped.
+        Journal(store, run_id).clear()
+        return Turn(run_id, turn, 0, None, None, done_before=True)
+    if run_id is not None and point is not None and point.answered and point.status == "running":
+        # The run's final answer was committed, its status not yet: only that is left to do
+        # (calling the model again would add an answer the uninterrupted run never gave).
+        store.finish_run(run_id, status="completed", steps=point.steps, usage=point.usage)
+        Journal(store, run_id).clear()
+        return Turn(run_id, turn, 0, None, None, done_before=True)
+    run_id = run_id or new_id("run")
+    attempt, previous = record_attempt(store, session, turn, run_id, flow_run_id)
+    log.info(
+        "%s run %s (input %d of %d)%s; if it stops, continue with: ctxlab run --resume %s",
+        "resuming" if point is not None else "starting", run_id, turn + 1,
+        len(session.inputs), f", attempt {attempt}" if attempt > 1 else "", run_id,
+    )  # fmt: skip
+    if on_start is not None:
+        await on_start(run_id, attempt, previous)
+    resuming = point is not None and not point.fresh
+    journal = Journal(store, run_id, replay=resuming)
+    steps = runner()
+    options = AgentOptions(store=store, step_runner=JournaledRunner(steps, journal),
+                           model=session.model, strategy=session.strategy,
+                           params=session.params)  # fmt: skip
+    agent = spec.build(options)
+    if point is not None:
+        release_run(store, point)
+    if point is not None and resuming:
+        agent.middleware = (ResumeRun(point, attempt), *agent.middleware)
+        journal.restore_model(agent.model)
+    await agent.run(
+        None if resuming else session.inputs[turn], thread_id=session.thread_id, run_id=run_id
+    )
+    journal.clear()
+    return Turn(run_id, turn, attempt, steps, journal)
+
+
+def run_id_for(store: Store, session: Session, turn: int) -> str | None:
+    found = store.scalar(
+        "SELECT run_id FROM flow_runs WHERE session_id = ? AND turn = ?",
+        [session.session_id, turn],
+    )
+    return str(found) if found is not None else None
+
+
+def record_attempt(
+    store: Store, session: Session, turn: int, run_id: str, flow_run_id: str | None
+) -> tuple[int, str | None]:
+    """Count an attempt at a turn: (its number, the flow run of the attempt before)."""
+    with store.transaction() as con:
+        previous = con.execute(
+            "SELECT flow_run_id FROM flow_runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+        row = con.execute(
+            "UPDATE flow_runs SET attempts = attempts + 1, flow_run_id = ?, updated_at = ? "
+            "WHERE run_id = ? RETURNING attempts",
+            [flow_run_id, now(), run_id],
+        ).fetchone()
+        if row is not None:
+            return int(row[0]), previous[0] if previous else None
+        con.execute(
+            "INSERT INTO flow_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            [run_id, session.session_id, turn, storable_json(json.dumps(list(session.inputs)))[0],
+             session.thread_id, session.agent, session.model, session.strategy,
+             json.dumps(session.params), flow_run_id, now(), now()],
+        )  # fmt: skip
+    return 1, None
+
+
+def unfinished_run(store: Store) -> str | None:
+    """A run id of the most recent session that did not finish: a run not completed, or
+    fewer completed runs than the session has inputs."""
+    ensure_tables(store)
+    rows = store.query(
+        "SELECT f.session_id, f.run_id, json_array_length(f.inputs) AS n, "
+        "coalesce(r.status, 'lost') AS status "
+        "FROM flow_runs f LEFT JOIN runs r USING (run_id) ORDER BY f.updated_at DESC"
+    )
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        sessions.setdefault(row["session_id"], []).append(row)
+    for runs in sessions.values():  # newest session first
+        done = sum(r["status"] in FINISHED for r in runs)
+        if done < runs[0]["n"]:
+            pending = [r for r in runs if r["status"] not in FINISHED]
+            return str((pending or runs)[0]["run_id"])
+    return None

@@ -8,8 +8,8 @@ each new set of tags in a process, a stall of seconds (measured: 2-5 s per run).
 
 Data stays in DuckDB: Prefect persists no results and caching is off (arguments hold messages
 and store handles that must not be hashed). Model calls retry on rate limits and server errors
-with backoff. With a `Journal`, completed model and tool calls are recorded as they finish and
-replayed on resume instead of being run again.
+with backoff. Journaling (record each model and tool call, replay them on resume) wraps this
+runner: see `flows.journal.JournaledRunner`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from prefect.context import TaskRunContext
 from prefect.logging.handlers import PrefectConsoleHandler
 from prefect.states import State
 from prefect.utilities.annotations import quote
-
-from flows.journal import Journal, is_journaled, step_key
 
 T = TypeVar("T")
 
@@ -77,20 +75,15 @@ async def _invoke(
     fn: Callable[..., Awaitable[T]],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    holder: list[str],
 ) -> T:
     """The body of every step task. The caller quotes the arguments so that Prefect passes
     them through without walking whole message lists looking for futures."""
-    ctx = TaskRunContext.get()
-    if ctx is not None:
-        holder[:] = [str(ctx.task_run.id)]
     return await fn(*args, **kwargs)
 
 
 class PrefectStepRunner:
     """Runs harness steps as Prefect tasks (implements `harness.steps.StepRunner`).
 
-    journal: where completed model and tool calls are recorded and, on resume, replayed.
     model_retries / retry_delays: retries of a model call on 429, 5xx, timeouts; the delays
         are seconds before each retry (the last one repeats), jittered by up to 50%.
     """
@@ -98,11 +91,9 @@ class PrefectStepRunner:
     def __init__(
         self,
         *,
-        journal: Journal | None = None,
         model_retries: int = 4,
         retry_delays: Sequence[float] = (2, 10, 30, 60),
     ) -> None:
-        self.journal = journal
         self.model_retries = model_retries
         self.retry_delays = list(retry_delays)
         self.counts: Counter[str] = Counter()
@@ -130,19 +121,9 @@ class PrefectStepRunner:
     async def run(
         self, name: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
     ) -> T:
-        key = None
-        if self.journal is not None and is_journaled(name):
-            key = step_key(name, args)
-            entry = self.journal.take(key)
-            if entry is not None:
-                return entry.value
         self.counts[name] += 1
-        holder: list[str] = []
         step = self._task(name).with_options(task_run_name=f"{name} #{self.counts[name]}")
-        result = await step(fn, quote(args), quote(kwargs), quote(holder))
-        if key is not None and self.journal is not None:
-            model = getattr(fn, "__self__", None) if name == "model" else None
-            self.journal.record(name, key, result, holder[0] if holder else None, model=model)
+        result: T = await step(fn, quote(args), quote(kwargs))
         return result
 
     def current_step_id(self) -> str | None:

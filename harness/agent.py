@@ -122,11 +122,7 @@ class Agent:
         try:
             status = await run_loop(state, self.max_steps)
         except BaseException as exc:
-            state.flush()  # what the run did before failing stays in the store
-            self.store.finish_run(
-                run_id, status="failed", steps=state.step, usage=state.usage,
-                error=f"{type(exc).__name__}: {exc}",
-            )  # fmt: skip
+            _finish_failed(state, exc)
             raise
         self.store.finish_run(run_id, status=status, steps=state.step, usage=state.usage)
         last = state.messages[-1] if state.messages else None
@@ -146,6 +142,28 @@ class Agent:
     def run_sync(self, input: str | Message | None, **kwargs: Any) -> RunResult:
         """`run` for synchronous callers (not from inside a running event loop)."""
         return asyncio.run(self.run(input, **kwargs))
+
+
+def _finish_failed(state: RunState, exc: BaseException) -> None:
+    """Mark a run that raised as `failed`, keeping what it did, even when the store is what
+    failed: the step is written once more, then dropped (the error says so) so that the run's
+    status at least is recorded. A store that cannot record even that leaves a note on `exc`."""
+    error = f"{type(exc).__name__}: {exc}"
+    try:
+        state.flush()  # what the run did before failing stays in the store
+    except Exception as store_exc:
+        dropped = state.drop_unwritten()
+        rows = ", ".join(f"{n} {table}" for table, n in sorted(dropped.items())) or "no rows"
+        error += (
+            f" [the step's rows could not be stored ({type(store_exc).__name__}: {store_exc});"
+            f" dropped: {rows}]"
+        )
+    try:
+        state.store.finish_run(
+            state.run_id, status="failed", steps=state.step, usage=state.usage, error=error
+        )
+    except Exception as store_exc:
+        exc.add_note(f"run {state.run_id} could not be marked failed in the store: {store_exc}")
 
 
 def _merge_tools(tools: Sequence[Tool], middleware: Sequence[Middleware]) -> tuple[Tool, ...]:

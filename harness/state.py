@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from harness.filesystem import FileSystem
 from harness.messages import Message, ModelResponse, Usage
 from harness.steps import StepRunner
-from harness.store import StepBatch, Store, message_row, now
+from harness.store import StepBatch, Store, message_row, now, storable_message
 from harness.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -72,8 +72,21 @@ class RunState:
 
     def append(self, message: Message) -> None:
         """Add a message to the window and (at the next flush) to the transcript."""
+        message = self._storable(message)
         self.messages.append(message)
         self.window_tokens += self._record(message)
+
+    def _storable(self, message: Message) -> Message:
+        """The message as the store can hold it; the model then sees what a resumed run
+        would read back. A repair is recorded as an event saying where it happened."""
+        clean, repairs = storable_message(message)
+        if repairs:
+            self.event(
+                "store", "append", "text_repaired",
+                detail={"message_id": message.id, "role": message.role,
+                        "tool_call_id": message.tool_call_id, "replaced": repairs},
+            )  # fmt: skip
+        return clean
 
     def _record(self, message: Message) -> int:
         self.new_messages.append(message)
@@ -93,6 +106,7 @@ class RunState:
         """Make `messages` the window. Messages not yet in the transcript (summaries,
         placeholders) are appended to it; a `windows` row records which ids the model sees,
         so a resumed thread sees the same window."""
+        messages = [m if m.id in self._stored_ids else self._storable(m) for m in messages]
         for m in messages:
             if m.id not in self._stored_ids:
                 self._record(m)
@@ -123,9 +137,22 @@ class RunState:
         if self._window_row is not None:
             self._batch.add("windows", self._window_row)
             self._window_row = None
+        if self._batch.repairs:
+            repairs, self._batch.repairs = self._batch.repairs, []
+            self.event("store", "flush", "text_repaired", detail={"rows": repairs})
         if self._batch:
             self.store.write(self._batch)
             self._batch = StepBatch()
+
+    def drop_unwritten(self) -> dict[str, int]:
+        """Give up on the rows the step has not committed (the store refused them); returns
+        how many rows of each table were dropped."""
+        dropped = {table: len(rows) for table, rows in self._batch.rows.items() if rows}
+        if self._window_row is not None:
+            dropped["windows"] = dropped.get("windows", 0) + 1
+        self._batch = StepBatch()
+        self._window_row = None
+        return dropped
 
     # -- observability -------------------------------------------------------------------
 

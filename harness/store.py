@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -113,13 +115,131 @@ def default_path() -> str:
     return os.environ.get("CTXLAB_DB", "ctxlab.duckdb")
 
 
+# -- text DuckDB can store --------------------------------------------------------------------
+# A lone surrogate (from `"\ud800"` in JSON, or bytes decoded with errors="surrogateescape") has
+# no UTF-8 form: DuckDB refuses the whole row, and with it the step. Text is made storable at the
+# write boundary instead, each lone surrogate becoming U+FFFD, and the caller is told how many.
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A surrogate written as a JSON escape: DuckDB's JSON type refuses lone ones too.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+_COLUMN_NAMES = {
+    "messages": ("thread_id", "seq", "run_id", "step", "message_id", "role", "kind", "content",
+                 "full_content", "tool_calls", "tool_call_id", "name", "is_error", "tokens",
+                 "meta", "created_at"),
+    "model_calls": ("run_id", "step", "model", "input_tokens", "output_tokens",
+                    "cached_tokens", "cache_write_tokens", "context_tokens", "latency_ms",
+                    "cost_usd", "stop_reason", "encoding", "created_at"),
+    "events": ("run_id", "step", "middleware", "hook", "action", "tokens_before",
+               "tokens_after", "detail", "ms", "task_run_id", "created_at"),
+    "windows": ("thread_id", "run_id", "step", "at_seq", "message_ids", "reason", "created_at"),
+    "summaries": ("run_id", "thread_id", "cycle", "step", "first_seq", "last_seq",
+                  "message_ids", "tokens_before", "tokens_after", "summary_tokens", "model",
+                  "history_path", "summary", "created_at"),
+}  # fmt: skip
+_JSON_COLUMNS = frozenset({"tool_calls", "meta", "detail", "message_ids"})
+
+
+def storable_text(text: str) -> tuple[str, int]:
+    """`text` with each lone surrogate replaced by U+FFFD, and how many were replaced."""
+    if text.isascii():
+        return text, 0
+    return _SURROGATE.subn("\ufffd", text)
+
+
+def storable_value(value: Any) -> tuple[Any, int]:
+    """`value` (text, or JSON-like data: dicts, lists, tuples) with every string in it, keys
+    included, made storable; and how many surrogates were replaced."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        total = 0
+        for key, item in value.items():
+            key, n = storable_value(key)
+            out[key], m = storable_value(item)
+            total += n + m
+        return (out, total) if total else (value, 0)
+    if isinstance(value, list | tuple):
+        pairs = [storable_value(item) for item in value]
+        total = sum(n for _, n in pairs)
+        if not total:
+            return value, 0
+        items = [item for item, _ in pairs]
+        return (tuple(items) if isinstance(value, tuple) else items), total
+    return value, 0
+
+
+def storable_json(text: str) -> tuple[str, int]:
+    """JSON text made storable: raw lone surrogates, and lone ones written as escapes."""
+    text, n = storable_text(text)
+    if not _ESCAPED_SURROGATE.search(text):
+        return text, n
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text, n  # not JSON after all: DuckDB will say what is wrong with it
+    value, m = storable_value(value)
+    return (json.dumps(value, ensure_ascii=False), n + m) if m else (text, n)
+
+
+def storable_row(table: str, row: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, int]]:
+    """A step-table row made storable, and the surrogates replaced per column name."""
+    names = _COLUMN_NAMES.get(table, ())
+    fixed: list[Any] | None = None
+    repairs: dict[str, int] = {}
+    for i, value in enumerate(row):
+        if not isinstance(value, str) or (value.isascii() and "\\u" not in value):
+            continue
+        name = names[i] if i < len(names) else str(i)
+        clean, n = storable_json(value) if name in _JSON_COLUMNS else storable_text(value)
+        if n:
+            fixed = fixed if fixed is not None else list(row)
+            fixed[i] = clean
+            repairs[name] = n
+    return (tuple(fixed) if fixed is not None else row), repairs
+
+
+def storable_message(message: Message) -> tuple[Message, dict[str, int]]:
+    """`message` with every text in it made storable (the same id, so it stays the same
+    message), and the surrogates replaced per field."""
+    repairs: dict[str, int] = {}
+    changes: dict[str, Any] = {}
+    for name in ("content", "full_content", "name", "tool_call_id", "meta"):
+        value, n = storable_value(getattr(message, name))
+        if n:
+            changes[name], repairs[name] = value, n
+    calls = []
+    for c in message.tool_calls:
+        (call_id, name, arguments, raw), n = storable_value(
+            (c.id, c.name, c.arguments, c.raw_arguments)
+        )
+        calls.append(ToolCall(call_id, name, arguments, raw) if n else c)
+        if n:
+            repairs["tool_calls"] = repairs.get("tool_calls", 0) + n
+    if "tool_calls" in repairs:
+        changes["tool_calls"] = tuple(calls)
+    return (replace(message, **changes), repairs) if changes else (message, {})
+
+
 @dataclass
 class StepBatch:
-    """Rows one step produced, written together in one transaction."""
+    """Rows one step produced, written together in one transaction. Rows are made storable as
+    they are added; `repairs` says where text had to be changed (see `storable_row`)."""
 
     rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    repairs: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, table: str, row: tuple[Any, ...]) -> None:
+        row, repaired = storable_row(table, row)
+        if repaired:
+            where: dict[str, Any] = {"table": table, "replaced": repaired}
+            names = _COLUMN_NAMES.get(table, ())
+            for key in ("message_id", "role", "tool_call_id", "step"):
+                if key in names:
+                    where[key] = row[names.index(key)]
+            self.repairs.append(where)
         self.rows.setdefault(table, []).append(row)
 
     def __bool__(self) -> bool:
@@ -160,6 +280,49 @@ def row_to_message(row: dict[str, Any]) -> Message:
     )
 
 
+class _Atomic:
+    """The open transaction of one `Store.atomic` block."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.failed: BaseException | None = None
+
+    def begin(self) -> duckdb.DuckDBPyConnection:
+        if self.con is None:
+            con = self.store._step_connection()
+            con.execute("BEGIN")
+            self.con = con
+        return self.con
+
+    def commit(self) -> None:
+        if self.con is None:
+            return
+        if self.failed is not None:
+            # DuckDB may have aborted the transaction; without savepoints nothing of the
+            # block can be kept apart from the statement that failed.
+            raise StoreError(
+                f"a write failed inside an atomic step, so none of its writes were stored: "
+                f"{type(self.failed).__name__}: {self.failed}"
+            )
+        self.con.execute("COMMIT")
+        self.con.close()
+        self.con = None
+
+    def close(self) -> None:
+        if self.con is not None:
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # a failed COMMIT has already ended the transaction
+            finally:
+                self.con.close()
+                self.con = None
+
+
+_ATOMIC: ContextVar[_Atomic | None] = ContextVar("ctxlab_store_atomic", default=None)
+
+
 class Store:
     """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
 
@@ -194,7 +357,12 @@ class Store:
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection for reads or writes, used under the store's lock: in hold mode the
-        held connection, otherwise one opened for this use and closed after it."""
+        held connection, otherwise one opened for this use and closed after it. Inside an
+        `atomic` block that has written, its own connection (it sees its own writes)."""
+        scope = _ATOMIC.get()
+        if scope is not None and scope.store is self and scope.con is not None:
+            yield scope.con
+            return
         with self._lock:
             if self.hold:
                 if self._con is None:
@@ -209,6 +377,15 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        scope = _ATOMIC.get()
+        if scope is not None and scope.store is self:
+            # Part of the enclosing atomic block: it commits or rolls back everything at once.
+            try:
+                yield scope.begin()
+            except BaseException as exc:
+                scope.failed = scope.failed or exc
+                raise
+            return
         with self.connection() as con:
             con.execute("BEGIN")
             try:
@@ -217,6 +394,35 @@ class Store:
                 con.execute("ROLLBACK")
                 raise
             con.execute("COMMIT")
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Everything written to this store inside the block, by this task and the threads
+        it starts, commits together when the block ends, or not at all if it raises: a step
+        and its journal record are never stored one without the other. A connection is
+        opened at the first write, so a block that only reads (or waits on a model) holds
+        none. Nested blocks join the outer one."""
+        if _ATOMIC.get() is not None:
+            yield
+            return
+        scope = _Atomic(self)
+        token = _ATOMIC.set(scope)
+        try:
+            yield
+            scope.commit()
+        finally:
+            _ATOMIC.reset(token)
+            scope.close()
+
+    def _step_connection(self) -> duckdb.DuckDBPyConnection:
+        """A connection of its own for an atomic block: with the store held, a second
+        connection to the same database (its own transaction); otherwise a new one."""
+        if not self.hold:
+            return self._open()
+        with self._lock:
+            if self._con is None:
+                self._con = self._open()
+            return self._con.cursor()
 
     def close(self) -> None:
         with self._lock:
@@ -303,7 +509,7 @@ class Store:
             "INSERT INTO runs (run_id, thread_id, parent_run_id, parent_step, agent, model, "
             "strategy, status, started_at, config) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
             [run_id, thread_id, parent_run_id, parent_step, agent, model, strategy, now(),
-             json.dumps(config or {}, default=str)],
+             storable_json(json.dumps(config or {}, default=str))[0]],
         )  # fmt: skip
 
     def finish_run(
@@ -320,7 +526,8 @@ class Store:
             "output_tokens = ?, cached_tokens = ?, cache_write_tokens = ?, cost_usd = ?, "
             "error = ? WHERE run_id = ?",
             [status, now(), steps, usage.input_tokens, usage.output_tokens, usage.cached_tokens,
-             usage.cache_write_tokens, usage.cost_usd, error, run_id],
+             usage.cache_write_tokens, usage.cost_usd,
+             storable_text(error)[0] if error is not None else None, run_id],
         )  # fmt: skip
 
     def run(self, run_id: str) -> dict[str, Any] | None:

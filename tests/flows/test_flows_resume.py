@@ -165,3 +165,26 @@ def _mid_second_run(store: Store) -> bool:
     except duckdb.CatalogException:  # the tables appear when the flow starts
         return False
     return runs >= 2 and steps >= 6
+
+
+def test_resuming_marks_the_subagent_runs_a_killed_run_left_running_at_any_depth(
+    tmp_path: Path,
+) -> None:
+    from flows.resume import find_resume_point, release_run
+
+    store = Store(str(tmp_path / "ctxlab.duckdb"))
+    runs = [("run_top", None), ("run_sub", "run_top"), ("run_subsub", "run_sub"),
+            ("run_done", "run_top"), ("run_other", None)]  # fmt: skip
+    for run_id, parent in runs:
+        store.start_run(run_id=run_id, thread_id=f"t-{run_id}", agent="a", model="m",
+                        strategy=None, parent_run_id=parent)  # fmt: skip
+    store.execute("UPDATE runs SET status = 'completed' WHERE run_id = 'run_done'")
+
+    release_run(store, find_resume_point(store, "run_top"))
+
+    status = {r["run_id"]: r["status"] for r in store.query("SELECT run_id, status FROM runs")}
+    assert status == {"run_sub": "interrupted", "run_subsub": "interrupted",
+                      "run_done": "completed", "run_other": "running"}  # fmt: skip
+    assert store.scalar("SELECT error FROM runs WHERE run_id = 'run_subsub'") == (
+        "killed with its parent run run_top"
+    )
