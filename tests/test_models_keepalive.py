@@ -1,0 +1,125 @@
+"""One agent, several runs, on a provider that keeps HTTP/1.1 connections alive (as every real
+one does). `run_sync` makes a new event loop per run, so an adapter must not carry a pooled
+connection from one loop into the next; the fake provider counts what reached it."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fake_provider import FakeCall, FakeProvider, final, tool_turn
+from sdk_adapters import ADAPTERS, Adapter, set_keys
+
+from harness.agent import Agent
+from harness.tools import tool
+
+RUNS = 3
+
+
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_keys(monkeypatch)
+
+
+@pytest.fixture(params=sorted(ADAPTERS))
+def adapter(request: pytest.FixtureRequest) -> Adapter:
+    return ADAPTERS[request.param]
+
+
+@pytest.fixture
+def unraisable(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """What Python would print as "Exception ignored in ..." (e.g. a client closed on a dead
+    event loop when it is garbage collected)."""
+    seen: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(repr(info.exc_value)))
+    yield seen
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+def agent_on(
+    adapter: Adapter, fake: FakeProvider, bare_agent: Callable[..., Agent], **kw: Any
+) -> Agent:
+    return bare_agent(adapter.factory(fake.url)(), tools=[lookup], **kw)
+
+
+def wait_until_closed(fake: FakeProvider) -> int:
+    """Open connections once the server has seen every client hang up (or after 2 s)."""
+    deadline = time.monotonic() + 2
+    while fake.open_connections and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return fake.open_connections
+
+
+def test_run_sync_three_times_on_one_agent(
+    adapter: Adapter,
+    fake_provider: FakeProvider,
+    bare_agent: Callable[..., Agent],
+    unraisable: list[str],
+) -> None:
+    fake_provider.script(*(final(f"answer {i}") for i in range(RUNS)))
+    agent = agent_on(adapter, fake_provider, bare_agent)
+
+    outputs = [agent.run_sync(f"question {i}").output for i in range(RUNS)]
+
+    assert outputs == [f"answer {i}" for i in range(RUNS)]
+    assert fake_provider.request_count == RUNS
+    # Each run's loop closed its client, so the server saw every connection hang up.
+    assert wait_until_closed(fake_provider) == 0
+    del agent
+    gc.collect()
+    assert unraisable == []
+
+
+def test_three_runs_in_one_event_loop(
+    adapter: Adapter, fake_provider: FakeProvider, bare_agent: Callable[..., Agent]
+) -> None:
+    fake_provider.script(*(final(f"answer {i}") for i in range(RUNS)))
+    agent = agent_on(adapter, fake_provider, bare_agent)
+
+    async def three_runs() -> list[str]:
+        return [(await agent.run(f"question {i}")).output for i in range(RUNS)]
+
+    assert asyncio.run(three_runs()) == [f"answer {i}" for i in range(RUNS)]
+    assert fake_provider.request_count == RUNS
+    assert fake_provider.connections == 1  # one loop, one client, one kept-alive connection
+    assert wait_until_closed(fake_provider) == 0
+
+
+def test_a_run_reuses_its_connection(
+    adapter: Adapter, fake_provider: FakeProvider, bare_agent: Callable[..., Agent]
+) -> None:
+    # The same tool-call id in every run, as some providers do.
+    call = FakeCall("call_1", "lookup", {"key": "a"})
+    fake_provider.script(*[tool_turn(call), final("done")] * RUNS)
+    agent = agent_on(adapter, fake_provider, bare_agent)
+
+    outputs = [agent.run_sync("look a up").output for _ in range(RUNS)]
+
+    assert outputs == ["done"] * RUNS
+    assert fake_provider.request_count == 2 * RUNS
+    assert fake_provider.connections == RUNS
+
+
+def test_http10_provider_still_works(
+    adapter: Adapter, bare_agent: Callable[..., Agent], unraisable: list[str]
+) -> None:
+    with FakeProvider(keep_alive=False) as fake:
+        fake.script(*(final(f"answer {i}") for i in range(RUNS)))
+        agent = agent_on(adapter, fake, bare_agent)
+        outputs = [agent.run_sync(f"question {i}").output for i in range(RUNS)]
+        assert outputs == [f"answer {i}" for i in range(RUNS)]
+        assert fake.request_count == RUNS
+        assert fake.connections == RUNS
+    del agent
+    gc.collect()
+    assert unraisable == []
