@@ -74,11 +74,13 @@ class Turn:
 @dataclass(frozen=True)
 class Failure:
     """An HTTP error in the provider's real error JSON shape. `retry_after` (seconds) is sent
-    as a `retry-after` header when set; both SDKs honour small positive float values."""
+    as a `retry-after` header when set; `headers` are sent as given (e.g. `retry-after-ms`,
+    `x-should-retry`)."""
 
     status: int
     kind: FailureKind
     retry_after: float | None = None
+    headers: dict[str, str] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -132,10 +134,10 @@ def unauthorized() -> Failure:
     return Failure(401, "unauthorized")
 
 
-def echo_key(status: int = 400) -> Failure:
+def echo_key(status: int = 400, retry_after: float | None = 0.01) -> Failure:
     """Any error status whose message echoes the received key, e.g. a 500 that the client
     retries before giving up."""
-    return Failure(status, "echo_key")
+    return Failure(status, "echo_key", retry_after)
 
 
 Reply = Turn | Failure | Raw
@@ -318,7 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
                 message = _OPENAI_OVERFLOW[self.path]
             error = {"message": message.format(key=key), "type": kind, "param": None, "code": code}
             payload = {"error": error}
-        headers = {}
+        headers = dict(failure.headers)
         if failure.retry_after is not None:
             headers["retry-after"] = str(failure.retry_after)
         self._send(failure.status, payload, headers)

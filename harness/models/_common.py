@@ -267,9 +267,9 @@ async def _close_at_loop_shutdown(client: SDKClient) -> AsyncIterator[None]:
         await client.close()
 
 
-def text(value: object, field: str) -> str:
-    """A string field of a payload; None reads as ""."""
-    if value is None:
+def text(value: object, field: str, *, required: bool = False) -> str:
+    """A string field of a payload; None reads as "" unless the field is `required`."""
+    if value is None and not required:
         return ""
     if not isinstance(value, str):
         raise TypeError(f"{field} is {type(value).__name__}, not a string")

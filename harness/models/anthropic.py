@@ -109,7 +109,7 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
                 tokens=usage.total_tokens,
                 limit=self.profile.context_window,
             )
-        blocks = [block.to_dict(mode="json") for block in message.content]
+        blocks = [block.to_dict(mode="json", warnings=False) for block in message.content]
         content, calls = _parse_blocks(blocks)
         keep = any(block.get("type") not in _NEUTRAL_BLOCKS for block in blocks)
         return ModelResponse(
@@ -201,11 +201,13 @@ def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
 
 
 def _parse_blocks(blocks: Sequence[dict[str, Any]]) -> tuple[str, tuple[ToolCall, ...]]:
-    content = "".join(text(b.get("text"), "text block") for b in blocks if b.get("type") == "text")
+    content = "".join(
+        text(b.get("text"), "text block", required=True) for b in blocks if b.get("type") == "text"
+    )
     calls = tuple(
         ToolCall(
-            id=text(b["id"], "tool_use.id"),
-            name=text(b["name"], "tool_use.name"),
+            id=text(b["id"], "tool_use.id", required=True),
+            name=text(b["name"], "tool_use.name", required=True),
             arguments=dict(b.get("input") or {}),
         )
         for b in blocks

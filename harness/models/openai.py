@@ -109,7 +109,7 @@ class OpenAIResponsesModel(_OpenAIAdapter):
             if _is_overflow(code, detail):
                 raise self._overflow(detail, *_overflow_numbers(detail))
             raise ModelError(self._redact(f"{self.name}: response failed ({code}): {detail}"))
-        items = [item.to_dict(mode="json") for item in response.output]
+        items = [item.to_dict(mode="json", warnings=False) for item in response.output]
         content, calls = _parse_responses_output(items)
         stop: StopReason = "tool_calls" if calls else "end_turn"
         if response.status == "incomplete":
@@ -157,7 +157,7 @@ class OpenAIChatModel(_OpenAIAdapter):
 
     def _parse(self, completion: Any) -> ModelResponse:
         if not completion.choices:
-            raise ModelError(f"{self.name}: the server returned no choices")
+            raise ModelError(f"{self.name}: malformed response: no choices")
         choice = completion.choices[0]
         calls = tuple(
             _tool_call(c.id, c.function.name, c.function.arguments)
@@ -238,7 +238,7 @@ def _parse_responses_output(items: Sequence[dict[str, Any]]) -> tuple[str, tuple
     for item in items:
         if item.get("type") == "message":
             texts.extend(
-                text(part.get("text"), "output_text.text")
+                text(part.get("text"), "output_text.text", required=True)
                 for part in item.get("content", ())
                 if part.get("type") == "output_text"
             )
