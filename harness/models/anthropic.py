@@ -14,10 +14,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import anthropic
+import httpx2
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
-from harness.models._common import SDKModel, count, text
+from harness.models._common import SDKModel, count, shared_ssl_context, text
 from harness.models.base import ModelSettings, RequestParams
 
 # Without an explicit max_tokens, ask for no more than this: a profile's 64k cap would make
@@ -49,7 +50,11 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
         self, *, api_key: str | None, base_url: str | None, timeout: float
     ) -> anthropic.AsyncAnthropic:
         client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+            http_client=self._new_http_client(),
         )
         # Otherwise the SDK only fails at the first request, with a bare TypeError.
         if client.api_key is None and client.auth_token is None and not client.credentials:
@@ -58,8 +63,8 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
             )
         return client
 
-    def _new_http_client(self) -> anthropic.DefaultAsyncHttpxClient:
-        return anthropic.DefaultAsyncHttpxClient()
+    def _new_http_client(self) -> httpx2.AsyncClient:
+        return anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
 
     def _secrets(self) -> Iterable[object]:
         return (self._client.api_key, self._client.auth_token)

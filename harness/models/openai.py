@@ -12,11 +12,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import httpx2
 import openai
 
 from harness.errors import ModelError
 from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
-from harness.models._common import SDKModel, count, text
+from harness.models._common import SDKModel, count, shared_ssl_context, text
 from harness.models.base import ModelSettings, RequestParams
 
 # Output items the neutral Message can rebuild by itself. Anything else (reasoning items) must
@@ -45,7 +46,11 @@ class _OpenAIAdapter(SDKModel[openai.AsyncOpenAI]):
     ) -> openai.AsyncOpenAI:
         try:
             return openai.AsyncOpenAI(
-                api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+                api_key=api_key,
+                base_url=base_url,
+                max_retries=0,
+                timeout=timeout,
+                http_client=self._new_http_client(),
             )
         except openai.OpenAIError as exc:
             raise ModelError(
@@ -53,8 +58,8 @@ class _OpenAIAdapter(SDKModel[openai.AsyncOpenAI]):
                 "set OPENAI_API_KEY or pass api_key="
             ) from None
 
-    def _new_http_client(self) -> openai.DefaultAsyncHttpxClient:
-        return openai.DefaultAsyncHttpxClient()
+    def _new_http_client(self) -> httpx2.AsyncClient:
+        return openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
 
     def _common_kwargs(self, settings: ModelSettings) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model}
