@@ -16,6 +16,8 @@ from fake_provider import FakeCall, FakeProvider, final, tool_turn
 from sdk_adapters import ADAPTERS, Adapter, set_keys
 
 from harness.agent import Agent
+from harness.messages import user
+from harness.models import ModelSettings, RequestParams
 from harness.tools import tool
 
 RUNS = 3
@@ -123,3 +125,32 @@ def test_http10_provider_still_works(
     del agent
     gc.collect()
     assert unraisable == []
+
+
+def test_a_loop_that_runs_again_after_shutdown_gets_a_new_client(
+    adapter: Adapter, fake_provider: FakeProvider
+) -> None:
+    fake_provider.script(final("first"), final("second"))
+    model = adapter.factory(fake_provider.url)()
+
+    def ask() -> str:
+        return loop.run_until_complete(
+            model.request([user("hi")], ModelSettings(), RequestParams())
+        ).text
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert ask() == "first"
+        loop.run_until_complete(loop.shutdown_asyncgens())  # closes the loop's client
+        assert wait_until_closed(fake_provider) == 0
+        # The loop no longer tracks new generators, so the second client is closed by hand.
+        with pytest.warns(ResourceWarning, match="shutdown_asyncgens"):
+            assert ask() == "second"
+    finally:
+
+        async def close_the_client() -> None:
+            await (await model._loop_client()).close()  # type: ignore[attr-defined]
+
+        loop.run_until_complete(close_the_client())
+        loop.close()
+    assert fake_provider.request_count == 2

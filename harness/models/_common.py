@@ -58,6 +58,8 @@ class SDKClient(Protocol):
     @property
     def base_url(self) -> _URL: ...
 
+    def is_closed(self) -> bool: ...
+
     async def close(self) -> None: ...
 
     def copy(
@@ -159,14 +161,14 @@ class SDKModel(ABC, Generic[ClientT]):
             return self._client
         loop = asyncio.get_running_loop()
         entry = self._loop_clients.get(loop)
-        if entry is None:
+        # A loop that already shut its generators down and runs again gets a new client.
+        if entry is None or entry[0].is_closed():
             client = self._client.copy(http_client=self._new_http_client(), max_retries=0)
             closer = _close_at_loop_shutdown(client)
+            entry = self._loop_clients[loop] = (client, closer)
             # Started, the generator is known to the loop, which closes it (and so the client)
             # in `shutdown_asyncgens`, as `asyncio.run` does before closing.
             await anext(closer)
-            entry = (client, closer)
-            self._loop_clients[loop] = entry
         return entry[0]
 
     # ---- sending -------------------------------------------------------------------------
@@ -342,8 +344,9 @@ def scrub_exception_chain(exc: BaseException, redact: Callable[[str], str]) -> N
             continue
         seen.add(id(current))
         current.args = tuple(_scrub(arg, redact) for arg in current.args)
-        for name, value in list(vars(current).items()):
-            vars(current)[name] = _scrub(value, redact)
+        attributes = getattr(current, "__dict__", {})
+        for name, value in list(attributes.items()):
+            attributes[name] = _scrub(value, redact)
         pending += [current.__cause__, current.__context__]
 
 
@@ -364,7 +367,7 @@ def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def _is_http_message(value: object, kind: str) -> bool:
-    # httpx or httpx2, whichever the SDK sits on; neither is a dependency of the harness.
+    # httpx2, or httpx for an injected client built on the older library.
     cls = type(value)
     return cls.__name__ == kind and cls.__module__.split(".")[0] in ("httpx", "httpx2")
 
@@ -386,7 +389,7 @@ def _scrub_request(request: Any, redact: Callable[[str], str]) -> Any:
 def _scrub_response(response: Any, redact: Callable[[str], str]) -> Any:
     try:
         content = response.content
-    except Exception:  # a streamed body nobody read: there is nothing to leak
+    except RuntimeError:  # ResponseNotRead: a streamed body nobody read has nothing to leak
         content = b""
     try:
         request = _scrub_request(response.request, redact)
