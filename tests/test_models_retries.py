@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from fake_provider import Failure, FakeProvider, final, rate_limited, server_error
+from fake_provider import Failure, FakeProvider, Raw, Reply, final, rate_limited, server_error, slow
 from sdk_adapters import ADAPTERS, Adapter, set_keys
 
 from harness.errors import ModelError
@@ -123,3 +123,35 @@ def test_bad_settings_are_refused() -> None:
         adapter.factory("http://127.0.0.1:9")(api_key="sk-x-0123456789", max_retry_wait=-1)
     with pytest.raises(ValueError, match="max_retries"):
         adapter.factory("http://127.0.0.1:9")(api_key="sk-x-0123456789", max_retries=-1)
+
+
+@pytest.mark.parametrize(
+    ("reply", "transient"),
+    [
+        (rate_limited(), True),
+        (server_error(), True),
+        (Failure(400, "too_large"), False),
+        (Failure(400, "overflow"), False),
+        (Raw(b"{not json"), False),
+    ],
+)
+def test_the_flow_runner_still_tells_transient_errors_apart(
+    build: Build, fake_provider: FakeProvider, waits: list[float], reply: Reply, transient: bool
+) -> None:
+    """The Prefect step runner retries a model step again later when the adapter's own retries
+    ran out on a rate limit or a server error; it reads that from the error and its chain."""
+    from flows.runner import is_transient
+
+    fake_provider.script(reply)
+    with pytest.raises(ModelError) as caught:
+        ask(build(max_retries=0))
+    assert is_transient(caught.value) is transient
+
+
+def test_the_flow_runner_retries_a_timeout(build: Build, fake_provider: FakeProvider) -> None:
+    from flows.runner import is_transient
+
+    fake_provider.script(slow(5))
+    with pytest.raises(ModelError, match="timed out") as caught:
+        ask(build(timeout=0.3, max_retries=0))
+    assert is_transient(caught.value)
