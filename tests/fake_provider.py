@@ -268,6 +268,7 @@ class FakeProvider:
 
 class _Handler(BaseHTTPRequestHandler):
     provider: FakeProvider
+    request_id = ""  # of the request being answered: providers send one with every reply
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # keep test output clean
@@ -293,6 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"FakeProvider: no route {self.path}"}})
             return
         reply = self.provider._next(request)
+        self.request_id = f"req_fake{self.provider.request_count}"
         if reply is None:
             # Tell the SDK not to retry so the test fails at once with this message.
             payload = {"error": {"message": "FakeProvider: no scripted reply left"}}
@@ -313,7 +315,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/v1/messages":
             kind, message = _ANTHROPIC_ERRORS[failure.kind]
             error = {"type": kind, "message": message.format(key=key)}
-            payload = {"type": "error", "error": error}
+            payload = {"type": "error", "error": error, "request_id": self.request_id}
         else:
             kind, code, message = _OPENAI_ERRORS[failure.kind]
             if failure.kind == "overflow":
@@ -332,6 +334,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         headers = {"content-type": "application/json", **(headers or {})}
+        if self.request_id:
+            id_header = "request-id" if self.path == "/v1/messages" else "x-request-id"
+            headers[id_header] = self.request_id
         try:
             self.send_response(status)
             for name, value in headers.items():

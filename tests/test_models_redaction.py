@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from fake_provider import Failure, FakeProvider, echo_key, unauthorized
 from sdk_adapters import ADAPTERS, Adapter, set_keys
 
+from harness.agent import Agent
 from harness.errors import ModelError
 from harness.messages import user
 from harness.models import Model, ModelSettings, RequestParams
@@ -103,3 +104,21 @@ def test_retry_log_line_names_the_status(
     retries = [r.getMessage() for r in caplog.records if r.name.startswith("harness")]
     assert len(retries) == 1 and "HTTP 503" in retries[0] and "retry 1 of 1" in retries[0]
     assert SECRET not in retries[0]
+
+
+def test_a_failed_agent_run_stores_and_logs_no_key(
+    adapter: Adapter,
+    fake_provider: FakeProvider,
+    bare_agent: Callable[..., Agent],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    agent = bare_agent(adapter.factory(fake_provider.url)(api_key=SECRET, max_retries=0))
+    fake_provider.script(echo_key(400))
+    with pytest.raises(ModelError) as caught:
+        agent.run_sync("hi")
+    stored = agent.store.query("SELECT status, error FROM runs")
+    assert [row["status"] for row in stored] == ["failed"]
+    assert "***" in stored[0]["error"] and SECRET not in stored[0]["error"]
+    assert SECRET not in "".join(traceback.format_exception(caught.value))
+    assert SECRET not in caplog.text
