@@ -287,7 +287,13 @@ class _Handler(BaseHTTPRequestHandler):
             super().finish()
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.headers.get("content-length") is None:
+            # Strict, as the real APIs: without a length the body's end is unknown, and on a
+            # kept-alive connection the next request would be misread.
+            self.close_connection = True
+            self._send(411, {"error": {"message": "FakeProvider: Content-Length required"}})
+            return
+        raw = self.rfile.read(int(self.headers["content-length"]))
         body = json.loads(raw or b"{}")
         request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         if self.path not in _RENDER:
@@ -342,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in headers.items():
                 self.send_header(name, value)
             self.send_header("content-length", str(len(data)))
-            if not self.provider.keep_alive:
+            if not self.provider.keep_alive or self.close_connection:
                 self.send_header("connection", "close")
             self.end_headers()
             self.wfile.write(data)
