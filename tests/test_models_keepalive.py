@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_provider import FakeCall, FakeProvider, final, tool_turn
-from sdk_adapters import ADAPTERS, Adapter, set_keys
+from sdk_adapters import ADAPTERS, KEYS, Adapter, set_keys
 
 from harness.agent import Agent
 from harness.messages import user
@@ -154,3 +157,37 @@ def test_a_loop_that_runs_again_after_shutdown_gets_a_new_client(
         loop.run_until_complete(close_the_client())
         loop.close()
     assert fake_provider.request_count == 2
+
+
+EXIT_SCRIPT = """
+import asyncio
+from fake_provider import FakeProvider, final
+from sdk_adapters import ADAPTERS
+from harness.messages import user
+from harness.models import ModelSettings, RequestParams
+
+fake = FakeProvider().start()
+fake.script(final("one"), final("two"))
+model = ADAPTERS[{name!r}].factory(fake.url)()
+for _ in range(2):
+    asyncio.run(model.request([user("hi")], ModelSettings(), RequestParams()))
+print(fake.request_count)
+"""
+
+
+def test_no_event_loop_noise_at_exit(adapter: Adapter) -> None:
+    """Two `asyncio.run`s on one model, then the interpreter exits: nothing is printed."""
+    name = next(key for key, value in ADAPTERS.items() if value == adapter)
+    done = subprocess.run(
+        [sys.executable, "-W", "default", "-c", EXIT_SCRIPT.format(name=name)],
+        cwd=Path(__file__).parent,  # where fake_provider and sdk_adapters are
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **KEYS},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+    assert "Event loop is closed" not in done.stderr
+    assert "Exception ignored" not in done.stderr
+    assert "ResourceWarning" not in done.stderr
