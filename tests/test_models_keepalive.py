@@ -58,8 +58,8 @@ def agent_on(
 
 
 def wait_until_closed(fake: FakeProvider) -> int:
-    """Open connections once the server has seen every client hang up (or after 2 s)."""
-    deadline = time.monotonic() + 2
+    """Open connections once the server has seen every client hang up (or after 5 s)."""
+    deadline = time.monotonic() + 5
     while fake.open_connections and time.monotonic() < deadline:
         time.sleep(0.01)
     return fake.open_connections
