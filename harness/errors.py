@@ -7,16 +7,26 @@ class HarnessError(Exception):
 
 
 class ModelError(HarnessError):
-    """The model provider failed in a way retries did not fix."""
+    """The model provider failed in a way retries did not fix. `status_code` is the provider's
+    HTTP status when it answered with one (a step runner may retry 429 and 5xx later)."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
 class ContextOverflowError(ModelError):
     """The request exceeded the model's context window (provider 400 / 'prompt is too long')."""
 
     def __init__(
-        self, message: str, *, tokens: int | None = None, limit: int | None = None
+        self,
+        message: str,
+        *,
+        tokens: int | None = None,
+        limit: int | None = None,
+        status_code: int | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, status_code=status_code)
         self.tokens = tokens
         self.limit = limit
 

@@ -7,8 +7,13 @@ against a real HTTP server on 127.0.0.1. It speaks three wire formats:
 - POST /v1/chat/completions   OpenAI Chat Completions
 - POST /v1/messages           Anthropic Messages
 
-Replies are scripted per test in a provider-neutral way (`Turn`, `Failure`) and rendered in the
-wire format of whichever endpoint the client called; every request is recorded.
+Replies are scripted per test in a provider-neutral way (`Turn`, `Failure`, or `Raw` bytes for
+malformed payloads) and rendered in the wire format of whichever endpoint the client called.
+Every request is recorded and counted on the server side, as is every connection.
+
+Like every real provider it speaks HTTP/1.1 and keeps connections alive (each reply carries a
+Content-Length), so a client that reuses a pooled connection across event loops is caught;
+`FakeProvider(keep_alive=False)` answers as HTTP/1.0 and closes each connection instead.
 
     with FakeProvider() as fake:
         fake.script(tool_turn(FakeCall("call_1", "read", {"path": "a"})), final("done"))
@@ -19,13 +24,17 @@ wire format of whichever endpoint the client called; every request is recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-FailureKind = Literal["overflow", "rate_limit", "server_error", "too_large", "unauthorized"]
+FailureKind = Literal[
+    "overflow", "rate_limit", "server_error", "too_large", "unauthorized", "echo_key"
+]
 
 
 @dataclass(frozen=True)
@@ -65,11 +74,30 @@ class Turn:
 @dataclass(frozen=True)
 class Failure:
     """An HTTP error in the provider's real error JSON shape. `retry_after` (seconds) is sent
-    as a `retry-after` header when set; both SDKs honour small positive float values."""
+    as a `retry-after` header when set; `headers` are sent as given (e.g. `retry-after-ms`,
+    `x-should-retry`)."""
 
     status: int
     kind: FailureKind
     retry_after: float | None = None
+    headers: dict[str, str] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A reply sent byte for byte, for payloads no provider should send (invalid JSON, missing
+    fields, wrong types)."""
+
+    body: bytes | str | dict[str, Any] | list[Any]
+    status: int = 200
+    content_type: str = "application/json"
+
+    def encoded(self) -> bytes:
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode()
+        return json.dumps(self.body).encode()
 
 
 def final(text: str = "done", **turn: Any) -> Turn:
@@ -106,7 +134,13 @@ def unauthorized() -> Failure:
     return Failure(401, "unauthorized")
 
 
-Reply = Turn | Failure
+def echo_key(status: int = 400, retry_after: float | None = 0.01) -> Failure:
+    """Any error status whose message echoes the received key, e.g. a 500 that the client
+    retries before giving up."""
+    return Failure(status, "echo_key", retry_after)
+
+
+Reply = Turn | Failure | Raw
 
 
 @dataclass(frozen=True)
@@ -124,19 +158,30 @@ class RecordedRequest:
 
 
 class FakeProvider:
-    """The server, started by `with FakeProvider() as fake:` (or `start()` / `close()`)."""
+    """The server, started by `with FakeProvider() as fake:` (or `start()` / `close()`).
 
-    def __init__(self) -> None:
+    keep_alive: HTTP/1.1 with persistent connections (default, as real providers); False for
+    HTTP/1.0 with `Connection: close` after every reply.
+    """
+
+    def __init__(self, *, keep_alive: bool = True) -> None:
+        self.keep_alive = keep_alive
         self.requests: list[RecordedRequest] = []
+        self.connections = 0  # TCP connections accepted
         self._queue: list[Reply] = []
         self._lock = threading.Lock()
         # Set on close so that a handler sleeping for a `slow` reply ends with the test.
         self._closing = threading.Event()
+        self._open: set[socket.socket] = set()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> FakeProvider:
-        handler = type("_BoundHandler", (_Handler,), {"provider": self})
+        handler = type(
+            "_BoundHandler",
+            (_Handler,),
+            {"provider": self, "protocol_version": "HTTP/1.1" if self.keep_alive else "HTTP/1.0"},
+        )
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         # A short poll interval so close() (which waits for the loop to notice) is quick.
@@ -151,6 +196,13 @@ class FakeProvider:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+        with self._lock:
+            kept_open, self._open = list(self._open), set()
+        for sock in kept_open:
+            # A kept-alive connection's handler waits for the next request; wake it up (the
+            # client may have dropped the socket already).
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         if self._thread is not None:
             self._thread.join(timeout=5)
 
@@ -184,6 +236,27 @@ class FakeProvider:
         with self._lock:
             return len(self._queue)
 
+    @property
+    def request_count(self) -> int:
+        """Requests that reached a provider route, retries included."""
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def open_connections(self) -> int:
+        """Connections the client has not closed yet."""
+        with self._lock:
+            return len(self._open)
+
+    def _connected(self, sock: socket.socket) -> None:
+        with self._lock:
+            self.connections += 1
+            self._open.add(sock)
+
+    def _disconnected(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(sock)
+
     def bodies(self, path: str | None = None) -> list[dict[str, Any]]:
         return [r.body for r in self.requests if path is None or r.path == path]
 
@@ -195,24 +268,47 @@ class FakeProvider:
 
 class _Handler(BaseHTTPRequestHandler):
     provider: FakeProvider
+    request_id = ""  # of the request being answered: providers send one with every reply
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # keep test output clean
 
+    def setup(self) -> None:
+        super().setup()
+        self.provider._connected(self.connection)
+
+    def handle(self) -> None:
+        with contextlib.suppress(ConnectionError):  # a client may drop a kept-alive connection
+            super().handle()
+
+    def finish(self) -> None:
+        self.provider._disconnected(self.connection)
+        with contextlib.suppress(OSError):  # the client already dropped the connection
+            super().finish()
+
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.headers.get("content-length") is None:
+            # Strict, as the real APIs: without a length the body's end is unknown, and on a
+            # kept-alive connection the next request would be misread.
+            self.close_connection = True
+            self._send(411, {"error": {"message": "FakeProvider: Content-Length required"}})
+            return
+        raw = self.rfile.read(int(self.headers["content-length"]))
         body = json.loads(raw or b"{}")
         request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         if self.path not in _RENDER:
             self._send(404, {"error": {"message": f"FakeProvider: no route {self.path}"}})
             return
         reply = self.provider._next(request)
+        self.request_id = f"req_fake{self.provider.request_count}"
         if reply is None:
             # Tell the SDK not to retry so the test fails at once with this message.
             payload = {"error": {"message": "FakeProvider: no scripted reply left"}}
             self._send(500, payload, {"x-should-retry": "false"})
         elif isinstance(reply, Failure):
             self._fail(reply, request)
+        elif isinstance(reply, Raw):
+            self._send_bytes(reply.status, reply.encoded(), {"content-type": reply.content_type})
         else:
             if reply.delay and self.provider._closing.wait(reply.delay):
                 return
@@ -225,14 +321,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/v1/messages":
             kind, message = _ANTHROPIC_ERRORS[failure.kind]
             error = {"type": kind, "message": message.format(key=key)}
-            payload = {"type": "error", "error": error}
+            payload = {"type": "error", "error": error, "request_id": self.request_id}
         else:
             kind, code, message = _OPENAI_ERRORS[failure.kind]
             if failure.kind == "overflow":
                 message = _OPENAI_OVERFLOW[self.path]
             error = {"message": message.format(key=key), "type": kind, "param": None, "code": code}
             payload = {"error": error}
-        headers = {}
+        headers = dict(failure.headers)
         if failure.retry_after is not None:
             headers["retry-after"] = str(failure.retry_after)
         self._send(failure.status, payload, headers)
@@ -240,13 +336,20 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
     ) -> None:
-        data = json.dumps(payload).encode()
+        self._send_bytes(status, json.dumps(payload).encode(), headers)
+
+    def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        headers = {"content-type": "application/json", **(headers or {})}
+        if self.request_id:
+            id_header = "request-id" if self.path == "/v1/messages" else "x-request-id"
+            headers[id_header] = self.request_id
         try:
             self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for name, value in (headers or {}).items():
+            for name, value in headers.items():
                 self.send_header(name, value)
+            self.send_header("content-length", str(len(data)))
+            if not self.provider.keep_alive or self.close_connection:
+                self.send_header("connection", "close")
             self.end_headers()
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
@@ -259,6 +362,7 @@ _ANTHROPIC_ERRORS: dict[str, tuple[str, str]] = {  # kind -> (error.type, messag
     "server_error": ("api_error", "Internal server error"),
     "too_large": ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
     "unauthorized": ("authentication_error", "invalid x-api-key: {key}"),
+    "echo_key": ("invalid_request_error", "request with key {key} was rejected"),
 }
 _OPENAI_ERRORS: dict[str, tuple[str, str | None, str]] = {  # kind -> (type, code, message)
     "overflow": ("invalid_request_error", "context_length_exceeded", ""),
@@ -266,6 +370,7 @@ _OPENAI_ERRORS: dict[str, tuple[str, str | None, str]] = {  # kind -> (type, cod
     "server_error": ("server_error", None, "The server had an error processing your request."),
     "too_large": ("invalid_request_error", None, "Request body too large."),
     "unauthorized": ("invalid_request_error", "invalid_api_key", "Incorrect API key: {key}."),
+    "echo_key": ("invalid_request_error", None, "Request with key {key} was rejected."),
 }
 _OPENAI_OVERFLOW = {
     "/v1/responses": "Your input exceeds the context window of this model. "

@@ -28,7 +28,8 @@ _ACCEPTED = '"openai:<model>", "openai-chat:<model>", "anthropic:<model>" or "si
 
 def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
     """The model for `spec`; a `Model` instance is returned unchanged. `kwargs` go to the
-    adapter's constructor (api_key, base_url, profile, max_retries, timeout, client)."""
+    adapter's constructor (api_key, base_url, profile, max_retries, max_retry_wait, timeout,
+    client)."""
     if not isinstance(spec, str):
         return spec
     if spec == "simulated":

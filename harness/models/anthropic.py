@@ -14,10 +14,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import anthropic
+import httpx2
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
-from harness.models._common import SDKModel
+from harness.models._common import SDKModel, count, shared_ssl_context, text
 from harness.models.base import ModelSettings, RequestParams
 
 # Without an explicit max_tokens, ask for no more than this: a profile's 64k cap would make
@@ -40,12 +41,20 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
     newest message."""
 
     prefix = "anthropic"
+    _sdk_error = anthropic.AnthropicError
+    _status_error = anthropic.APIStatusError
+    _timeout_error = anthropic.APITimeoutError
+    _connection_error = anthropic.APIConnectionError
 
     def _connect(
-        self, *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float
+        self, *, api_key: str | None, base_url: str | None, timeout: float
     ) -> anthropic.AsyncAnthropic:
         client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+            http_client=self._new_http_client(),
         )
         # Otherwise the SDK only fails at the first request, with a bare TypeError.
         if client.api_key is None and client.auth_token is None and not client.credentials:
@@ -53,6 +62,9 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
                 f"{self.name}: no Anthropic credentials; set ANTHROPIC_API_KEY or pass api_key="
             )
         return client
+
+    def _new_http_client(self) -> httpx2.AsyncClient:
+        return anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
 
     def _secrets(self) -> Iterable[object]:
         return (self._client.api_key, self._client.auth_token)
@@ -90,11 +102,9 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
             kwargs["extra_body"] = dict(settings.extra)
         if settings.timeout_s is not None:
             kwargs["timeout"] = settings.timeout_s
-        try:
-            message = await self._client.messages.create(**kwargs)
-        except anthropic.AnthropicError as exc:
-            raise self._error(exc) from exc
-        return self._parse(message)
+        message = await self._send(lambda client: client.messages.create(**kwargs))
+        with self._reading():
+            return self._parse(message)
 
     def _parse(self, message: Any) -> ModelResponse:
         usage = _usage(message.usage)
@@ -104,20 +114,19 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
                 tokens=usage.total_tokens,
                 limit=self.profile.context_window,
             )
-        blocks = [block.to_dict(mode="json") for block in message.content]
-        text, calls = _parse_blocks(blocks)
+        blocks = [block.to_dict(mode="json", warnings=False) for block in message.content]
+        content, calls = _parse_blocks(blocks)
         keep = any(block.get("type") not in _NEUTRAL_BLOCKS for block in blocks)
         return ModelResponse(
-            text=text,
+            text=content,
             tool_calls=calls,
             usage=usage,
-            stop_reason=_STOP.get(message.stop_reason or "", "other"),
-            model_name=message.model or self.model,
+            stop_reason=_STOP.get(text(message.stop_reason, "stop_reason"), "other"),
+            model_name=text(message.model, "model") or self.model,
             provider_items=tuple(blocks) if keep else (),
         )
 
-    def _error(self, exc: anthropic.AnthropicError) -> ModelError:
-        """The harness error for an SDK failure the SDK's own retries did not fix."""
+    def _error(self, exc: Exception) -> ModelError:
         if isinstance(exc, anthropic.APIStatusError):
             detail = exc.api_message or exc.message
             if exc.status_code == 413 or (
@@ -128,13 +137,10 @@ class AnthropicModel(SDKModel[anthropic.AsyncAnthropic]):
                     detail,
                     tokens=int(found.group(1)) if found else None,
                     limit=int(found.group(2)) if found else None,
+                    status=exc.status_code,
                 )
             return self._http_error(exc.status_code, detail)
-        return self._transport_error(
-            exc,
-            timed_out=isinstance(exc, anthropic.APITimeoutError),
-            unreachable=isinstance(exc, anthropic.APIConnectionError),
-        )
+        return self._transport_error(exc)
 
 
 def _to_anthropic(
@@ -200,13 +206,19 @@ def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
 
 
 def _parse_blocks(blocks: Sequence[dict[str, Any]]) -> tuple[str, tuple[ToolCall, ...]]:
-    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    content = "".join(
+        text(b.get("text"), "text block", required=True) for b in blocks if b.get("type") == "text"
+    )
     calls = tuple(
-        ToolCall(id=b["id"], name=b["name"], arguments=dict(b.get("input") or {}))
+        ToolCall(
+            id=text(b["id"], "tool_use.id", required=True),
+            name=text(b["name"], "tool_use.name", required=True),
+            arguments=dict(b.get("input") or {}),
+        )
         for b in blocks
         if b.get("type") == "tool_use"
     )
-    return text, calls
+    return content, calls
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -215,11 +227,13 @@ def _text(text: str) -> dict[str, Any]:
 
 def _usage(usage: Any) -> Usage:
     # Anthropic's input_tokens excludes cache reads and writes; the harness counts them in.
-    read = getattr(usage, "cache_read_input_tokens", None) or 0
-    write = getattr(usage, "cache_creation_input_tokens", None) or 0
+    read = count(getattr(usage, "cache_read_input_tokens", None), "cache_read_input_tokens")
+    write = count(
+        getattr(usage, "cache_creation_input_tokens", None), "cache_creation_input_tokens"
+    )
     return Usage(
-        input_tokens=(usage.input_tokens or 0) + read + write,
-        output_tokens=usage.output_tokens or 0,
+        input_tokens=count(usage.input_tokens, "usage.input_tokens") + read + write,
+        output_tokens=count(usage.output_tokens, "usage.output_tokens"),
         cached_tokens=read,
         cache_write_tokens=write,
         requests=1,

@@ -12,11 +12,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import httpx2
 import openai
 
 from harness.errors import ModelError
 from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
-from harness.models._common import SDKModel
+from harness.models._common import SDKModel, count, shared_ssl_context, text
 from harness.models.base import ModelSettings, RequestParams
 
 # Output items the neutral Message can rebuild by itself. Anything else (reasoning items) must
@@ -35,19 +36,30 @@ class _OpenAIAdapter(SDKModel[openai.AsyncOpenAI]):
     """Request settings and error mapping shared by both OpenAI adapters."""
 
     prefix = "openai"
+    _sdk_error = openai.OpenAIError
+    _status_error = openai.APIStatusError
+    _timeout_error = openai.APITimeoutError
+    _connection_error = openai.APIConnectionError
 
     def _connect(
-        self, *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float
+        self, *, api_key: str | None, base_url: str | None, timeout: float
     ) -> openai.AsyncOpenAI:
         try:
             return openai.AsyncOpenAI(
-                api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+                api_key=api_key,
+                base_url=base_url,
+                max_retries=0,
+                timeout=timeout,
+                http_client=self._new_http_client(),
             )
         except openai.OpenAIError as exc:
             raise ModelError(
                 f"{self.name}: cannot create the OpenAI client ({exc}); "
                 "set OPENAI_API_KEY or pass api_key="
             ) from None
+
+    def _new_http_client(self) -> httpx2.AsyncClient:
+        return openai.DefaultAsyncHttpxClient(verify=shared_ssl_context())
 
     def _common_kwargs(self, settings: ModelSettings) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model}
@@ -59,18 +71,13 @@ class _OpenAIAdapter(SDKModel[openai.AsyncOpenAI]):
             kwargs["timeout"] = settings.timeout_s
         return kwargs
 
-    def _error(self, exc: openai.OpenAIError) -> ModelError:
-        """The harness error for an SDK failure the SDK's own retries did not fix."""
+    def _error(self, exc: Exception) -> ModelError:
         if isinstance(exc, openai.APIStatusError):
             detail = _api_message(exc)
             if exc.status_code == 400 and _is_overflow(exc.code, detail):
-                return self._overflow(detail, *_overflow_numbers(detail))
+                return self._overflow(detail, *_overflow_numbers(detail), status=400)
             return self._http_error(exc.status_code, detail)
-        return self._transport_error(
-            exc,
-            timed_out=isinstance(exc, openai.APITimeoutError),
-            unreachable=isinstance(exc, openai.APIConnectionError),
-        )
+        return self._transport_error(exc)
 
 
 class OpenAIResponsesModel(_OpenAIAdapter):
@@ -97,31 +104,29 @@ class OpenAIResponsesModel(_OpenAIAdapter):
             ]
         if settings.max_tokens is not None:
             kwargs["max_output_tokens"] = settings.max_tokens
-        try:
-            response = await self._client.responses.create(**kwargs)
-        except openai.OpenAIError as exc:
-            raise self._error(exc) from exc
-        return self._parse(response)
+        response = await self._send(lambda client: client.responses.create(**kwargs))
+        with self._reading():
+            return self._parse(response)
 
     def _parse(self, response: Any) -> ModelResponse:
         if response.status == "failed" and response.error is not None:
-            code, detail = response.error.code, response.error.message
+            code, detail = response.error.code, text(response.error.message, "error.message")
             if _is_overflow(code, detail):
                 raise self._overflow(detail, *_overflow_numbers(detail))
             raise ModelError(self._redact(f"{self.name}: response failed ({code}): {detail}"))
-        items = [item.to_dict(mode="json") for item in response.output]
-        text, calls = _parse_responses_output(items)
+        items = [item.to_dict(mode="json", warnings=False) for item in response.output]
+        content, calls = _parse_responses_output(items)
         stop: StopReason = "tool_calls" if calls else "end_turn"
         if response.status == "incomplete":
             reason = getattr(response.incomplete_details, "reason", None)
             stop = "max_tokens" if reason == "max_output_tokens" else "other"
         keep = any(item.get("type") not in _NEUTRAL_ITEMS for item in items)
         return ModelResponse(
-            text=text,
+            text=content,
             tool_calls=calls,
             usage=_responses_usage(response.usage),
             stop_reason=stop,
-            model_name=response.model or self.model,
+            model_name=text(response.model, "model") or self.model,
             provider_items=tuple(items) if keep else (),
         )
 
@@ -151,24 +156,25 @@ class OpenAIChatModel(_OpenAIAdapter):
         if settings.max_tokens is not None:
             # `max_tokens` rather than `max_completion_tokens`: compatible servers know it.
             kwargs["max_tokens"] = settings.max_tokens
-        try:
-            completion = await self._client.chat.completions.create(**kwargs)
-        except openai.OpenAIError as exc:
-            raise self._error(exc) from exc
+        completion = await self._send(lambda client: client.chat.completions.create(**kwargs))
+        with self._reading():
+            return self._parse(completion)
+
+    def _parse(self, completion: Any) -> ModelResponse:
         if not completion.choices:
-            raise ModelError(f"{self.name}: the server returned no choices")
+            raise ModelError(f"{self.name}: malformed response: no choices")
         choice = completion.choices[0]
         calls = tuple(
             _tool_call(c.id, c.function.name, c.function.arguments)
             for c in choice.message.tool_calls or ()
         )
-        stop = _CHAT_STOP.get(choice.finish_reason or "", "other")
+        stop = _CHAT_STOP.get(text(choice.finish_reason, "finish_reason"), "other")
         return ModelResponse(
-            text=choice.message.content or "",
+            text=text(choice.message.content, "message.content"),
             tool_calls=calls,
             usage=_chat_usage(completion.usage),
             stop_reason="tool_calls" if calls and stop == "end_turn" else stop,
-            model_name=completion.model or self.model,
+            model_name=text(completion.model, "model") or self.model,
         )
 
 
@@ -237,7 +243,7 @@ def _parse_responses_output(items: Sequence[dict[str, Any]]) -> tuple[str, tuple
     for item in items:
         if item.get("type") == "message":
             texts.extend(
-                part.get("text", "")
+                text(part.get("text"), "output_text.text", required=True)
                 for part in item.get("content", ())
                 if part.get("type") == "output_text"
             )
@@ -246,8 +252,9 @@ def _parse_responses_output(items: Sequence[dict[str, Any]]) -> tuple[str, tuple
     return "".join(texts), tuple(calls)
 
 
-def _tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
+def _tool_call(call_id: object, name: object, raw: object) -> ToolCall:
     """Decode the arguments; on invalid JSON keep the text so the loop can tell the model."""
+    call_id, name, raw = text(call_id, "call id"), text(name, "call name"), text(raw, "arguments")
     if not raw:
         return ToolCall(id=call_id, name=name)
     try:
@@ -269,10 +276,10 @@ def _responses_usage(usage: Any) -> Usage:
         return Usage(requests=1)
     details = getattr(usage, "input_tokens_details", None)
     return Usage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        cached_tokens=getattr(details, "cached_tokens", None) or 0,
-        cache_write_tokens=getattr(details, "cache_write_tokens", None) or 0,
+        input_tokens=count(usage.input_tokens, "usage.input_tokens"),
+        output_tokens=count(usage.output_tokens, "usage.output_tokens"),
+        cached_tokens=count(getattr(details, "cached_tokens", None), "cached_tokens"),
+        cache_write_tokens=count(getattr(details, "cache_write_tokens", None), "cache writes"),
         requests=1,
     )
 
@@ -282,9 +289,9 @@ def _chat_usage(usage: Any) -> Usage:
         return Usage(requests=1)
     details = getattr(usage, "prompt_tokens_details", None)
     return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        output_tokens=usage.completion_tokens or 0,
-        cached_tokens=getattr(details, "cached_tokens", None) or 0,
+        input_tokens=count(usage.prompt_tokens, "usage.prompt_tokens"),
+        output_tokens=count(usage.completion_tokens, "usage.completion_tokens"),
+        cached_tokens=count(getattr(details, "cached_tokens", None), "cached_tokens"),
         requests=1,
     )
 
