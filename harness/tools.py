@@ -117,19 +117,20 @@ class Tool:
         if self.context_param:
             kwargs[self.context_param] = ctx
         limit = self.timeout if self.timeout is not None else default_timeout
+        is_async = inspect.iscoroutinefunction(self.fn)
         try:
             async with asyncio.timeout(_delay(limit)) as scope:
-                if inspect.iscoroutinefunction(self.fn):
+                if is_async:
                     result = await self.fn(**kwargs)
                 else:
                     result = await _in_thread(self.fn, kwargs, self.name)
         except TimeoutError:
             if not scope.expired():
                 raise  # the tool's own timeout, not ours
+            fate = "was cancelled" if is_async else "was abandoned (it may still finish unseen)"
             raise ToolTimeoutError(
-                f"tool '{self.name}' did not finish within its time limit of {limit:g} s; "
-                "the call was given up and its result is lost. Ask for less at once, or try "
-                "another way."
+                f"tool '{self.name}' did not finish within its time limit of {limit:g} s and "
+                f"{fate}; its result is lost. Ask for less at once, or try another way."
             ) from None
         except SystemExit as exc:
             raise ToolExitError(

@@ -161,6 +161,7 @@ def test_a_hung_tool_times_out_and_the_model_gets_the_error() -> None:
     texts = [m.content for m in tool_messages]
     assert texts[0].startswith("Error: tool 'hang' did not finish within its time limit of 0.2 s")
     assert texts[1].startswith("Error: tool 'nap' did not finish within its time limit of 0.2 s")
+    assert "abandoned" in texts[0] and "cancelled" in texts[1]  # a thread cannot be stopped
     assert texts[2:] == ["worth the wait", "3"]
     assert [m.is_error for m in tool_messages] == [True, True, False, False]
 
