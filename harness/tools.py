@@ -10,8 +10,10 @@ Every call has a time limit: the tool's own (`@tool(timeout=...)`), else the age
 cancelled. A sync tool runs in a thread of its own, so it neither blocks the event loop nor
 its sibling calls; past its limit it is abandoned (Python cannot stop a thread): its thread is
 a daemon, so a hung tool never keeps the process alive, and whatever it returns later is
-dropped. Either way the model gets a `ToolTimeoutError` naming the tool and the limit. A tool
-that raises `SystemExit` gets a `ToolExitError` instead of ending the run.
+dropped. Either way the model gets a `ToolTimeoutError` naming the tool and the limit. A sync
+call cancelled from outside (its run is ending) is waited for, up to its limit, so it does not
+write to the store after its run. A tool that raises `SystemExit` gets a `ToolExitError`
+instead of ending the run.
 """
 
 from __future__ import annotations
@@ -118,12 +120,14 @@ class Tool:
             kwargs[self.context_param] = ctx
         limit = self.timeout if self.timeout is not None else default_timeout
         is_async = inspect.iscoroutinefunction(self.fn)
+        delay = _delay(limit)
+        deadline = None if delay is None else asyncio.get_running_loop().time() + delay
         try:
-            async with asyncio.timeout(_delay(limit)) as scope:
+            async with asyncio.timeout_at(deadline) as scope:
                 if is_async:
                     result = await self.fn(**kwargs)
                 else:
-                    result = await _in_thread(self.fn, kwargs, self.name)
+                    result = await _in_thread(self.fn, kwargs, self.name, deadline)
         except TimeoutError:
             if not scope.expired():
                 raise  # the tool's own timeout, not ours
@@ -144,17 +148,19 @@ def _delay(limit: float | None) -> float | None:
     return None if limit is None or math.isinf(limit) else limit
 
 
-async def _in_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) -> Any:
+async def _in_thread(
+    fn: Callable[..., Any], kwargs: dict[str, Any], name: str, deadline: float | None
+) -> Any:
     """`fn(**kwargs)` in a daemon thread of its own, awaited without blocking the loop.
 
-    Not the loop's default executor (`asyncio.to_thread`): its threads are joined at exit and
-    few, so tools abandoned on timeout would hold the process open and starve later calls."""
+    Not the loop's default executor (`asyncio.to_thread`): its threads are few and joined at
+    exit, so tools abandoned at their limit would starve later calls and hold the process."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()  # the step's context (e.g. its Prefect task run)
 
     def settle(outcome: Callable[[Any], None], value: Any) -> None:
-        if not future.done():  # abandoned on timeout: nobody is waiting any more
+        if not future.done():
             outcome(value)
 
     def work() -> None:
@@ -168,7 +174,26 @@ async def _in_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) 
             loop.call_soon_threadsafe(settle, outcome, value)
 
     threading.Thread(target=work, name=f"tool:{name}", daemon=True).start()
-    return await future
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await _outlast(future, deadline)
+        raise
+
+
+async def _outlast(future: asyncio.Future[Any], deadline: float | None) -> None:
+    """Wait for a cancelled call's thread until it ends or its deadline passes, whatever
+    further cancellations arrive: cancelled because its run is ending (a sibling failed, the
+    loop shuts down), it must not go on writing to the store after the run, but a hung one is
+    left behind at its limit. At the deadline itself (the call timed out) this returns at once.
+    """
+    loop = asyncio.get_running_loop()
+    while not future.done():
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            return
+        with suppress(asyncio.CancelledError):
+            await asyncio.wait([future], timeout=remaining)
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

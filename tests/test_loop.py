@@ -3,6 +3,7 @@
 import asyncio
 import sys
 import threading
+import time
 
 import pytest
 from window_helpers import RecordingRunner
@@ -169,6 +170,36 @@ def test_a_hung_tool_times_out_and_the_model_gets_the_error() -> None:
 def test_an_agent_refuses_a_bad_tool_limit() -> None:
     with pytest.raises(HarnessError, match="tool_timeout_s must be a positive number"):
         make(ScriptedModel([]), tool_timeout_s=0)
+
+
+def test_a_sync_tool_cancelled_with_its_run_ends_before_the_run_returns() -> None:
+    started = threading.Event()
+    finished: list[int] = []
+
+    @tool
+    def write_late(n: int) -> str:
+        """Take a while, then note completion (as a store write would land)."""
+        started.set()
+        time.sleep(0.3)
+        finished.append(n)
+        return str(n)
+
+    class FailOnceTheOtherStarted(Middleware):
+        name = "fail-once-started"
+
+        async def wrap_tool_call(self, request, handler):
+            if request.call.arguments["n"] == 0:
+                while not started.is_set():
+                    await asyncio.sleep(0.01)
+                raise RuntimeError("middleware bug")
+            return await handler(request)
+
+    model = ScriptedModel([reply("", call("write_late", n=0), call("write_late", n=1))])
+    agent = make(model, tools=(write_late,), middleware=[FailOnceTheOtherStarted()])
+    with pytest.raises(RuntimeError, match="middleware bug"):
+        agent.run_sync("go")
+    # its thread could not be stopped, so the run waited for it rather than end under it
+    assert finished == [1]
 
 
 def test_system_exit_in_a_tool_is_an_error_result_not_the_end_of_the_run() -> None:
