@@ -22,7 +22,7 @@ from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
 from harness.strategies import DEFAULT_STRATEGY, build_stack
 from harness.tokens import TokenCounter
-from harness.tools import Tool
+from harness.tools import DEFAULT_TOOL_TIMEOUT_S, Tool
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,13 @@ class Agent:
         step_runner: StepRunner,
         strategy: str | None = None,
         strategy_params: Mapping[str, Any] | None = None,
+        tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
     ) -> None:
+        if tool_timeout_s is not None and not tool_timeout_s > 0:
+            raise HarnessError(
+                f"tool_timeout_s must be a positive number of seconds or None (no limit), "
+                f"not {tool_timeout_s!r}"
+            )
         self.model = model
         self.system_prompt = system_prompt
         self.middleware = tuple(middleware)
@@ -70,6 +76,7 @@ class Agent:
         self.step_runner = step_runner
         self.strategy = strategy
         self.strategy_params = dict(strategy_params or {})
+        self.tool_timeout_s = tool_timeout_s
         self.tools = _merge_tools(tools, self.middleware)
         self.counter = TokenCounter(model.profile.encoding)
 
@@ -194,6 +201,7 @@ def create_agent(
     subagents: Sequence[SubAgent] = (),
     memory: Sequence[str] = DEFAULT_MEMORY,
     file_tools: bool = True,
+    tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
 ) -> Agent:
     """Build an agent.
 
@@ -211,6 +219,8 @@ def create_agent(
     file_tools: give the model ls, read_file, write_file, edit_file, glob, grep and delete
         (a tool of yours with the same name replaces the built-in one).
     middleware: yours, placed after the compaction middleware, outside memory.
+    tool_timeout_s: seconds a tool call may take unless the tool sets its own limit
+        (`@tool(timeout=...)`); None for no limit. Past it the model gets an error.
     """
     if isinstance(model, str):
         from harness.models import resolve_model  # SDK adapters load only when named
@@ -236,4 +246,5 @@ def create_agent(
         step_runner=step_runner or InlineRunner(),
         strategy=strategy,
         strategy_params=strategy_params,
+        tool_timeout_s=tool_timeout_s,
     )

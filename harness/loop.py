@@ -27,7 +27,7 @@ from harness.middleware.base import (
 )
 from harness.models.base import RequestParams
 from harness.state import RunState
-from harness.tools import ToolArgumentError, ToolContext
+from harness.tools import ToolContext, ToolError
 
 
 async def run_loop(state: RunState, max_steps: int) -> str:
@@ -127,7 +127,8 @@ async def _model_step(state: RunState, request: ModelRequest) -> ModelResponse:
 
 
 async def _tool_step(state: RunState, request: ToolCallRequest) -> Message:
-    """The innermost tool handler: validate, run as the step `tool:<name>`, catch errors."""
+    """The innermost tool handler: validate, run as the step `tool:<name>` within its time
+    limit, catch errors."""
     call, tool = request.call, request.tool
     if tool is None:
         known = ", ".join(sorted(t.name for t in state.agent.tools)) or "none"
@@ -142,8 +143,11 @@ async def _tool_step(state: RunState, request: ToolCallRequest) -> Message:
         )
     ctx = ToolContext(state=state, call=call)
     try:
-        output = await state.run_step(f"tool:{call.name}", tool.run, call.arguments, ctx)
-    except ToolArgumentError as exc:
+        output = await state.run_step(
+            f"tool:{call.name}", tool.run, call.arguments, ctx,
+            default_timeout=state.agent.tool_timeout_s,
+        )  # fmt: skip
+    except ToolError as exc:  # bad arguments, a timeout, SystemExit: worded for the model
         return tool_result(call, f"Error: {exc}", is_error=True)
     except Exception as exc:  # any tool failure is the model's to see and handle
         return tool_result(call, f"Error: {type(exc).__name__}: {exc}", is_error=True)

@@ -4,15 +4,29 @@
 ("Args:" lines describe parameters). A parameter annotated `ToolContext` is injected by the
 harness and hidden from the model. Arguments are validated with pydantic; a bad call from the
 model becomes a `ToolArgumentError` whose text tells the model what to fix.
+
+Every call has a time limit: the tool's own (`@tool(timeout=...)`), else the agent's
+(`create_agent(tool_timeout_s=...)`, 120 s by default). An async tool past its limit is
+cancelled. A sync tool runs in a thread of its own, so it neither blocks the event loop nor
+its sibling calls; past its limit it is abandoned (Python cannot stop a thread): its thread is
+a daemon, so a hung tool never keeps the process alive, and whatever it returns later is
+dropped. Either way the model gets a `ToolTimeoutError` naming the tool and the limit. A sync
+call cancelled from outside (its run is ending) is waited for, up to its limit, so it does not
+write to the store after its run. A tool that raises `SystemExit` gets a `ToolExitError`
+instead of ending the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
+import math
 import re
+import threading
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, get_type_hints, overload
@@ -27,9 +41,23 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+DEFAULT_TOOL_TIMEOUT_S = 120.0
 
-class ToolArgumentError(HarnessError):
+
+class ToolError(HarnessError):
+    """A failed tool call whose text is written for the model to read."""
+
+
+class ToolArgumentError(ToolError):
     """The model called a tool with arguments that do not match its schema."""
+
+
+class ToolTimeoutError(ToolError):
+    """A tool call ran past its time limit."""
+
+
+class ToolExitError(ToolError):
+    """A tool raised `SystemExit`; the run goes on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +79,8 @@ class Tool:
     fn: Callable[..., Any]
     args_model: type[pydantic.BaseModel]
     context_param: str | None = None
+    # Seconds; None takes the agent's limit, `math.inf` means none.
+    timeout: float | None = None
 
     def schema(self) -> dict[str, Any]:
         """Provider-neutral tool definition; adapters reshape it per API. The same dict is
@@ -76,17 +106,94 @@ class Tool:
             ) from None
         return {k: getattr(parsed, k) for k in type(parsed).model_fields}
 
-    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
-        """Validate, call `fn`, and return its result as text (non-strings as JSON)."""
+    async def run(
+        self,
+        arguments: dict[str, Any],
+        ctx: ToolContext,
+        *,
+        default_timeout: float | None = DEFAULT_TOOL_TIMEOUT_S,
+    ) -> str:
+        """Validate, call `fn`, and return its result as text (non-strings as JSON).
+        `default_timeout` (seconds, None for no limit) applies when the tool sets none."""
         kwargs = self.validate(arguments)
         if self.context_param:
             kwargs[self.context_param] = ctx
-        if inspect.iscoroutinefunction(self.fn):
-            result = await self.fn(**kwargs)
-        else:
-            # Sync tools run in a worker thread so several calls from one message overlap.
-            result = await asyncio.to_thread(self.fn, **kwargs)
+        limit = self.timeout if self.timeout is not None else default_timeout
+        is_async = inspect.iscoroutinefunction(self.fn)
+        delay = _delay(limit)
+        deadline = None if delay is None else asyncio.get_running_loop().time() + delay
+        try:
+            async with asyncio.timeout_at(deadline) as scope:
+                if is_async:
+                    result = await self.fn(**kwargs)
+                else:
+                    result = await _in_thread(self.fn, kwargs, self.name, deadline)
+        except TimeoutError:
+            if not scope.expired():
+                raise  # the tool's own timeout, not ours
+            fate = "was cancelled" if is_async else "was abandoned (it may still finish unseen)"
+            raise ToolTimeoutError(
+                f"tool '{self.name}' did not finish within its time limit of {limit:g} s and "
+                f"{fate}; its result is lost. Ask for less at once, or try another way."
+            ) from None
+        except SystemExit as exc:
+            raise ToolExitError(
+                f"tool '{self.name}' tried to exit the process (SystemExit({exc.code!r})); "
+                "the call failed, the run goes on."
+            ) from None
         return result if isinstance(result, str) else json.dumps(result, default=str)
+
+
+def _delay(limit: float | None) -> float | None:
+    return None if limit is None or math.isinf(limit) else limit
+
+
+async def _in_thread(
+    fn: Callable[..., Any], kwargs: dict[str, Any], name: str, deadline: float | None
+) -> Any:
+    """`fn(**kwargs)` in a daemon thread of its own, awaited without blocking the loop.
+
+    Not the loop's default executor (`asyncio.to_thread`): its threads are few and joined at
+    exit, so tools abandoned at their limit would starve later calls and hold the process."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()  # the step's context (e.g. its Prefect task run)
+
+    def settle(outcome: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            outcome(value)
+
+    def work() -> None:
+        try:
+            value = context.run(fn, **kwargs)
+        except BaseException as exc:  # SystemExit included: the awaiting call decides
+            outcome, value = future.set_exception, exc
+        else:
+            outcome = future.set_result
+        with suppress(RuntimeError):  # the loop closed while an abandoned tool ran on
+            loop.call_soon_threadsafe(settle, outcome, value)
+
+    threading.Thread(target=work, name=f"tool:{name}", daemon=True).start()
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await _outlast(future, deadline)
+        raise
+
+
+async def _outlast(future: asyncio.Future[Any], deadline: float | None) -> None:
+    """Wait for a cancelled call's thread until it ends or its deadline passes, whatever
+    further cancellations arrive: cancelled because its run is ending (a sibling failed, the
+    loop shuts down), it must not go on writing to the store after the run, but a hung one is
+    left behind at its limit. At the deadline itself (the call timed out) this returns at once.
+    """
+    loop = asyncio.get_running_loop()
+    while not future.done():
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            return
+        with suppress(asyncio.CancelledError):
+            await asyncio.wait([future], timeout=remaining)
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -119,10 +226,17 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return "\n".join(summary).strip(), params
 
 
-def _build(fn: Callable[..., Any], name: str | None, description: str | None) -> Tool:
+def _build(
+    fn: Callable[..., Any], name: str | None, description: str | None, timeout: float | None
+) -> Tool:
     tool_name = name or fn.__name__
     if not _NAME.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} must match {_NAME.pattern}")
+    if timeout is not None and not timeout > 0:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: timeout must be a positive number of seconds (math.inf for "
+            f"no limit), not {timeout!r}"
+        )
     summary, param_docs = _parse_docstring(fn.__doc__ or "")
     try:
         hints = get_type_hints(fn)
@@ -156,6 +270,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None) ->
         fn=fn,
         args_model=model,
         context_param=context_param,
+        timeout=timeout,
     )
 
 
@@ -163,7 +278,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None) ->
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *, name: str | None = None, description: str | None = None, timeout: float | None = None
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -171,11 +286,22 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    timeout: float | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Turn a typed function (sync or async) into a `Tool`. Use bare or with options."""
+    """Turn a typed function (sync or async) into a `Tool`. Use bare or with options.
+    `timeout`: seconds a call may take (`math.inf`: no limit); None takes the agent's."""
     if fn is not None:
-        return _build(fn, name, description)
-    return lambda f: _build(f, name, description)
+        return _build(fn, name, description, timeout)
+    return lambda f: _build(f, name, description, timeout)
 
 
-__all__ = ["Tool", "ToolArgumentError", "ToolContext", "tool"]
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT_S",
+    "Tool",
+    "ToolArgumentError",
+    "ToolContext",
+    "ToolError",
+    "ToolExitError",
+    "ToolTimeoutError",
+    "tool",
+]

@@ -11,6 +11,7 @@ it works in the parent's files (what it offloads stays readable to the parent).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -129,7 +130,11 @@ class SubAgents(Middleware):
             """
             return await self._run(ctx, description, subagent_type)
 
-        return tool(name="task", description=TASK_DESCRIPTION.format(agents=agents))(task)
+        # A subagent's run is bounded by its steps and its own tools' limits, not by one
+        # tool-call limit of the parent's.
+        return tool(
+            name="task", description=TASK_DESCRIPTION.format(agents=agents), timeout=math.inf
+        )(task)
 
     async def _run(self, ctx: ToolContext, description: str, subagent_type: str) -> str:
         spec = self.specs.get(subagent_type)
@@ -186,6 +191,7 @@ class SubAgents(Middleware):
             settings=parent.settings,
             step_runner=parent.step_runner,
             strategy=strategy,
+            tool_timeout_s=parent.tool_timeout_s,
         )
 
 

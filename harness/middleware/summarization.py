@@ -17,72 +17,56 @@ itself (`compact_tool=True` adds `compact_conversation`); and a provider `Contex
 after which the call is retried once. With an unknown window, a fraction trigger fires at
 `fallback_trigger_tokens` (170,000) and a fraction keep keeps `fallback_keep_messages` (6).
 
-Records: a `summaries` row and an event per cycle; each summarizer call is a `model_calls` row
-whose model is `<name>#summarize`, and its usage is added to the run's.
+Records: a `summaries` row and an event per cycle. The summarizer call itself (a `model` step
+of the run, retried and journaled like any model call) is in `summarizer`; the history file in
+`history`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, TypeGuard
 
-from harness.errors import ContextOverflowError, HarnessError, ModelError
-from harness.filesystem import FileSystem, safe_segment
-from harness.messages import Message, ModelResponse, user
+from harness.errors import ContextOverflowError
+from harness.messages import Message, ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.cutoff import (
     Threshold,
     ThresholdSpec,
-    clip_text,
     safe_at_or_after,
     safe_at_or_before,
     safe_cuts,
     tail_cut,
 )
 from harness.middleware.guard import learn_inner, with_inner
+from harness.middleware.history import HISTORY_DIR, history_path, render_message, write_cycle
+from harness.middleware.summarizer import (
+    DEFAULT_PROMPT,
+    SUMMARIZER_SUFFIX,
+    SUMMARY_REQUEST,
+    Summarizer,
+)
 from harness.middleware.topic import LexicalTopicShift, TopicDetector
-from harness.models.base import Model, ModelSettings, RequestParams
+from harness.models.base import Model
 from harness.store import now
-from harness.tokens import TokenCounter
 from harness.tools import Tool, ToolContext, tool
 
 if TYPE_CHECKING:
     from harness.state import RunState
 
-SUMMARY_REQUEST = "<summary-request>"
-SUMMARIZER_SUFFIX = "#summarize"
-HISTORY_DIR = "/conversation_history"
-
-DEFAULT_PROMPT = """\
-You condense the earlier part of an AI agent's working session. The agent will continue from \
-your summary instead of the messages, so anything you leave out is gone from its view (the \
-full record stays in a file it can read, but only if it knows to look). Write the summary \
-under these headings:
-
-## Session intent
-What the user is trying to achieve, in their own terms, with every constraint, preference and \
-instruction about format or tone they gave.
-
-## Facts and figures
-What was learned that may be needed again: names, dates, identifiers, amounts, measurements, \
-quotes, results of tool calls. Copy numbers exactly as written, with their units; never round, \
-convert or paraphrase a figure.
-
-## Artifacts
-Every file written, changed or deleted, by full path, with what it now contains; files read \
-that matter, by path.
-
-## Decisions
-Each decision made, with the reason; approaches tried and dropped, and why.
-
-## Next steps
-What remains to be done, in order, and what was in progress at the cut.
-
-When a previous summary is given, produce one merged summary: keep everything it says unless \
-the newer messages correct or replace it. Reply with the summary only."""
+__all__ = [
+    "COMPACT_RESULT",
+    "DEFAULT_PROMPT",
+    "HISTORY_DIR",
+    "SUMMARIZER_SUFFIX",
+    "SUMMARY_MESSAGE",
+    "SUMMARY_REQUEST",
+    "Summarization",
+    "render_message",
+    "summary_text",
+]
 
 SUMMARY_MESSAGE = """\
 [Summary of the earlier conversation, cycle {cycle}]
@@ -98,7 +82,6 @@ COMPACT_RESULT = (
     "Compaction scheduled: before your next turn the older part of this conversation will be "
     "replaced by a summary (its full text stays readable in /conversation_history/)."
 )
-_CLIPPED = "\n[... cut here to fit the summarizer's window; the full text is in {path}]"
 
 
 class Summarization(Middleware):
@@ -146,7 +129,6 @@ class Summarization(Middleware):
         retry_on_overflow: on `ContextOverflowError`, summarize and retry the call once.
         history_dir: where the per-thread history files go.
         """
-        self.model = model
         specs: Sequence[object] = trigger if _is_threshold_list(trigger) else [trigger]
         self.triggers = tuple(Threshold.parse(t) for t in specs)
         if trigger_mode not in ("any", "all"):
@@ -155,17 +137,18 @@ class Summarization(Middleware):
         self.keep = Threshold.parse(keep)
         self.fallback_trigger_tokens = fallback_trigger_tokens
         self.fallback_keep_messages = fallback_keep_messages
-        self.prompt = prompt
-        self.summary_max_tokens = summary_max_tokens
-        if not 0 <= summarizer_headroom < 0.75:
-            raise ValueError("summarizer_headroom must be in [0, 0.75)")
-        self.summarizer_headroom = summarizer_headroom
+        self.summarizer = Summarizer(
+            model,
+            prompt=prompt,
+            max_tokens=summary_max_tokens,
+            headroom=summarizer_headroom,
+            fallback_window=fallback_trigger_tokens,
+        )
         self.topic = _detector(topic_shift)
         self.topic_min_tokens = topic_min_tokens
         self.retry_on_overflow = retry_on_overflow
         self.history_dir = history_dir.rstrip("/")
         self.tools = (self._compact_tool(),) if compact_tool else ()
-        self._counters: dict[str, TokenCounter] = {}
 
     # -- the hook --------------------------------------------------------------------------
 
@@ -277,12 +260,10 @@ class Summarization(Middleware):
         previous = "\n\n".join(summary_text(m) for m in older if m.kind == "summary")
         fresh = [m for m in older if m.kind != "summary"]
         cycle = self._next_cycle(state)
-        path = f"{self.history_dir}/{safe_segment(state.thread_id)}.md"
-        first_seq, last_seq = _seq_range(state, fresh)
-        section = _history_section(state, cycle, fresh, first_seq, last_seq, reason)
-        _put_section(state.files, path, cycle, section)
-        model = self._summarizer(state)
-        text, calls = await self._condense(state, model, previous, fresh, path)
+        path = history_path(self.history_dir, state.thread_id)
+        first_seq, last_seq = write_cycle(state, path, cycle, fresh, reason)
+        condensed = await self.summarizer.condense(state, previous, fresh, path)
+        text = condensed.text
         summary = Message(
             role="user",
             content=SUMMARY_MESSAGE.format(cycle=cycle, path=path, summary=text),
@@ -298,7 +279,8 @@ class Summarization(Middleware):
         state.add_row(
             "summaries",
             (state.run_id, state.thread_id, cycle, state.step, first_seq, last_seq,
-             json.dumps([m.id for m in fresh]), tokens, after, summary_tokens, model.name, path,
+             json.dumps([m.id for m in fresh]), tokens, after, summary_tokens, condensed.model.name,
+             path,
              text, now()),
         )  # fmt: skip
         state.event(
@@ -307,7 +289,7 @@ class Summarization(Middleware):
             detail={
                 "reason": reason, "cycle": cycle, "summarized": len(fresh), "kept": len(kept),
                 "history_path": path, "paths_written": [path], "summary_tokens": summary_tokens,
-                "summarizer_calls": calls, "model": model.name,
+                "summarizer_calls": condensed.calls, "model": condensed.model.name,
             },
             ms=state.elapsed_ms(start),
         )  # fmt: skip
@@ -326,98 +308,6 @@ class Summarization(Middleware):
             )
         return int(mine["cycle"]) + 1
 
-    # -- the summarizer --------------------------------------------------------------------
-
-    def _summarizer(self, state: RunState) -> Model:
-        if self.model is None:
-            return state.agent.model
-        if isinstance(self.model, str):
-            from harness.models import resolve_model  # SDK adapters load only when named
-
-            self.model = resolve_model(self.model)
-        return self.model
-
-    def _counter(self, model: Model) -> TokenCounter:
-        encoding = model.profile.encoding
-        if encoding not in self._counters:
-            self._counters[encoding] = TokenCounter(encoding)
-        return self._counters[encoding]
-
-    async def _condense(
-        self, state: RunState, model: Model, previous: str, fresh: list[Message], path: str
-    ) -> tuple[str, int]:
-        """The merged summary of `previous` and `fresh`, in as many calls as the summarizer's
-        window needs: each call folds the next chunk into the running summary."""
-        counter = self._counter(model)
-        window = model.profile.context_window or self.fallback_trigger_tokens
-        reserve = min(self.summary_max_tokens, window // 4)
-        limit = int(window * (1 - self.summarizer_headroom)) - reserve
-        blocks = [render_message(m) for m in fresh]
-        running, i, calls = previous, 0, 0
-        while i < len(blocks):
-            prior = clip_text(running, limit // 3, counter.count_text, _CLIPPED.format(path=path))
-            chunk, i = self._chunk(counter, limit, prior, blocks, i, path)
-            running = await self._call(state, model, counter, _request_text(prior, chunk), reserve)
-            calls += 1
-        return running, calls
-
-    def _chunk(
-        self, counter: TokenCounter, limit: int, prior: str, blocks: list[str], i: int, path: str
-    ) -> tuple[list[str], int]:
-        """The blocks from `i` that fit in one summarizer request, and the next index."""
-        room = limit - self._request_tokens(counter, prior, [])
-        if room < 100:
-            raise HarnessError(
-                f"the summarizer's window ({limit:,} usable tokens) cannot hold its prompt; "
-                "use a shorter prompt or a summary model with a larger window"
-            )
-        chunk: list[str] = []
-        used = 0
-        while i < len(blocks):
-            size = counter.count_text(blocks[i]) + 2  # the blank line between blocks
-            if chunk and used + size > room:
-                break
-            block = blocks[i]
-            if size > room:
-                block = clip_text(block, room - 2, counter.count_text, _CLIPPED.format(path=path))
-            chunk.append(block)
-            used += size
-            i += 1
-        # Blocks were counted one by one; the joined text decides.
-        while (excess := self._request_tokens(counter, prior, chunk) - limit) > 0:
-            if len(chunk) > 1:
-                chunk.pop()
-                i -= 1
-            else:
-                target = counter.count_text(chunk[0]) - excess - 8
-                marker = _CLIPPED.format(path=path)
-                chunk[0] = clip_text(chunk[0], target, counter.count_text, marker)
-        return chunk, i
-
-    def _request_tokens(self, counter: TokenCounter, prior: str, chunk: list[str]) -> int:
-        return counter.count_request(self.prompt, [user(_request_text(prior, chunk))], [])
-
-    async def _call(
-        self, state: RunState, model: Model, counter: TokenCounter, text: str, reserve: int
-    ) -> str:
-        messages = [user(text)]
-        context = counter.count_request(self.prompt, messages, [])
-        settings = ModelSettings(max_tokens=reserve, timeout_s=state.agent.settings.timeout_s)
-        start = time.perf_counter()
-        response = await model.request(messages, settings, RequestParams(system_prompt=self.prompt))
-        state.record_model_call(
-            model,
-            response,
-            context_tokens=context,
-            latency_ms=state.elapsed_ms(start),
-            encoding=counter.encoding_name,
-            label=SUMMARIZER_SUFFIX,
-        )
-        summary = response.text.strip()
-        if not summary:
-            raise ModelError(f"the summarizer {model.name} returned an empty summary")
-        return summary
-
     # -- the compact_conversation tool -----------------------------------------------------
 
     def _compact_tool(self) -> Tool:
@@ -434,88 +324,11 @@ class Summarization(Middleware):
         return tool(name="compact_conversation")(compact_conversation)
 
 
-# -- rendering ---------------------------------------------------------------------------------
-
-
-def render_message(m: Message) -> str:
-    """A message as markdown, for the history file and the summarizer: a `### Role` line, the
-    text, then the tool calls or, for a tool result, which call it answers."""
-    parts = [f"### {m.role.capitalize()}"]
-    if m.content:
-        parts.append(m.content)
-    parts.extend(
-        f"-> calls {c.name} (id {c.id}) with {json.dumps(c.arguments, ensure_ascii=False)}"
-        for c in m.tool_calls
-    )
-    notes = [f"result of {m.name or 'a tool'}, call {m.tool_call_id}"] if m.role == "tool" else []
-    notes += ["error"] if m.is_error else []
-    notes += [m.kind] if m.kind not in ("message", "summary") else []
-    if notes:
-        parts.append(f"({', '.join(notes)})")
-    return "\n".join(parts)
-
-
 def summary_text(message: Message) -> str:
     """The summary inside a summary message (the whole content for any other message)."""
     head, sep, rest = message.content.partition("<summary>\n")
     body, end, _ = rest.rpartition("\n</summary>")
     return body if sep and end else message.content
-
-
-def _request_text(prior: str, chunk: list[str]) -> str:
-    # The instruction shares the marker's line, so a reader that drops the marker line (the
-    # simulated model) sees only summary and messages, each under its `### Role` heading.
-    head = f"{SUMMARY_REQUEST} Summarize the conversation below as your instructions say." + (
-        " It opens with the summary of the part before it: merge that in." if prior else ""
-    )
-    parts = [head, f"### Summary\n{prior}"] if prior else [head]
-    return "\n\n".join([*parts, *chunk])
-
-
-def _history_section(
-    state: RunState,
-    cycle: int,
-    messages: list[Message],
-    first_seq: int | None,
-    last_seq: int | None,
-    reason: str,
-) -> str:
-    stamp = now().strftime("%Y-%m-%d %H:%M:%S UTC")
-    where = f"transcript seq {first_seq}-{last_seq}, " if first_seq is not None else ""
-    head = (
-        f"## Cycle {cycle}: {len(messages)} messages summarized at {stamp}\n\n"
-        f"_Run {state.run_id}, step {state.step}, {where}trigger: {reason}._\n\n"
-    )
-    return head + "\n\n".join(render_message(m) for m in messages) + "\n\n"
-
-
-def _put_section(files: FileSystem, path: str, cycle: int, section: str) -> None:
-    """Append `cycle`'s section to the history file, or replace the one an earlier attempt at
-    the same cycle left there: a run killed after the append but before its step committed
-    and then resumed, or a summarizer call that failed after it. Cycle `cycle` is the newest
-    one, so everything from its heading on is that earlier attempt's."""
-    existing = files.read_text(path) if files.exists(path) else ""
-    earlier = _cycle_heading(cycle).search(existing)
-    if earlier is not None:
-        existing = existing[: earlier.start()]
-    files.write(path, existing + section)
-
-
-def _cycle_heading(cycle: int) -> re.Pattern[str]:
-    # The heading and the line under it, as `_history_section` writes them: a message that
-    # merely quotes "## Cycle N" does not match.
-    return re.compile(
-        rf"^## Cycle {cycle}: \d+ messages summarized at [^\n]*\n\n_Run ", re.MULTILINE
-    )
-
-
-def _seq_range(state: RunState, messages: list[Message]) -> tuple[int | None, int | None]:
-    rows = state.store.query(
-        "SELECT min(seq) AS lo, max(seq) AS hi FROM messages "
-        "WHERE thread_id = ? AND list_contains(?, message_id)",
-        [state.thread_id, [m.id for m in messages]],
-    )
-    return (rows[0]["lo"], rows[0]["hi"]) if rows else (None, None)
 
 
 def _has_new(messages: Sequence[Message]) -> bool:
