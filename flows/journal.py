@@ -21,7 +21,8 @@ changed it, and the replayed call must still be found.
 Middleware steps are not journaled: they change the run's state in memory (the window,
 events), so they must run again on resume. Offload and memory writes are idempotent (the same
 path; a memory version only when the text changed); a summarization cut off after its step
-and before the next commit runs again, and appends its history section a second time.
+and before the next commit runs again: its summarizer call is replayed from the journal and
+its history section is rewritten in place, never appended twice.
 
 A model that keeps its own place in a conversation (the simulated model follows a plan) can
 offer `checkpoint()` and `restore(state)`: its checkpoint is journaled with each of its calls

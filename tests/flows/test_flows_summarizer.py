@@ -8,7 +8,7 @@ from typing import Any
 
 from prefect import flow
 
-from flows.journal import Journal, ensure_tables
+from flows.journal import Journal, JournaledRunner, ensure_tables
 from flows.runner import PrefectStepRunner
 from flows.server import ServerInfo
 from harness import Store, create_agent, tool
@@ -103,14 +103,16 @@ def test_a_journaled_summarizer_call_is_replayed_not_made_again(
     store = Store(db, hold=False)
     ensure_tables(store)
     first = summarizer([])
-    agent = agent_with(researcher(), first, db, PrefectStepRunner(journal=Journal(store, "s")))
+    agent = agent_with(
+        researcher(), first, db, JournaledRunner(PrefectStepRunner(), Journal(store, "s"))
+    )
     assert run_in_flow(agent, "first") == "completed"
     assert len(first.calls) == 1
 
     # The same work again under the same journal scope, as a resumed run would do it.
     journal = Journal(store, "s", replay=True)
     again = summarizer([])
-    agent = agent_with(researcher(), again, db, PrefectStepRunner(journal=journal))
+    agent = agent_with(researcher(), again, db, JournaledRunner(PrefectStepRunner(), journal))
     assert run_in_flow(agent, "second") == "completed"
     assert again.calls == []  # the summary came from the journal
     summaries = store.query("SELECT thread_id, summary FROM summaries ORDER BY thread_id")
