@@ -39,6 +39,28 @@ def numbered_lines(out: str) -> list[str]:
     return [line for line in out.split("\n") if re.match(r"^ *\d+(\.\d+)?\t", line)]
 
 
+CONTINUE = re.compile(r"Use offset=(\d+)(?: and char_offset=(\d+))? to continue\.\]$")
+
+
+def read_all(fs: FileSystem, path: str, char_limit: int = 80_000) -> list[str]:
+    """Every line of `path` as `read_file` shows it, following the continuation footers from
+    offset 0 the way a model would; pieces N, N.1, ... of one line are joined."""
+    lines: dict[int, str] = {}
+    args: dict[str, int] = {}
+    for _ in range(10_000):
+        out = run_tool(fs, "read_file", char_limit, file_path=path, limit=1_000, **args)
+        assert len(out) <= char_limit
+        for row in numbered_lines(out):
+            label, text = row.split("\t", 1)
+            number = int(label.strip().split(".")[0])
+            lines[number] = lines.get(number, "") + text
+        found = CONTINUE.search(out)
+        if found is None:
+            return [lines[n] for n in sorted(lines)]
+        args = {"offset": int(found[1]), "char_offset": int(found[2] or 0)}
+    raise AssertionError("read_file never reached the end")
+
+
 # -- the tool set -----------------------------------------------------------------------------
 
 
@@ -50,7 +72,12 @@ def test_tool_set_names_and_identity() -> None:
         file_tools(100)
     schema = {t.name: t.schema() for t in file_tools()}["read_file"]
     assert schema["parameters"]["required"] == ["file_path"]
-    assert set(schema["parameters"]["properties"]) == {"file_path", "offset", "limit"}
+    assert set(schema["parameters"]["properties"]) == {
+        "file_path",
+        "offset",
+        "limit",
+        "char_offset",
+    }
 
 
 # -- paths ------------------------------------------------------------------------------------
@@ -135,16 +162,30 @@ def test_read_file_output_is_capped_and_the_footer_continues_exactly(
     assert following.startswith(f"{k + 1:>6}\t{k:04d}")
 
 
-def test_read_file_shows_the_head_of_a_line_larger_than_the_cap(fs: FileSystem) -> None:
+def test_read_file_pages_within_a_line_larger_than_the_cap(fs: FileSystem) -> None:
     fs.write("/one.txt", "z" * 200_000 + "\ntail\n")
     out = run_tool(fs, "read_file", file_path="/one.txt")
     assert len(out) <= 80_000
     shown = sum(len(line.split("\t", 1)[1]) for line in numbered_lines(out))
-    assert f"[Line 1 has 200000 characters; only the first {shown} are shown." in out
     assert out.endswith(
-        "[Read 1 lines (lines 1-1 of 2 total). 1 lines remaining from offset 1. "
-        "Use offset=1 to continue.]"
+        f"[Read characters 0-{shown - 1} of line 1, which has 200000 characters; "
+        f"{200_000 - shown} remain. Use offset=0 and char_offset={shown} to continue.]"
     )
+    last = run_tool(fs, "read_file", file_path="/one.txt", char_offset=195_000)
+    assert numbered_lines(last)[0] == "  1.39\t" + "z" * 5_000
+    assert last.endswith("     2\ttail")
+    assert read_all(fs, "/one.txt") == ["z" * 200_000, "tail"]
+
+
+def test_read_file_char_offset_errors(fs: FileSystem) -> None:
+    fs.write("/f", "abc\n")
+    assert run_tool(fs, "read_file", file_path="/f", char_offset=3) == (
+        "Error: char_offset 3 is past the end of line 1 of /f, which has 3 characters"
+    )
+    assert run_tool(fs, "read_file", file_path="/f", char_offset=-1) == (
+        "Error: char_offset must be 0 or more"
+    )
+    assert run_tool(fs, "read_file", file_path="/f", char_offset=1) == "     1\tbc"
 
 
 @pytest.mark.parametrize(
@@ -311,13 +352,15 @@ def test_grep_caps(fs: FileSystem) -> None:
     )
 
 
-def test_grep_clips_long_lines_and_caps_output(fs: FileSystem) -> None:
-    fs.write("/wide.txt", ("hit" + "x" * 9997 + "\n") * 30)
+def test_grep_shows_long_lines_around_each_match_and_caps_output(fs: FileSystem) -> None:
+    fs.write("/wide.txt", ("hit" + "x" * 9997 + "\n") * 100)
     out = run_tool(fs, "grep", 20_000, pattern="hit", output_mode="content")
     assert len(out) <= 20_000
-    assert "/wide.txt:1:hit" + "x" * 1997 + "... [8000 more characters]" in out
-    assert out.endswith(
-        "[Output capped at 20000 characters: 9 of 30 results shown; narrow the path or pattern.]"
+    assert out.startswith("/wide.txt:1:[chars 0-202] hit" + "x" * 200 + "\n")
+    assert re.search(
+        r"\n\[Output capped at 20000 characters: \d+ of 100 results shown; narrow the path or "
+        r"pattern\.\]\n\[In lines over 2000 characters each match shows the text around it; ",
+        out,
     )
 
 
