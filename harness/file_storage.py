@@ -254,8 +254,8 @@ class StoredFile:
         end = self.line_start(line + 1)
         if end > start and self._char(end - 1) == "\n":
             end -= 1
-            if end > start and self._char(end - 1) == "\r":
-                end -= 1
+        if end > start and self._char(end - 1) == "\r":
+            end -= 1
         return end - start
 
     def _char(self, pos: int) -> str:
