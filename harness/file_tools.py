@@ -83,16 +83,13 @@ def _build(char_limit: int, search_seconds: float) -> tuple[Tool, ...]:
         ctx: ToolContext, file_path: str, offset: int = 0, limit: int = 100, char_offset: int = 0
     ) -> str:
         """Read a text file as numbered lines. Lines over 5,000 characters are split into
-        pieces numbered N.1, N.2, ...: piece N.k starts at character 5,000*k of line N. When
-        more remains, a footer says exactly how to continue: the next offset, or offset and
-        char_offset to read on inside a long line.
+        pieces numbered N.1, N.2, ... When more remains, a footer says how to continue.
 
         Args:
             file_path: Absolute path of the file, e.g. "/notes.md".
             offset: Line to start from, counting from 0.
             limit: Maximum number of lines to return.
-            char_offset: Character of the line at offset to start from, counting from 0
-                (only needed inside a long line).
+            char_offset: Character to start from in the line at offset.
         """
         if offset < 0:
             return "Error: offset must be 0 or more"
@@ -179,9 +176,7 @@ def _build(char_limit: int, search_seconds: float) -> tuple[Tool, ...]:
         output_mode: OutputMode = "files_with_matches",
         max_count: int = GREP_MAX_COUNT,
     ) -> str:
-        """Search text files for a pattern, literal text unless regex is true. In a line over
-        2,000 characters each match is shown with the text around it and its character
-        position, which read_file's char_offset reads on from.
+        """Search text files for a pattern, literal text unless regex is true.
 
         Args:
             pattern: Text to find, or a Python regular expression when regex is true.
@@ -189,9 +184,8 @@ def _build(char_limit: int, search_seconds: float) -> tuple[Tool, ...]:
             glob: Only search files matching this glob, e.g. "*.md" (any depth) or "notes/**".
             regex: Treat pattern as a regular expression.
             output_mode: "files_with_matches" lists files, "content" shows path:line:text for
-                each matching line (each match, in a long line), "count" shows
-                path:matching lines.
-            max_count: Maximum results: matches for "content", files otherwise (at most 1000).
+                each matching line, "count" shows path:matches.
+            max_count: Maximum results: lines for "content", files otherwise (at most 1000).
         """
         if max_count < 1:
             return "Error: max_count must be 1 or more"
