@@ -116,8 +116,9 @@ def _scan_file(
     start = 0  # where the unsearched part starts in buf
     skip_line = False
     for line, col, text, ends in f.fragments(0, 0, WINDOW):
-        if skip_line:
-            skip_line = not ends
+        if skip_line:  # the line already matched: pass over the rest of it
+            if ends:
+                skip_line, buf, buf_col, start = False, "", 0, 0
             continue
         if ends and col == 0:  # a whole line in one piece: the common case
             one = unit if len(text) > LONG_LINE else "line"

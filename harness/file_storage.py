@@ -25,8 +25,10 @@ import duckdb
 from harness.store import Store
 
 CHUNK_CHARS = 1 << 18
-# Chunks fetched per query while streaming: few round trips, bounded memory.
-_FETCH_CHUNKS = 4
+# Streaming fetches 1, 2, 4, ... chunks per query up to this: a page read costs one or two
+# chunks, a scan to the end of a 100 MB file a few dozen queries (each opens the file when the
+# store does not hold its connection).
+_MAX_FETCH_CHUNKS = 16
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -178,15 +180,16 @@ class StoredFile:
         )
         return b"".join(bytes(r["content"]) for r in rows)
 
-    def chunk(self, index: int) -> str:
-        """Text of chunk `index`; a few chunks ahead are fetched with it."""
+    def chunk(self, index: int, ahead: int = 1) -> str:
+        """Text of chunk `index`; when it must be fetched, `ahead - 1` following chunks come
+        with it."""
         cached = self._cache.get(index)
         if cached is not None:
             return cached
         rows = self.store.query(
             "SELECT chunk, content FROM file_chunks WHERE blob_id = ? AND chunk >= ? "
             "AND chunk < ? ORDER BY chunk",
-            [self.blob_id, index, index + _FETCH_CHUNKS],
+            [self.blob_id, index, index + ahead],
         )
         self._cache.clear()
         for r in rows:
@@ -200,8 +203,13 @@ class StoredFile:
             if pos < len(text):
                 yield text[pos:] if pos else text
             return
+        ahead = 1
         for index in range(pos // CHUNK_CHARS, self.n_chunks):
-            piece = self.chunk(index)
+            if index not in self._cache:
+                piece = self.chunk(index, ahead)
+                ahead = min(2 * ahead, _MAX_FETCH_CHUNKS)
+            else:
+                piece = self._cache[index]
             offset = pos - index * CHUNK_CHARS
             yield piece[offset:] if offset > 0 else piece
 

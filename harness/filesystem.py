@@ -259,26 +259,16 @@ class FileSystem:
         base = normalize(path)
         deadline = Deadline(seconds)
         wanted = _file_filter(glob, base, deadline)
+        # Inline contents are small by construction; chunked files are fetched while scanned.
         rows = self.store.query(
-            "SELECT namespace, path FROM files WHERE namespace IN (?, ?) AND is_text "
+            f"SELECT {_FILE_COLUMNS} FROM files WHERE namespace IN (?, ?) AND is_text "
             "AND (path = ? OR starts_with(path, ?)) ORDER BY path",
             [self._thread_ns, SHARED_NAMESPACE, base, _dir_prefix(base)],
         )
-        return scan(self._opened(rows, wanted), matcher, unit, deadline)
-
-    def _opened(
-        self, rows: list[dict[str, Any]], wanted: Callable[[str], bool] | None
-    ) -> Iterator[StoredFile]:
-        """The listed files, opened one at a time so a search holds one file's text at once."""
-        for row in rows:
-            if wanted is not None and not wanted(row["path"]):
-                continue
-            found = self.store.query(
-                f"SELECT {_FILE_COLUMNS} FROM files WHERE namespace = ? AND path = ?",
-                [row["namespace"], row["path"]],
-            )
-            if found:
-                yield StoredFile.from_row(self.store, found[0])
+        files = (
+            StoredFile.from_row(self.store, r) for r in rows if wanted is None or wanted(r["path"])
+        )
+        return scan(files, matcher, unit, deadline)
 
     # -- writing -------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness import file_search, file_storage
@@ -78,14 +78,16 @@ def expected_hits(text: str, pattern: regex.Pattern[str]) -> list[tuple[int, int
 @given(
     TEXT, st.sampled_from(["ab", "ba", "é", "aab", r"b$", r"^a", r"(?<=b)a", r"a\r?b", r"é{1,2}b"])
 )
+@example("ab" * 20 + "\n" + "é" * 30 + "ab" + "é" * 10, "ab")  # a match, then a long line
 def test_windowed_grep_finds_what_a_whole_line_search_finds(text: str, pattern: str) -> None:
     literal = pattern.isalpha()
     with tiny_chunks():
         fs = stored(text)
+        compiled = regex.compile(regex.escape(pattern) if literal else pattern)
         hits = [(m.line_no, m.column) for m in fs.grep(pattern, regex=not literal)]
-        assert hits == expected_hits(
-            text, regex.compile(regex.escape(pattern) if literal else pattern)
-        )
+        assert hits == expected_hits(text, compiled)
+        first = [(m.line_no, m.column) for m in fs.grep(pattern, regex=not literal, unit="line")]
+        assert first == [h for i, h in enumerate(hits) if i == 0 or hits[i - 1][0] != h[0]]
         for m in fs.grep(pattern, regex=not literal):
             line = split_lines(text)[m.line_no - 1]
             if m.excerpt_start is None:
