@@ -17,7 +17,10 @@ from harness import file_search, file_storage
 from harness.filesystem import FileSystem, split_lines
 from harness.store import Store
 
-TEXT = st.text(alphabet="ab\r\né", max_size=120)
+TEXT = st.one_of(
+    st.text(alphabet="ab\r\né", max_size=120),
+    st.lists(st.text(alphabet="abé\r", max_size=40), max_size=6).map("\n".join),
+)
 
 
 @contextmanager
@@ -74,7 +77,7 @@ def expected_hits(text: str, pattern: regex.Pattern[str]) -> list[tuple[int, int
     return out
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     TEXT, st.sampled_from(["ab", "ba", "é", "aab", r"b$", r"^a", r"(?<=b)a", r"a\r?b", r"é{1,2}b"])
 )
