@@ -87,7 +87,9 @@ class Matcher:
             return None if at < 0 else (at, at + len(self.literal))
         assert self.pattern is not None
         try:
-            m = self.pattern.search(text, pos, timeout=deadline.remaining())
+            # concurrent: the GIL is released, so a tool running in a worker thread does not
+            # stall the event loop for the length of the budget.
+            m = self.pattern.search(text, pos, concurrent=True, timeout=deadline.remaining())
         except TimeoutError:
             raise SearchStopped(deadline.message()) from None
         return None if m is None else m.span()

@@ -64,7 +64,7 @@ def store_content(
         text: str | None = content
         inline = encode_text(content) if len(content) <= CHUNK_CHARS else None
     else:
-        text = _utf8(content)
+        text = decode(content)
         inline = bytes(content)
     blob_id = chars = lines = None
     if inline is not None and len(inline) <= CHUNK_CHARS:
@@ -103,7 +103,8 @@ def delete_content(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) 
         con.execute("DELETE FROM files WHERE namespace = ? AND path = ?", [namespace, path])
 
 
-def _utf8(data: bytes) -> str | None:
+def decode(data: bytes) -> str | None:
+    """UTF-8 text, or None for binary content."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -294,6 +295,7 @@ def _after_newline(text: str, n: int) -> int:
 __all__ = [
     "CHUNK_CHARS",
     "StoredFile",
+    "decode",
     "delete_content",
     "encode_text",
     "line_count",

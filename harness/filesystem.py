@@ -4,7 +4,9 @@ Paths are absolute, normalised POSIX paths. Files under a durable prefix (`/memo
 `/skills/`) live in one shared namespace, so they survive across threads and runs; every other
 path belongs to the thread that wrote it (offloaded tool results, conversation history, drafts).
 Directories are implicit: a directory exists while a file below it does. Contents are bytes;
-text is UTF-8. Anything the model should be told about (a bad path, a missing file) raises
+text is UTF-8; a large file is stored in chunks with a line index (`file_storage`), so a page
+costs O(page), and `grep` scans it in bounded windows under a time budget (`file_search`).
+Anything the model should be told about (a bad path, a missing file) raises
 `FileError`/`FileNotFoundError`, which the file tools turn into text.
 """
 
@@ -30,7 +32,7 @@ from harness.file_search import (
     Unit,
     scan,
 )
-from harness.file_storage import StoredFile, delete_content, store_content
+from harness.file_storage import StoredFile, decode, delete_content, store_content
 from harness.store import Store, now
 
 DURABLE_PREFIXES = ("/memories/", "/skills/")
@@ -102,14 +104,6 @@ def normalize(path: str) -> str:
     if len(norm) > MAX_PATH:
         raise FileError(f"path is {len(norm)} characters long; the limit is {MAX_PATH}")
     return norm
-
-
-def decode(content: bytes) -> str | None:
-    """UTF-8 text, or None for binary content."""
-    try:
-        return content.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def split_lines(text: str) -> list[str]:
@@ -353,7 +347,7 @@ def _file_filter(glob: str | None, base: str, deadline: Deadline) -> Callable[[s
 
 def _fullmatch(pattern: regex_engine.Pattern[str], path: str, deadline: Deadline) -> bool:
     try:
-        return pattern.fullmatch(path, timeout=deadline.remaining()) is not None
+        return pattern.fullmatch(path, concurrent=True, timeout=deadline.remaining()) is not None
     except TimeoutError:
         raise SearchStopped(deadline.message()) from None
 
