@@ -192,6 +192,8 @@ class StoredFile:
             "AND chunk < ? ORDER BY chunk",
             [self.blob_id, index, index + ahead],
         )
+        if not rows:  # overwritten or deleted since it was opened
+            raise FileNotFoundError(f"{self.path} changed while it was being read: read it again")
         self._cache.clear()
         for r in rows:
             self._cache[r["chunk"]] = bytes(r["content"]).decode("utf-8")

@@ -156,3 +156,12 @@ def test_large_binary_and_non_ascii_files_round_trip() -> None:
     fs.write("/t.txt", text)
     assert fs.read_text("/t.txt") == text.replace("\ud800", "\ufffd")
     assert fs.open("/t.txt").lines == 200_000
+
+
+def test_a_file_overwritten_while_open_is_reported_not_misread() -> None:
+    fs = FileSystem(Store(":memory:"), "t")
+    fs.write("/big.txt", "a\n" * 400_000)
+    opened = fs.open("/big.txt")
+    fs.write("/big.txt", "b\n" * 400_000)
+    with pytest.raises(FileNotFoundError, match="changed while it was being read"):
+        list(opened.fragments(300_000, 0, 5_000))
