@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from itertools import islice
 from typing import Literal
 
-from harness.filesystem import FileError, decode, normalize, split_lines
+from harness.file_search import LONG_LINE, SEARCH_SECONDS, GrepMatch, SearchStopped, Unit
+from harness.file_storage import StoredFile
+from harness.filesystem import FileError, normalize, split_lines
 from harness.tools import Tool, ToolContext, tool
 
 DEFAULT_OUTPUT_CHAR_LIMIT = 80_000
 MIN_OUTPUT_CHAR_LIMIT = 2_000
 MAX_LINE_CHARS = 5_000
 GREP_MAX_COUNT = 1_000
-GREP_LINE_CHARS = 2_000
+GLOB_MAX_RESULTS = 1_000
 FILE_TOOL_NAMES = frozenset(
     {"ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete"}
 )
@@ -30,15 +31,21 @@ _NUMBER_WIDTH = 6
 _NOTE_ROOM = 400
 
 OutputMode = Literal["files_with_matches", "content", "count"]
+_GREP_UNITS: dict[str, Unit] = {"content": "match", "count": "line", "files_with_matches": "file"}
 
 
-def file_tools(output_char_limit: int = DEFAULT_OUTPUT_CHAR_LIMIT) -> list[Tool]:
+def file_tools(
+    output_char_limit: int = DEFAULT_OUTPUT_CHAR_LIMIT, search_seconds: float = SEARCH_SECONDS
+) -> list[Tool]:
     """`ls`, `read_file`, `write_file`, `edit_file`, `glob`, `grep` and `delete`, each output
-    capped at `output_char_limit` characters. Calls with the same limit return the same `Tool`
+    capped at `output_char_limit` characters; one `grep` or `glob` call stops after
+    `search_seconds` of matching. Calls with the same arguments return the same `Tool`
     objects, so adding the file tools twice to one agent is harmless."""
     if output_char_limit < MIN_OUTPUT_CHAR_LIMIT:
         raise ValueError(f"output_char_limit must be at least {MIN_OUTPUT_CHAR_LIMIT}")
-    return list(_build(output_char_limit))
+    if search_seconds <= 0:
+        raise ValueError("search_seconds must be positive")
+    return list(_build(output_char_limit, search_seconds))
 
 
 def _errors_as_text(fn: Callable[..., str]) -> Callable[..., str]:
@@ -48,14 +55,14 @@ def _errors_as_text(fn: Callable[..., str]) -> Callable[..., str]:
             return fn(*args, **kwargs)
         except FileNotFoundError as exc:
             return f"Error: {exc}. Use ls or glob to see which files exist."
-        except FileError as exc:
+        except (FileError, SearchStopped) as exc:
             return f"Error: {exc}"
 
     return wrapper
 
 
 @functools.cache
-def _build(char_limit: int) -> tuple[Tool, ...]:
+def _build(char_limit: int, search_seconds: float) -> tuple[Tool, ...]:
     @tool
     @_errors_as_text
     def ls(ctx: ToolContext, path: str = "/") -> str:
@@ -72,22 +79,27 @@ def _build(char_limit: int) -> tuple[Tool, ...]:
 
     @tool
     @_errors_as_text
-    def read_file(ctx: ToolContext, file_path: str, offset: int = 0, limit: int = 100) -> str:
+    def read_file(
+        ctx: ToolContext, file_path: str, offset: int = 0, limit: int = 100, char_offset: int = 0
+    ) -> str:
         """Read a text file as numbered lines. Lines over 5,000 characters are split into
-        pieces numbered N.1, N.2, ... When more lines remain, a footer gives the offset to
-        continue from.
+        pieces numbered N.1, N.2, ... When more remains, a footer says how to continue.
 
         Args:
             file_path: Absolute path of the file, e.g. "/notes.md".
             offset: Line to start from, counting from 0.
             limit: Maximum number of lines to return.
+            char_offset: Character to start from in the line at offset.
         """
         if offset < 0:
             return "Error: offset must be 0 or more"
         if limit < 1:
             return "Error: limit must be 1 or more"
+        if char_offset < 0:
+            return "Error: char_offset must be 0 or more"
         path = normalize(file_path)
-        return render_file(path, ctx.state.files.read_bytes(path), offset, limit, char_limit)
+        source = ctx.state.files.open(path)
+        return render_file(path, source, offset, limit, char_limit, char_offset)
 
     @tool
     @_errors_as_text
@@ -140,10 +152,18 @@ def _build(char_limit: int) -> tuple[Tool, ...]:
             pattern: Glob pattern, absolute or relative to path.
             path: Directory to search under.
         """
-        found = ctx.state.files.glob(pattern, path)
+        found = ctx.state.files.glob(
+            pattern, path, limit=GLOB_MAX_RESULTS + 1, seconds=search_seconds
+        )
         if not found:
             return f"No files match {pattern!r} under {normalize(path)}"
-        return _join_capped([f.path for f in found], char_limit, "paths")
+        note = (
+            f"[Stopped at {GLOB_MAX_RESULTS} paths; narrow the pattern or path to see more.]"
+            if len(found) > GLOB_MAX_RESULTS
+            else ""
+        )
+        paths = [f.path for f in found[:GLOB_MAX_RESULTS]]
+        return _join_capped(paths, char_limit, "paths", note)
 
     @tool
     @_errors_as_text
@@ -170,32 +190,52 @@ def _build(char_limit: int) -> tuple[Tool, ...]:
         if max_count < 1:
             return "Error: max_count must be 1 or more"
         cap = min(max_count, GREP_MAX_COUNT)
-        matches = ctx.state.files.grep(pattern, path, glob, regex)
-        if output_mode == "content":
-            hits = list(islice(matches, cap + 1))
-            more = len(hits) > cap
-            rows = [f"{m.path}:{m.line_no}:{_clip(m.line)}" for m in hits[:cap]]
-        else:
-            counts: dict[str, int] = {}
-            more = False
-            for m in matches:
-                if m.path not in counts and len(counts) == cap:
-                    more = True
-                    break
-                counts[m.path] = counts.get(m.path, 0) + 1
-            rows = (
-                list(counts)
-                if output_mode == "files_with_matches"
-                else [f"{p}:{n}" for p, n in counts.items()]
-            )
-        if not rows:
-            return f"No matches for {pattern!r} under {normalize(path)}"
-        note = (
-            f"[Stopped at max_count={cap} results; narrow the pattern, path or glob to see more.]"
-            if more
-            else ""
+        unit = _GREP_UNITS[output_mode]
+        matches = ctx.state.files.grep(
+            pattern, path, glob, regex, unit=unit, seconds=search_seconds
         )
-        return _join_capped(rows, char_limit, "results", note)
+        rows: list[str] = []
+        counts: dict[str, int] = {}
+        more = excerpts = False
+        stopped = ""
+        try:
+            for m in matches:
+                if output_mode == "content":
+                    if len(rows) == cap:
+                        more = True
+                        break
+                    rows.append(_grep_row(m))
+                    excerpts = excerpts or m.excerpt_start is not None
+                else:
+                    if m.path not in counts and len(counts) == cap:
+                        more = True
+                        break
+                    counts[m.path] = counts.get(m.path, 0) + 1
+        except SearchStopped as exc:
+            stopped = str(exc)
+        if output_mode == "files_with_matches":
+            rows = list(counts)
+        elif output_mode == "count":
+            rows = [f"{p}:{n}" for p, n in counts.items()]
+        if not rows:
+            if stopped:
+                return f"Error: {stopped}"
+            return f"No matches for {pattern!r} under {normalize(path)}"
+        notes = []
+        if excerpts:
+            notes.append(
+                f"[In lines over {LONG_LINE} characters each match shows the text around it; "
+                "[chars A-B] is where that text is in the line. To read on from there, call "
+                "read_file with offset=LINE-1 and char_offset=A.]"
+            )
+        if more:
+            notes.append(
+                f"[Stopped at max_count={cap} results; narrow the pattern, path or glob to see "
+                "more.]"
+            )
+        if stopped:
+            notes.append(f"[Incomplete: {stopped}.]")
+        return _join_capped(rows, char_limit, "results", "\n".join(notes))
 
     @tool
     @_errors_as_text
@@ -212,46 +252,62 @@ def _build(char_limit: int) -> tuple[Tool, ...]:
     return (ls, read_file, write_file, edit_file, glob, grep, delete)
 
 
-def render_file(path: str, data: bytes, offset: int, limit: int, char_limit: int) -> str:
-    """What `read_file` shows for `data`: numbered lines `offset`..`offset+limit`, at most
-    `char_limit` characters, with a footer when lines remain after them."""
-    text = decode(data)
-    if text is None:
-        return f"[binary file {path}: {len(data)} bytes; not shown as text]"
-    lines = split_lines(text)
-    if not lines:
+def render_file(
+    path: str, source: StoredFile, offset: int, limit: int, char_limit: int, char_offset: int = 0
+) -> str:
+    """What `read_file` shows: numbered lines `offset`..`offset+limit` from character
+    `char_offset` of the first, at most `char_limit` characters, with a footer saying how to
+    continue when text remains. Only the text shown is fetched from the store."""
+    if not source.is_text:
+        return f"[binary file {path}: {source.size} bytes; not shown as text]"
+    total = source.lines
+    if total == 0:
         return f"File exists but has empty contents: {path}"
-    total = len(lines)
     if offset >= total:
         return (
             f"Error: offset {offset} is past the end of {path}, which has {total} lines "
             f"(offsets 0-{total - 1})"
         )
+    if char_offset and char_offset >= (length := source.line_length(offset)):
+        return (
+            f"Error: char_offset {char_offset} is past the end of line {offset + 1} of {path}, "
+            f"which has {length} characters"
+        )
     budget = char_limit - _NOTE_ROOM
     blocks: list[str] = []
     used = 0
-    note = ""
-    end = min(total, offset + limit)
-    i = offset
-    while i < end:
-        block = _numbered(i + 1, lines[i])
-        if used + len(block) + 1 > budget:
-            if i == offset:  # one line bigger than the whole budget: show its head
-                block, shown = _head(i + 1, lines[i], budget)
-                blocks.append(block)
-                note = (
-                    f"[Line {i + 1} has {len(lines[i])} characters; only the first {shown} "
-                    "are shown. Use grep to find text in it.]"
-                )
-                i += 1
+    pending: list[str] = []  # pieces of the current line, shown once the whole line fits
+    pending_used = 0
+    next_line = offset
+    cut: int | None = None  # where the first line was cut, when it does not fit
+    for line, col, text, ends in source.fragments(offset, char_offset, MAX_LINE_CHARS):
+        if line >= offset + limit:
             break
-        blocks.append(block)
-        used += len(block) + 1
-        i += 1
+        label = _label(line, col)
+        if used + pending_used + len(label) + len(text) + 1 > budget:
+            if line == offset:
+                room = max(0, budget - used - pending_used - len(label) - 1)
+                if room:
+                    pending.append(label + text[:room])
+                blocks += pending
+                cut = col + room
+            break
+        pending.append(label + text)
+        pending_used += len(label) + len(text) + 1
+        if ends:
+            blocks += pending
+            used += pending_used
+            pending, pending_used, next_line = [], 0, line + 1
     out = "\n".join(blocks)
-    if note:
-        out += "\n" + note
-    if i < total:
+    if cut is not None:
+        length = source.line_length(offset)
+        out += (
+            f"\n\n[Read characters {char_offset}-{cut - 1} of line {offset + 1}, which has "
+            f"{length} characters; {length - cut} remain. Use offset={offset} and "
+            f"char_offset={cut} to continue.]"
+        )
+    elif next_line < total:
+        i = next_line
         out += (
             f"\n\n[Read {i - offset} lines (lines {offset + 1}-{i} of {total} total). "
             f"{total - i} lines remaining from offset {i}. Use offset={i} to continue.]"
@@ -259,37 +315,24 @@ def render_file(path: str, data: bytes, offset: int, limit: int, char_limit: int
     return out
 
 
-def _numbered(number: int, line: str) -> str:
-    """`line` as cat -n shows it; a long line becomes pieces numbered N, N.1, N.2, ..."""
-    if len(line) <= MAX_LINE_CHARS:
-        return f"{number:>{_NUMBER_WIDTH}}\t{line}"
-    pieces = []
-    for k, start in enumerate(range(0, len(line), MAX_LINE_CHARS)):
-        label = str(number) if k == 0 else f"{number}.{k}"
-        pieces.append(f"{label:>{_NUMBER_WIDTH}}\t{line[start : start + MAX_LINE_CHARS]}")
-    return "\n".join(pieces)
+def _label(line: int, col: int) -> str:
+    """The number `read_file` shows before a piece of 0-based `line` starting at `col`: N for
+    the first piece, N.k for the one starting at character MAX_LINE_CHARS * k."""
+    k = col // MAX_LINE_CHARS
+    label = str(line + 1) if k == 0 else f"{line + 1}.{k}"
+    return f"{label:>{_NUMBER_WIDTH}}\t"
 
 
-def _head(number: int, line: str, budget: int) -> tuple[str, int]:
-    """The numbered start of `line` that fits in `budget` characters, and its length."""
-    shown = budget
-    block = _numbered(number, line[:shown])
-    # Dropping the overshoot also drops at least as much labelling, so one retry fits.
-    if len(block) > budget:
-        shown -= len(block) - budget
-        block = _numbered(number, line[:shown])
-    return block, shown
-
-
-def _clip(line: str) -> str:
-    if len(line) <= GREP_LINE_CHARS:
-        return line
-    return f"{line[:GREP_LINE_CHARS]}... [{len(line) - GREP_LINE_CHARS} more characters]"
+def _grep_row(m: GrepMatch) -> str:
+    if m.excerpt_start is None:
+        return f"{m.path}:{m.line_no}:{m.line}"
+    end = m.excerpt_start + len(m.line) - 1
+    return f"{m.path}:{m.line_no}:[chars {m.excerpt_start}-{end}] {m.line}"
 
 
 def _join_capped(rows: list[str], char_limit: int, what: str, note: str = "") -> str:
     """Rows one per line, stopping before `char_limit` with a note saying how many were left."""
-    budget = char_limit - _NOTE_ROOM
+    budget = char_limit - _NOTE_ROOM - len(note)
     used = 0
     kept = 0
     for row in rows:
@@ -311,6 +354,7 @@ def _join_capped(rows: list[str], char_limit: int, what: str, note: str = "") ->
 __all__ = [
     "DEFAULT_OUTPUT_CHAR_LIMIT",
     "FILE_TOOL_NAMES",
+    "GLOB_MAX_RESULTS",
     "GREP_MAX_COUNT",
     "MAX_LINE_CHARS",
     "file_tools",

@@ -4,7 +4,9 @@ Paths are absolute, normalised POSIX paths. Files under a durable prefix (`/memo
 `/skills/`) live in one shared namespace, so they survive across threads and runs; every other
 path belongs to the thread that wrote it (offloaded tool results, conversation history, drafts).
 Directories are implicit: a directory exists while a file below it does. Contents are bytes;
-text is UTF-8. Anything the model should be told about (a bad path, a missing file) raises
+text is UTF-8; a large file is stored in chunks with a line index (`file_storage`), so a page
+costs O(page), and `grep` scans it in bounded windows under a time budget (`file_search`).
+Anything the model should be told about (a bad path, a missing file) raises
 `FileError`/`FileNotFoundError`, which the file tools turn into text.
 
 Durable paths are shared by every agent, so a `FileSystem` changes them only under a prefix it
@@ -24,8 +26,27 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+import regex as regex_engine
 
 from harness.errors import HarnessError
+from harness.file_search import (
+    MAX_PATTERN_CHARS,
+    SEARCH_SECONDS,
+    Deadline,
+    GrepMatch,
+    Matcher,
+    SearchStopped,
+    Unit,
+    scan,
+)
+from harness.file_storage import (
+    CHUNK_CHARS,
+    StoredFile,
+    decode,
+    delete_content,
+    encode_text,
+    store_content,
+)
 from harness.store import Store, now
 
 DURABLE_PREFIXES = ("/memories/", "/skills/")
@@ -47,7 +68,8 @@ MAX_PATH = 1024
 MAX_SEGMENT = 255
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# A glob compiles to a backtracking regex: more wildcards than this could take exponential time.
+MAX_GLOB_WILDCARDS = 32
 
 
 class FileError(HarnessError):
@@ -66,15 +88,6 @@ class FileInfo:
     is_dir: bool
     size: int = 0
     modified_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GrepMatch:
-    """One matching line of a text file; `line_no` counts from 1."""
-
-    path: str
-    line_no: int
-    line: str
 
 
 def safe_segment(text: str, max_len: int = 120) -> str:
@@ -126,14 +139,6 @@ def normalize(path: str) -> str:
     return norm
 
 
-def decode(content: bytes) -> str | None:
-    """UTF-8 text, or None for binary content."""
-    try:
-        return content.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 def split_lines(text: str) -> list[str]:
     """Lines as `read_file` numbers them and `grep` searches them: split on "\\n" only, a
     trailing newline ends the last line rather than starting an empty one, "\\r" is dropped."""
@@ -177,17 +182,22 @@ class FileSystem:
 
     # -- reading -------------------------------------------------------------------------
 
-    def read_bytes(self, path: str) -> bytes:
+    def open(self, path: str) -> StoredFile:
+        """The file at `path`, opened for reading in pages (`FileError` for a directory,
+        `FileNotFoundError` if there is none)."""
         path = normalize(path)
         rows = self.store.query(
-            "SELECT content FROM files WHERE namespace = ? AND path = ?",
+            f"SELECT {_FILE_COLUMNS} FROM files WHERE namespace = ? AND path = ?",
             [self.namespace(path), path],
         )
         if not rows:
             if self.is_dir(path):
                 raise FileError(f"{path} is a directory, not a file; use ls to see its files")
             raise FileNotFoundError(f"file not found: {path}")
-        return bytes(rows[0]["content"])
+        return StoredFile.from_row(self.store, rows[0])
+
+    def read_bytes(self, path: str) -> bytes:
+        return self.open(path).read_bytes()
 
     def read_text(self, path: str) -> str:
         content = self.read_bytes(path)
@@ -241,45 +251,68 @@ class FileSystem:
             raise FileError(f"{base} is a file, not a directory")
         return sorted(entries.values(), key=lambda e: e.path)
 
-    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
+    def glob(
+        self,
+        pattern: str,
+        path: str = "/",
+        *,
+        limit: int | None = None,
+        seconds: float = SEARCH_SECONDS,
+    ) -> list[FileInfo]:
         """Files under `path` matching `pattern`: `*` and `?` within a segment, `**` across
         segments, `[abc]` classes and `{a,b}` alternatives. A relative pattern is anchored at
-        `path`."""
+        `path`. At most `limit` files; matching raises `SearchStopped` after `seconds`."""
         base = normalize(path)
         regex = _glob_regex(_anchor(pattern, base))
-        return [
-            FileInfo(r["path"], False, r["size"], r["modified_at"])
-            for r in self._all(base)
-            if regex.fullmatch(r["path"])
-        ]
+        deadline = Deadline(seconds)
+        found: list[FileInfo] = []
+        for r in self._all(base):
+            if _fullmatch(regex, r["path"], deadline):
+                found.append(FileInfo(r["path"], False, r["size"], r["modified_at"]))
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
 
     def list_files(self, path: str = "/") -> list[str]:
         return [r["path"] for r in self._all(normalize(path))]
 
     def grep(
-        self, pattern: str, path: str = "/", glob: str | None = None, regex: bool = False
+        self,
+        pattern: str,
+        path: str = "/",
+        glob: str | None = None,
+        regex: bool = False,
+        *,
+        unit: Unit = "match",
+        seconds: float = SEARCH_SECONDS,
     ) -> Iterator[GrepMatch]:
-        """Lines of the text files at or under `path` containing `pattern` (literal text unless
-        `regex`), in path order, produced lazily so callers can stop early. `glob` filters
-        files: without "/" it matches file names at any depth, with "/" whole paths as in
-        `glob()`. Binary files are skipped. An empty pattern or invalid regex is a `FileError`."""
+        """Matches of `pattern` (literal text unless `regex`) in the text files at or under
+        `path`, in path and line order, produced lazily so callers can stop early: one per
+        matching line, and one per match in a line over `LONG_LINE` characters, with the text
+        around it (`unit` "line" or "file" keeps the first of each line or file). `glob`
+        filters files: without "/" it matches file names at any depth, with "/" whole paths as
+        in `glob()`. Binary files are skipped. An empty, overlong or invalid pattern is a
+        `FileError`; running past `seconds` raises `SearchStopped` from the iterator."""
         if not pattern:
             raise FileError("pattern must not be empty")
-        try:
-            compiled = re.compile(pattern if regex else re.escape(pattern))
-        except re.error as exc:
+        if len(pattern) > MAX_PATTERN_CHARS:
             raise FileError(
-                f"invalid regex {_quoted(pattern)}: {exc}. Set regex=false to search for "
-                "the literal text"
-            ) from None
+                f"pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_CHARS}"
+            )
+        matcher = Matcher(None, _compile(pattern)) if regex else Matcher(pattern, None)
         base = normalize(path)
-        wanted = _file_filter(glob, base)
+        deadline = Deadline(seconds)
+        wanted = _file_filter(glob, base, deadline)
+        # Inline contents are small by construction; chunked files are fetched while scanned.
         rows = self.store.query(
-            "SELECT path, content FROM files WHERE namespace IN (?, ?) AND is_text "
+            f"SELECT {_FILE_COLUMNS} FROM files WHERE namespace IN (?, ?) AND is_text "
             "AND (path = ? OR starts_with(path, ?)) ORDER BY path",
             [self._thread_ns, SHARED_NAMESPACE, base, _dir_prefix(base)],
         )
-        return _scan(rows, compiled, None if regex else pattern, wanted)
+        files = (
+            StoredFile.from_row(self.store, r) for r in rows if wanted is None or wanted(r["path"])
+        )
+        return scan(files, matcher, unit, deadline)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -287,23 +320,15 @@ class FileSystem:
         """Create or overwrite a file; returns its normalised path."""
         path = normalize(path)
         self._check_file_path(path)
-        if isinstance(content, str):
-            try:
-                data = content.encode("utf-8")
-            except UnicodeEncodeError:
-                # Lone surrogates (JSON from a model can carry them) have no UTF-8 form.
-                data = _SURROGATE.sub("\ufffd", content).encode("utf-8")
-        else:
-            data = bytes(content)
         with self.store.transaction() as con:
-            self._changing(con, path, data)
-            self._upsert(con, path, data)
+            self._changing(con, path, content)
+            store_content(con, self.namespace(path), path, content, self.run_id, now())
         return path
 
     def write_many(self, files: Mapping[str, bytes], delete: Iterable[str] = ()) -> None:
         """Delete the files at `delete` and create or overwrite `files`, in one transaction,
-        after checking every path with one query (the skills sync writes hundreds). Rows are
-        replaced in bulk: row-by-row upserts cost DuckDB ~30 ms each."""
+        after checking every path with one query (the skills sync writes hundreds). Small rows
+        are replaced in bulk: row-by-row upserts cost DuckDB ~30 ms each."""
         writes = {normalize(p): bytes(data) for p, data in files.items()}
         deletes = [normalize(p) for p in delete]
         for path in [*writes, *deletes]:
@@ -317,44 +342,60 @@ class FileSystem:
                 self._changing(con, path, data)
             created: dict[str, datetime] = {}
             for namespace in {self.namespace(p) for p in [*writes, *deletes]}:
+                mine = [p for p in [*writes, *deletes] if self.namespace(p) == namespace]
                 gone = con.execute(
                     "DELETE FROM files WHERE namespace = ? AND list_contains(?::VARCHAR[], path) "
-                    "RETURNING path, created_at",
-                    [namespace, [p for p in [*writes, *deletes] if self.namespace(p) == namespace]],
+                    "RETURNING path, created_at, blob_id",
+                    [namespace, mine],
                 ).fetchall()
-                created.update(gone)
+                created.update((path, at) for path, at, _ in gone)
+                blobs = [blob for _, _, blob in gone if blob is not None]
+                if blobs:
+                    con.execute(
+                        "DELETE FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id)",
+                        [blobs],
+                    )
+            small = {p: d for p, d in writes.items() if len(d) <= CHUNK_CHARS}
+            for path, data in writes.items():
+                if path not in small:  # chunked: written one chunk at a time
+                    store_content(con, self.namespace(path), path, data, self.run_id, ts)
             rows = [
                 (self.namespace(path), path, data, decode(data) is not None, len(data),
                  self.run_id, created.get(path, ts), ts)
-                for path, data in writes.items()
+                for path, data in small.items()
             ]  # fmt: skip
             for i in range(0, len(rows), _INSERT_CHUNK):
                 chunk = rows[i : i + _INSERT_CHUNK]
                 con.execute(
-                    "INSERT INTO files VALUES "
+                    "INSERT INTO files (namespace, path, content, is_text, size, run_id, "
+                    "created_at, modified_at) VALUES "
                     + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
                     [value for row in chunk for value in row],
                 )
 
-    def _upsert(self, con: duckdb.DuckDBPyConnection, path: str, data: bytes) -> None:
-        ts = now()
-        con.execute(
-            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, path) "
-            "DO UPDATE SET content = excluded.content, is_text = excluded.is_text, "
-            "size = excluded.size, run_id = excluded.run_id, modified_at = excluded.modified_at",
-            [self.namespace(path), path, data, decode(data) is not None, len(data),
-             self.run_id, ts, ts],
-        )  # fmt: skip
-
-    def _changing(self, con: duckdb.DuckDBPyConnection, path: str, data: bytes | None) -> None:
+    def _changing(
+        self, con: duckdb.DuckDBPyConnection, path: str, data: str | bytes | None
+    ) -> None:
+        """Tell the hook of a granted durable prefix about a change, inside its transaction.
+        Only durable files (small by policy) are ever encoded or read whole here."""
         prefix = durable_prefix(path)
         hook = self._grants.get(prefix) if prefix else None
-        if hook is not None:
-            row = con.execute(
-                "SELECT content FROM files WHERE namespace = ? AND path = ?",
-                [self.namespace(path), path],
-            ).fetchone()
-            hook(con, path, bytes(row[0]) if row else None, data)
+        if hook is None:
+            return
+        row = con.execute(
+            "SELECT content, blob_id FROM files WHERE namespace = ? AND path = ?",
+            [self.namespace(path), path],
+        ).fetchone()
+        old: bytes | None = None
+        if row is not None:
+            old = bytes(row[0])
+            if row[1] is not None:
+                parts = con.execute(
+                    "SELECT content FROM file_chunks WHERE blob_id = ? ORDER BY chunk", [row[1]]
+                ).fetchall()
+                old = b"".join(bytes(part[0]) for part in parts)
+        new = encode_text(data) if isinstance(data, str) else data
+        hook(con, path, old, new)
 
     def _check_writable(self, path: str) -> None:
         """The write policy: no file at a path that holds durable files, and durable files
@@ -443,9 +484,7 @@ class FileSystem:
             raise FileNotFoundError(f"file not found: {path}")
         with self.store.transaction() as con:
             self._changing(con, path, None)
-            con.execute(
-                "DELETE FROM files WHERE namespace = ? AND path = ?", [self.namespace(path), path]
-            )
+            delete_content(con, [(self.namespace(path), path)])
 
 
 def durable_prefix(path: str) -> str | None:
@@ -459,6 +498,9 @@ def _raise_clash(path: str, other: str) -> None:
     raise FileError(f"cannot create {path}: {other} is a file, not a directory")
 
 
+_FILE_COLUMNS = "path, content, is_text, size, blob_id, chars, lines"
+
+
 def _dir_prefix(path: str) -> str:
     """What every path below the normalised directory `path` starts with."""
     return path if path == "/" else path + "/"
@@ -468,35 +510,49 @@ def _anchor(pattern: str, base: str) -> str:
     return pattern if pattern.startswith("/") else _dir_prefix(base) + pattern
 
 
-def _file_filter(glob: str | None, base: str) -> Callable[[str], bool] | None:
+def _file_filter(glob: str | None, base: str, deadline: Deadline) -> Callable[[str], bool] | None:
     if not glob:
         return None
     if "/" in glob:
         whole = _glob_regex(_anchor(glob, base))
-        return lambda p: whole.fullmatch(p) is not None
+        return lambda p: _fullmatch(whole, p, deadline)
     name = _glob_regex(glob)
-    return lambda p: name.fullmatch(p.rpartition("/")[2]) is not None
+    return lambda p: _fullmatch(name, p.rpartition("/")[2], deadline)
 
 
-def _scan(
-    rows: list[dict[str, Any]],
-    compiled: re.Pattern[str],
-    literal: str | None,
-    wanted: Callable[[str], bool] | None,
-) -> Iterator[GrepMatch]:
-    for row in rows:
-        if wanted is not None and not wanted(row["path"]):
-            continue
-        text = bytes(row["content"]).decode("utf-8")
-        if literal is not None and literal not in text:
-            continue
-        for number, line in enumerate(split_lines(text), start=1):
-            if compiled.search(line):
-                yield GrepMatch(row["path"], number, line)
+def _fullmatch(pattern: regex_engine.Pattern[str], path: str, deadline: Deadline) -> bool:
+    try:
+        return pattern.fullmatch(path, concurrent=True, timeout=deadline.remaining()) is not None
+    except TimeoutError:
+        raise SearchStopped(deadline.message()) from None
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(_glob_to_regex(pattern))
+def _compile(pattern: str) -> regex_engine.Pattern[str]:
+    """`pattern` for the `regex` engine (it takes a timeout), with `re`'s error messages:
+    the model was told to write a Python regular expression."""
+    try:
+        re.compile(pattern)
+        return regex_engine.compile(pattern)
+    except (re.error, regex_engine.error) as exc:
+        raise FileError(
+            f"invalid regex {_quoted(pattern)}: {exc}. Set regex=false to search for "
+            "the literal text"
+        ) from None
+
+
+def _glob_regex(pattern: str) -> regex_engine.Pattern[str]:
+    if len(pattern) > MAX_PATH:
+        raise FileError(f"glob pattern is {len(pattern)} characters long; the limit is {MAX_PATH}")
+    # Repeated stars add nothing but backtracking: "***" is "**", "**/**/" is "**/".
+    pattern = re.sub(r"\*{3,}", "**", pattern)
+    pattern = re.sub(r"(?:\*\*/){2,}", "**/", pattern)
+    wildcards = len(re.findall(r"\*+|\?|\[|\{", pattern))
+    if wildcards > MAX_GLOB_WILDCARDS:
+        raise FileError(
+            f"glob pattern has {wildcards} wildcards; the limit is {MAX_GLOB_WILDCARDS}. "
+            "Use fewer wildcards, or grep with a glob filter"
+        )
+    return regex_engine.compile(_glob_to_regex(pattern))
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -531,6 +587,7 @@ __all__ = [
     "FileInfo",
     "FileSystem",
     "GrepMatch",
+    "SearchStopped",
     "decode",
     "durable_prefix",
     "normalize",

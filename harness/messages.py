@@ -42,7 +42,9 @@ class Message:
     is_error: bool = False
     id: str = field(default_factory=new_id)
     kind: str = "message"
-    full_content: str | None = None
+    # Left out of repr: asyncio formats a finished run task with its result at exit, and a
+    # 100 MB offloaded original would be copied twice for it.
+    full_content: str | None = field(default=None, repr=False)
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def with_content(self, content: str, **changes: Any) -> Message:

@@ -96,6 +96,16 @@ MIGRATIONS: list[str] = [
     WHERE namespace = 'shared'
         AND NOT (starts_with(path, '/memories/') OR starts_with(path, '/skills/'));
     """,
+    # 3: large files in chunks with a line index, so a page read fetches only its chunks
+    """
+    CREATE TABLE file_chunks (
+        blob_id VARCHAR NOT NULL, chunk INTEGER NOT NULL, newlines_before BIGINT NOT NULL,
+        newlines INTEGER NOT NULL, content BLOB NOT NULL, PRIMARY KEY (blob_id, chunk)
+    );
+    ALTER TABLE files ADD COLUMN blob_id VARCHAR;
+    ALTER TABLE files ADD COLUMN chars BIGINT;
+    ALTER TABLE files ADD COLUMN lines BIGINT;
+    """,
 ]
 
 _TABLE_COLUMNS = {

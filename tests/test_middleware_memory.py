@@ -290,7 +290,8 @@ def test_export_never_leaves_the_target_folder(tmp_path: Path, name: str) -> Non
     as_user(store).write(AGENTS, "- ok\n")
     # Raw rows: a name that normalisation would refuse may still sit in an old store.
     store.execute(
-        "INSERT INTO files VALUES ('shared', ?, 'x'::BLOB, true, 1, NULL, now(), now())",
+        "INSERT INTO files (namespace, path, content, is_text, size, run_id, created_at, "
+        "modified_at) VALUES ('shared', ?, 'x'::BLOB, true, 1, NULL, now(), now())",
         ["/memories/" + name],
     )
     out = tmp_path / "out"

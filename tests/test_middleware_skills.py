@@ -405,7 +405,8 @@ def test_a_sync_that_cannot_write_is_reported_and_the_run_goes_on(bare_agent, sk
     store = Store(":memory:")
     # A shared file at /skills, as an old store could hold before migration 2 moved them.
     store.execute(
-        "INSERT INTO files VALUES ('shared', '/skills', 'x'::BLOB, true, 1, NULL, now(), now())"
+        "INSERT INTO files (namespace, path, content, is_text, size, run_id, created_at, "
+        "modified_at) VALUES ('shared', '/skills', 'x'::BLOB, true, 1, NULL, now(), now())"
     )
     model = ScriptedModel(["ok"])
     result = bare_agent(model, middleware=[Skills([skills_dir])], store=store).run_sync("go")

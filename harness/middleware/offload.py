@@ -1,24 +1,31 @@
 """Offloading: oversized tool results and human messages go to files, the model gets a preview.
 
 A tool result over `tool_token_limit` tokens is written whole to
-`/large_tool_results/{tool_call_id}` before it enters the conversation. The model sees a notice,
+`/large_tool_results/{tool_call_id}` before it enters the conversation (`{tool_call_id}-2`, ...
+when a provider repeated the id for a different result). The model sees a notice,
 the path, how to page through it with `read_file`, and the first and last lines. A human message
 over `human_token_limit` tokens gets the same treatment under `/conversation_history/`. The
 message carrying the preview keeps the original in `full_content`, so the transcript loses
 nothing; `meta["offload_path"]` names the file for later middleware (masking).
 
 The file tools are exempt: offloading `read_file`'s output would send the model in circles.
+
+A result may be hundreds of megabytes: it is never split, encoded or tokenized whole. Its token
+count is exact up to `EXACT_COUNT_CHARS` characters and estimated from evenly spaced samples
+above (the event says so), the preview finds its lines with `find`, and the file is written
+chunk by chunk.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from harness.file_storage import delete_content, line_count
 from harness.file_tools import FILE_TOOL_NAMES
-from harness.filesystem import safe_segment, split_lines
+from harness.filesystem import FileSystem, safe_segment
 from harness.messages import Message
 from harness.middleware.base import Middleware, ToolCallRequest, ToolHandler
 from harness.store import now
@@ -31,29 +38,56 @@ HUMAN_DIR = "/conversation_history"
 # Event actions; retention finds the files this middleware wrote through them.
 OFFLOAD_TOOL = "offload_tool_result"
 OFFLOAD_HUMAN = "offload_human_message"
+EXACT_COUNT_CHARS = 1 << 20
+_SAMPLES = 16
+_SAMPLE_CHARS = 1 << 15
 
 
 def preview_lines(text: str, head: int, tail: int, line_chars: int) -> str:
     """The first `head` and last `tail` lines, numbered from 1 as `read_file` numbers them,
-    each cut to `line_chars`."""
-    lines = split_lines(text)
-    numbered = list(enumerate(lines, start=1))
-    if len(lines) > head + tail:
-        shown = numbered[:head]
-        marker = f"... [{len(lines) - head - tail} lines truncated] ..."
-        tail_part = numbered[len(lines) - tail :] if tail else []
-    else:
-        shown, marker, tail_part = numbered, "", []
-    out = [_numbered(n, line, line_chars) for n, line in shown]
-    if marker:
-        out.append(marker)
-        out.extend(_numbered(n, line, line_chars) for n, line in tail_part)
+    each cut to `line_chars`. Only the lines shown are sliced out of `text`."""
+    total = line_count(text)
+    if total <= head + tail:
+        return "\n".join(_numbered(n, text, span, line_chars)
+                         for n, span in enumerate(_spans(text), start=1))  # fmt: skip
+    out = [_numbered(n, text, span, line_chars)
+           for n, span in zip(range(1, head + 1), _spans(text), strict=False)]  # fmt: skip
+    out.append(f"... [{total - head - tail} lines truncated] ...")
+    last = list(zip(range(total, total - tail, -1), _rspans(text), strict=False))
+    out.extend(_numbered(n, text, span, line_chars) for n, span in reversed(last))
     return "\n".join(out)
 
 
-def _numbered(n: int, line: str, cap: int) -> str:
-    if len(line) > cap:
-        line = f"{line[:cap]} [... {len(line) - cap} more characters]"
+def _spans(text: str) -> Iterator[tuple[int, int]]:
+    """`(start, end)` of each line as `split_lines` cuts them, first to last."""
+    pos = 0
+    while pos < len(text):
+        nl = text.find("\n", pos)
+        end = len(text) if nl < 0 else nl
+        yield pos, _drop_cr(text, pos, end)
+        if nl < 0:
+            return
+        pos = nl + 1
+
+
+def _rspans(text: str) -> Iterator[tuple[int, int]]:
+    """`(start, end)` of each line as `split_lines` cuts them, last to first."""
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    while end >= 0:
+        nl = text.rfind("\n", 0, end)
+        yield nl + 1, _drop_cr(text, nl + 1, end)
+        end = nl if nl >= 0 else -1
+
+
+def _drop_cr(text: str, start: int, end: int) -> int:
+    return end - 1 if end > start and text[end - 1] == "\r" else end
+
+
+def _numbered(n: int, text: str, span: tuple[int, int], cap: int) -> str:
+    start, end = span
+    line = text[start : start + min(cap, end - start)]
+    if end - start > cap:
+        line = f"{line} [... {end - start - cap} more characters]"
     return f"{n:6d}\t{line}"
 
 
@@ -98,24 +132,29 @@ class OffloadLargeResults(Middleware):
         if request.call.name in self.exempt_tools:
             return result
         state = request.state
-        tokens = _tokens_over(state, result.content, self.tool_token_limit)
-        if tokens is None:
+        count = _tokens_over(state, result.content, self.tool_token_limit)
+        if count is None:
             return result
-        return await state.run_step("offload", self._offload_tool_result, state, result, tokens)
+        return await state.run_step("offload", self._offload_tool_result, state, result, count)
 
-    async def _offload_tool_result(self, state: RunState, result: Message, tokens: int) -> Message:
+    async def _offload_tool_result(
+        self, state: RunState, result: Message, count: tuple[int, bool]
+    ) -> Message:
         start = time.perf_counter()
-        path = f"{TOOL_RESULTS_DIR}/{safe_segment(result.tool_call_id or result.id)}"
+        tokens, estimated = count
+        stem = f"{TOOL_RESULTS_DIR}/{safe_segment(result.tool_call_id or result.id)}"
+        path = _free_path(state.files, stem, "", result.content)
         notice = (
             f"The result of {result.name or 'this tool'} was too large for the conversation "
-            f"({tokens:,} tokens; the limit is {self.tool_token_limit:,}), so it was saved in "
-            f"full to the file {path}"
+            f"({'about ' if estimated else ''}{tokens:,} tokens; the limit is "
+            f"{self.tool_token_limit:,}), so it was saved in full to the file {path}"
         )
         message = self._move_to_file(state, result, path, notice)
         state.event(
             self.name, "wrap_tool_call", OFFLOAD_TOOL,
             tokens_before=tokens, tokens_after=state.counter.count_text(message.content),
-            detail={"path": path, "tool": result.name, "tool_call_id": result.tool_call_id},
+            detail={"path": path, "tool": result.name, "tool_call_id": result.tool_call_id,
+                    **({"tokens_estimated": True} if estimated else {})},
             ms=state.elapsed_ms(start),
         )  # fmt: skip
         return message
@@ -124,7 +163,7 @@ class OffloadLargeResults(Middleware):
 
     async def before_model(self, state: RunState) -> None:
         checked: set[str] = state.scratch.setdefault(self.name, {}).setdefault("checked", set())
-        large: list[tuple[int, int]] = []
+        large: list[tuple[int, tuple[int, bool]]] = []
         first = state.unscanned(self.name)
         for i, message in enumerate(state.messages[first:], start=first):
             if message.role != "user" or message.id in checked:
@@ -132,30 +171,34 @@ class OffloadLargeResults(Middleware):
             checked.add(message.id)
             if message.full_content is not None:
                 continue  # already a preview
-            tokens = _tokens_over(state, message.content, self.human_token_limit)
-            if tokens is not None:
-                large.append((i, tokens))
+            count = _tokens_over(state, message.content, self.human_token_limit)
+            if count is not None:
+                large.append((i, count))
         if large:
             await state.run_step("offload", self._offload_human_messages, state, large)
         state.scanned(self.name)
 
-    async def _offload_human_messages(self, state: RunState, large: list[tuple[int, int]]) -> None:
+    async def _offload_human_messages(
+        self, state: RunState, large: list[tuple[int, tuple[int, bool]]]
+    ) -> None:
         window = list(state.messages)
-        for i, tokens in large:
+        for i, (tokens, estimated) in large:
             start = time.perf_counter()
             original = window[i]
-            path = f"{HUMAN_DIR}/{safe_segment(original.id)}.md"
+            path = _free_path(state.files, f"{HUMAN_DIR}/{safe_segment(original.id)}", ".md",
+                              original.content)  # fmt: skip
             notice = (
-                f"The user's message was too long to keep in the conversation ({tokens:,} tokens; "
-                f"the limit is {self.human_token_limit:,}), so it was saved in full to the file "
-                f"{path}"
+                f"The user's message was too long to keep in the conversation "
+                f"({'about ' if estimated else ''}{tokens:,} tokens; the limit is "
+                f"{self.human_token_limit:,}), so it was saved in full to the file {path}"
             )
             window[i] = self._move_to_file(state, original, path, notice)
             state.scratch[self.name]["checked"].add(window[i].id)
             state.event(
                 self.name, "before_model", OFFLOAD_HUMAN,
                 tokens_before=tokens, tokens_after=state.counter.count_text(window[i].content),
-                detail={"path": path, "message_id": original.id},
+                detail={"path": path, "message_id": original.id,
+                        **({"tokens_estimated": True} if estimated else {})},
                 ms=state.elapsed_ms(start),
             )  # fmt: skip
         state.replace_window(window, reason="offload")
@@ -170,7 +213,7 @@ class OffloadLargeResults(Middleware):
         )
 
     def _preview(self, text: str, notice: str, path: str) -> str:
-        n_lines = len(split_lines(text))
+        n_lines = line_count(text)
         shown = (
             f"the first {self.head_lines} and last {self.tail_lines} are shown below"
             if n_lines > self.head_lines + self.tail_lines
@@ -199,10 +242,7 @@ class OffloadLargeResults(Middleware):
     async def _delete_expired(self, state: RunState, expired: list[dict[str, Any]]) -> None:
         start = time.perf_counter()
         with state.store.transaction() as con:
-            con.executemany(
-                "DELETE FROM files WHERE namespace = ? AND path = ?",
-                [[f["namespace"], f["path"]] for f in expired],
-            )
+            delete_content(con, [(f["namespace"], f["path"]) for f in expired])
         state.event(
             self.name, "before_agent", "retention_delete",
             detail={
@@ -228,10 +268,45 @@ ORDER BY f.path
 """
 
 
-def _tokens_over(state: RunState, text: str, limit: int) -> int | None:
-    """The token count of `text` if it exceeds `limit`, else None. A token is at least one
-    UTF-8 byte, so short texts are cleared without running the tokenizer."""
-    if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
+def _tokens_over(state: RunState, text: str, limit: int) -> tuple[int, bool] | None:
+    """`(tokens, estimated)` for `text` if it exceeds `limit` tokens, else None. A token is at
+    least one UTF-8 byte, so short texts are cleared without running the tokenizer. Above
+    `EXACT_COUNT_CHARS` the count is extrapolated from evenly spaced samples: tokenizing a
+    100 MB result whole costs minutes and gigabytes for a number shown in a notice."""
+    if len(text) * 4 <= limit:
         return None
-    tokens = state.counter.count_text(text)
-    return tokens if tokens > limit else None
+    if len(text) <= EXACT_COUNT_CHARS:
+        if len(text.encode("utf-8", "surrogatepass")) <= limit:
+            return None
+        tokens = state.counter.count_text(text)
+        return (tokens, False) if tokens > limit else None
+    step = (len(text) - _SAMPLE_CHARS) // (_SAMPLES - 1)
+    sampled = sum(
+        state.counter.count_text(text[k * step : k * step + _SAMPLE_CHARS]) for k in range(_SAMPLES)
+    )
+    tokens = round(sampled * len(text) / (_SAMPLES * _SAMPLE_CHARS))
+    return (tokens, True) if tokens > limit else None
+
+
+def _free_path(files: FileSystem, stem: str, suffix: str, content: str) -> str:
+    """`stem + suffix`, or `stem-2 + suffix`, ...: the first path that is free or already
+    holds exactly `content` (a step replayed after a crash writes the same path again). A
+    provider that repeats tool-call ids must not send an earlier preview to later data."""
+    path = stem + suffix
+    n = 1
+    while files.exists(path) and not _holds(files, path, content):
+        n += 1
+        path = f"{stem}-{n}{suffix}"
+    return path
+
+
+def _holds(files: FileSystem, path: str, content: str) -> bool:
+    stored = files.open(path)
+    if not stored.is_text or stored.chars != len(content):
+        return False
+    at = 0
+    for piece in stored.text_from(0):
+        if content[at : at + len(piece)] != piece:
+            return False
+        at += len(piece)
+    return at == len(content)

@@ -1,0 +1,198 @@
+"""`grep`'s scan: every match in any file reachable, with bounded work per call.
+
+Lines are searched one at a time. A line longer than `WINDOW` characters (a minified JSON
+result is one line of megabytes) is searched in windows of `WINDOW` characters that overlap by
+`OVERLAP`, so no regex attempt sees more than `WINDOW + OVERLAP` characters and the file is
+streamed chunk by chunk; a match that reaches the end of a window is searched again in the next
+one, so `$`, lookaheads and greedy repeats see the real line end. A match in a line longer than
+`LONG_LINE` characters is reported as an excerpt of `CONTEXT` characters either side, with its
+position in the line, instead of the line's head.
+
+Regexes run on the `regex` engine, which takes a timeout: the whole call shares one wall-clock
+budget, and running out raises `SearchStopped` with what was found so far still yielded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import regex
+
+from harness.errors import HarnessError
+from harness.file_storage import StoredFile
+
+WINDOW = 1 << 16
+OVERLAP = 4_096
+LONG_LINE = 2_000
+CONTEXT = 200
+MAX_MATCH_SHOWN = 1_000
+MAX_PATTERN_CHARS = 1_000
+SEARCH_SECONDS = 10.0
+
+Unit = Literal["match", "line", "file"]
+
+
+class SearchStopped(HarnessError):
+    """A search or glob ran out of its time budget; the message tells the model what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class GrepMatch:
+    """One match in a text file; `line_no` counts from 1. `line` is the whole line, or for a
+    line over `LONG_LINE` characters the text around the match, which starts at character
+    `excerpt_start` of the line. `column` is where the match starts in the line."""
+
+    path: str
+    line_no: int
+    line: str
+    column: int = 0
+    excerpt_start: int | None = None
+
+
+class Deadline:
+    """A wall-clock budget shared by every match attempt of one call."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        left = self._end - time.monotonic()
+        if left <= 0:
+            raise SearchStopped(self.message())
+        return left
+
+    def message(self) -> str:
+        return (
+            f"search stopped after {self.seconds:g} s: the pattern is too expensive for this "
+            "much text. Narrow the pattern (avoid nested repeats such as (a+)+), the path or "
+            "the glob"
+        )
+
+
+class Matcher:
+    """Finds the next match at or after a position: `str.find` for literal text, the `regex`
+    engine under the deadline otherwise."""
+
+    def __init__(self, literal: str | None, pattern: regex.Pattern[str] | None) -> None:
+        self.literal = literal
+        self.pattern = pattern
+
+    def find(self, text: str, pos: int, deadline: Deadline) -> tuple[int, int] | None:
+        if self.literal is not None:
+            at = text.find(self.literal, pos)
+            return None if at < 0 else (at, at + len(self.literal))
+        assert self.pattern is not None
+        try:
+            # concurrent: the GIL is released, so a tool running in a worker thread does not
+            # stall the event loop for the length of the budget.
+            m = self.pattern.search(text, pos, concurrent=True, timeout=deadline.remaining())
+        except TimeoutError:
+            raise SearchStopped(deadline.message()) from None
+        return None if m is None else m.span()
+
+
+def scan(
+    files: Iterable[StoredFile], matcher: Matcher, unit: Unit, deadline: Deadline
+) -> Iterator[GrepMatch]:
+    """Matches in `files` in order: every match (`unit="match"`; a short line counts once), the
+    first of each line, or the first of each file."""
+    for f in files:
+        deadline.remaining()
+        if matcher.literal is not None and f.blob_id is None and matcher.literal not in f.chunk(0):
+            continue
+        for hit in _scan_file(f, matcher, unit, deadline):
+            yield hit
+            if unit == "file":
+                break
+
+
+def _scan_file(
+    f: StoredFile, matcher: Matcher, unit: Unit, deadline: Deadline
+) -> Iterator[GrepMatch]:
+    buf = ""  # the current line's text still needed: lead context plus what is unsearched
+    buf_col = 0  # where buf starts in the line
+    start = 0  # where the unsearched part starts in buf
+    skip_line = False
+    for line, col, text, ends in f.fragments(0, 0, WINDOW):
+        if skip_line:  # the line already matched: pass over the rest of it
+            if ends:
+                skip_line, buf, buf_col, start = False, "", 0, 0
+            continue
+        if ends and col == 0:  # a whole line in one piece: the common case
+            one = unit if len(text) > LONG_LINE else "line"
+            for hit, _ in _matches(f.path, line, text, 0, 0, len(text), True, matcher, one,
+                                   deadline):  # fmt: skip
+                yield hit
+            continue
+        buf += text
+        if not ends and len(buf) - start < WINDOW + OVERLAP:
+            continue
+        end = len(buf) if ends else len(buf) - OVERLAP
+        hits = _matches(f.path, line, buf, buf_col, start, end, ends, matcher, unit, deadline)
+        resume = end
+        for hit, deferred in hits:
+            if deferred:
+                resume = hit.column - buf_col
+                break
+            yield hit
+            if unit != "match":
+                skip_line = not ends
+                break
+        if ends:
+            buf, buf_col, start = "", 0, 0
+        else:
+            keep = max(0, resume - CONTEXT)
+            buf, buf_col, start = buf[keep:], buf_col + keep, resume - keep
+
+
+def _matches(
+    path: str,
+    line: int,
+    buf: str,
+    buf_col: int,
+    start: int,
+    end: int,
+    final: bool,
+    matcher: Matcher,
+    unit: Unit,
+    deadline: Deadline,
+) -> Iterator[tuple[GrepMatch, bool]]:
+    """Matches starting in `buf[start:end]`, each with whether it must be searched again in the
+    next window: it reaches the end of `buf`, which is not the end of the line. A match that
+    fills the whole window is kept as found, so the scan always moves on."""
+    pos = start
+    while pos <= end:
+        span = matcher.find(buf, pos, deadline)
+        if span is None or span[0] >= end and not (final and span[0] == end == len(buf)):
+            break
+        s, e = span
+        deferred = not final and e == len(buf) and s > start
+        yield _hit(path, line, buf, buf_col, s, e, final), deferred
+        if deferred or unit != "match":
+            return
+        pos = e if e > s else s + 1
+
+
+def _hit(path: str, line: int, buf: str, buf_col: int, s: int, e: int, final: bool) -> GrepMatch:
+    if final and buf_col == 0 and len(buf) <= LONG_LINE:
+        return GrepMatch(path, line + 1, buf, s)
+    lo = max(0, s - CONTEXT)
+    hi = min(len(buf), min(e, s + MAX_MATCH_SHOWN) + CONTEXT)
+    return GrepMatch(path, line + 1, buf[lo:hi], buf_col + s, buf_col + lo)
+
+
+__all__ = [
+    "CONTEXT",
+    "Deadline",
+    "GrepMatch",
+    "LONG_LINE",
+    "MAX_PATTERN_CHARS",
+    "Matcher",
+    "SEARCH_SECONDS",
+    "SearchStopped",
+    "scan",
+]

@@ -1,0 +1,305 @@
+"""How file contents sit in the store, so that reading a page costs O(page), not O(file).
+
+A file of at most `CHUNK_CHARS` bytes is stored inline in `files.content`. A larger one is cut
+into chunks of `CHUNK_CHARS` characters (bytes, for binary content) in `file_chunks`, keyed by a
+`blob_id` that the `files` row names; each chunk records how many newlines precede it and how
+many it holds, so the chunk where a line starts is found from the index alone. Chunks are
+written one at a time from the caller's string: storing a 100 MB result never builds a second
+whole copy of it in Python.
+
+`StoredFile` is a file opened for reading: its size and line count, the line index, and text
+fetched chunk by chunk from any line and character position.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from harness.store import Store
+
+CHUNK_CHARS = 1 << 18
+# Streaming fetches 1, 2, 4, ... chunks per query up to this: a page read costs one or two
+# chunks, a scan to the end of a 100 MB file a few dozen queries (each opens the file when the
+# store does not hold its connection).
+_MAX_FETCH_CHUNKS = 16
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of `text`; lone surrogates (JSON from a model can carry them) have no UTF-8
+    form and become U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def line_count(text: str) -> int:
+    """How many lines `split_lines` makes of `text`, without splitting it."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def store_content(
+    con: duckdb.DuckDBPyConnection,
+    namespace: str,
+    path: str,
+    content: str | bytes,
+    run_id: str | None,
+    ts: datetime,
+) -> None:
+    """Create or overwrite the file at `path`, inside the caller's transaction."""
+    old = con.execute(
+        "SELECT blob_id FROM files WHERE namespace = ? AND path = ?", [namespace, path]
+    ).fetchone()
+    if isinstance(content, str):
+        text: str | None = content
+        inline = encode_text(content) if len(content) <= CHUNK_CHARS else None
+    else:
+        text = decode(content)
+        inline = bytes(content)
+    blob_id = chars = lines = None
+    if inline is not None and len(inline) <= CHUNK_CHARS:
+        size, is_text = len(inline), text is not None
+    else:
+        inline = b""
+        blob_id = uuid.uuid4().hex
+        if text is not None:
+            size, chars, lines = _write_text_chunks(con, blob_id, text)
+            is_text = True
+        else:
+            assert isinstance(content, bytes)  # text is None only for undecodable bytes
+            size, is_text = _write_binary_chunks(con, blob_id, content), False
+    con.execute(
+        "INSERT INTO files (namespace, path, content, is_text, size, run_id, created_at, "
+        "modified_at, blob_id, chars, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (namespace, path) DO UPDATE SET content = excluded.content, "
+        "is_text = excluded.is_text, size = excluded.size, run_id = excluded.run_id, "
+        "modified_at = excluded.modified_at, blob_id = excluded.blob_id, "
+        "chars = excluded.chars, lines = excluded.lines",
+        [namespace, path, inline, is_text, size, run_id, ts, ts, blob_id, chars, lines],
+    )
+    if old is not None and old[0] is not None:
+        con.execute("DELETE FROM file_chunks WHERE blob_id = ?", [old[0]])
+
+
+def delete_content(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> None:
+    """Delete the files at `(namespace, path)` `keys` and their chunks, in the caller's
+    transaction."""
+    for namespace, path in keys:
+        con.execute(
+            "DELETE FROM file_chunks WHERE blob_id = (SELECT blob_id FROM files "
+            "WHERE namespace = ? AND path = ?)",
+            [namespace, path],
+        )
+        con.execute("DELETE FROM files WHERE namespace = ? AND path = ?", [namespace, path])
+
+
+def decode(data: bytes) -> str | None:
+    """UTF-8 text, or None for binary content."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _write_text_chunks(
+    con: duckdb.DuckDBPyConnection, blob_id: str, text: str
+) -> tuple[int, int, int]:
+    size = 0
+    newlines_before = 0
+    for index, start in enumerate(range(0, len(text), CHUNK_CHARS)):
+        piece = text[start : start + CHUNK_CHARS]
+        data = encode_text(piece)
+        newlines = piece.count("\n")
+        con.execute(
+            "INSERT INTO file_chunks VALUES (?, ?, ?, ?, ?)",
+            [blob_id, index, newlines_before, newlines, data],
+        )
+        size += len(data)
+        newlines_before += newlines
+    lines = newlines_before + (0 if text.endswith("\n") else 1)
+    return size, len(text), lines
+
+
+def _write_binary_chunks(con: duckdb.DuckDBPyConnection, blob_id: str, data: bytes) -> int:
+    for index, start in enumerate(range(0, len(data), CHUNK_CHARS)):
+        con.execute(
+            "INSERT INTO file_chunks VALUES (?, ?, 0, 0, ?)",
+            [blob_id, index, data[start : start + CHUNK_CHARS]],
+        )
+    return len(data)
+
+
+@dataclass(slots=True)
+class StoredFile:
+    """One file opened for reading. Text files only use the text methods."""
+
+    store: Store
+    path: str
+    size: int
+    is_text: bool
+    blob_id: str | None
+    inline: bytes
+    chars: int
+    lines: int
+    _cache: dict[int, str]
+
+    @classmethod
+    def from_row(cls, store: Store, row: dict[str, Any]) -> StoredFile:
+        """From a `files` row with path, content, is_text, size, blob_id, chars, lines."""
+        inline = bytes(row["content"]) if row["content"] is not None else b""
+        chars, lines = row["chars"], row["lines"]
+        if row["blob_id"] is None and row["is_text"]:
+            text = inline.decode("utf-8")
+            chars, lines = len(text), line_count(text)
+            return cls(store, row["path"], row["size"], True, None, inline, chars, lines,
+                       {0: text})  # fmt: skip
+        return cls(store, row["path"], row["size"], bool(row["is_text"]), row["blob_id"],
+                   inline, chars or 0, lines or 0, {})  # fmt: skip
+
+    @property
+    def n_chunks(self) -> int:
+        if self.blob_id is None:
+            return 1
+        unit = self.chars if self.is_text else self.size
+        return -(-unit // CHUNK_CHARS)
+
+    def read_bytes(self) -> bytes:
+        if self.blob_id is None:
+            return self.inline
+        rows = self.store.query(
+            "SELECT content FROM file_chunks WHERE blob_id = ? ORDER BY chunk", [self.blob_id]
+        )
+        return b"".join(bytes(r["content"]) for r in rows)
+
+    def chunk(self, index: int, ahead: int = 1) -> str:
+        """Text of chunk `index`; when it must be fetched, `ahead - 1` following chunks come
+        with it."""
+        cached = self._cache.get(index)
+        if cached is not None:
+            return cached
+        rows = self.store.query(
+            "SELECT chunk, content FROM file_chunks WHERE blob_id = ? AND chunk >= ? "
+            "AND chunk < ? ORDER BY chunk",
+            [self.blob_id, index, index + ahead],
+        )
+        if not rows:  # overwritten or deleted since it was opened
+            raise FileNotFoundError(f"{self.path} changed while it was being read: read it again")
+        self._cache.clear()
+        for r in rows:
+            self._cache[r["chunk"]] = bytes(r["content"]).decode("utf-8")
+        return self._cache[index]
+
+    def text_from(self, pos: int) -> Iterator[str]:
+        """The text from character `pos` to the end, in pieces of at most a chunk."""
+        if self.blob_id is None:
+            text = self._cache[0]
+            if pos < len(text):
+                yield text[pos:] if pos else text
+            return
+        ahead = 1
+        for index in range(pos // CHUNK_CHARS, self.n_chunks):
+            if index not in self._cache:
+                piece = self.chunk(index, ahead)
+                ahead = min(2 * ahead, _MAX_FETCH_CHUNKS)
+            else:
+                piece = self._cache[index]
+            offset = pos - index * CHUNK_CHARS
+            yield piece[offset:] if offset > 0 else piece
+
+    def fragments(self, line: int, col: int, piece: int) -> Iterator[tuple[int, int, str, bool]]:
+        """`(line, column, text, ends_line)` from character `col` of 0-based `line` to the end
+        of the file. A line longer than `piece` characters comes in fragments that end at
+        multiples of `piece` in the line, so memory stays bounded; `split_lines` semantics (a
+        trailing "\\r" dropped, no empty line after a final newline)."""
+        buf = ""
+        for chunk in self.text_from(self.line_start(line) + col):
+            at = 0
+            while (nl := chunk.find("\n", at)) >= 0:
+                text = buf + chunk[at:nl] if buf else chunk[at:nl]
+                if text.endswith("\r"):
+                    text = text[:-1]
+                if col == 0 and len(text) <= piece:
+                    yield line, 0, text, True
+                else:
+                    yield from _split(line, col, text, piece)
+                line, col, buf, at = line + 1, 0, "", nl + 1
+            buf += chunk[at:] if at else chunk
+            # Keep at least one character back: it may be a "\r" that ends the line.
+            while len(buf) > (take := (col // piece + 1) * piece - col):
+                yield line, col, buf[:take], False
+                buf, col = buf[take:], col + take
+        if buf:
+            yield from _split(line, col, buf.removesuffix("\r"), piece)
+
+    def line_start(self, line: int) -> int:
+        """Character position where 0-based `line` starts (`chars` past the last line)."""
+        if line == 0:
+            return 0
+        if self.blob_id is None:
+            return _after_newline(self._cache[0], line)
+        row = self.store.query(
+            "SELECT chunk, newlines_before FROM file_chunks WHERE blob_id = ? "
+            "AND newlines_before < ? AND newlines_before + newlines >= ? ORDER BY chunk LIMIT 1",
+            [self.blob_id, line, line],
+        )
+        if not row:
+            return self.chars
+        index = row[0]["chunk"]
+        return index * CHUNK_CHARS + _after_newline(
+            self.chunk(index), line - row[0]["newlines_before"]
+        )
+
+    def line_length(self, line: int) -> int:
+        """Characters in 0-based `line`, a trailing "\\r" excluded as `split_lines` drops it."""
+        start = self.line_start(line)
+        end = self.line_start(line + 1)
+        if end > start and self._char(end - 1) == "\n":
+            end -= 1
+        if end > start and self._char(end - 1) == "\r":
+            end -= 1
+        return end - start
+
+    def _char(self, pos: int) -> str:
+        if self.blob_id is None:
+            return self._cache[0][pos]
+        return self.chunk(pos // CHUNK_CHARS)[pos % CHUNK_CHARS]
+
+
+def _split(line: int, col: int, text: str, piece: int) -> Iterator[tuple[int, int, str, bool]]:
+    """The rest of a line, starting at `col`, in fragments ending at multiples of `piece`."""
+    while len(text) > (take := (col // piece + 1) * piece - col):
+        yield line, col, text[:take], False
+        text, col = text[take:], col + take
+    yield line, col, text, True
+
+
+def _after_newline(text: str, n: int) -> int:
+    """Position just after the `n`-th newline of `text` (n >= 1), or its length if it has
+    fewer."""
+    pos = -1
+    for _ in range(n):
+        pos = text.find("\n", pos + 1)
+        if pos < 0:
+            return len(text)
+    return pos + 1
+
+
+__all__ = [
+    "CHUNK_CHARS",
+    "StoredFile",
+    "decode",
+    "delete_content",
+    "encode_text",
+    "line_count",
+    "store_content",
+]
