@@ -372,7 +372,8 @@ def test_migration_moves_stray_shared_files_to_their_thread(tmp_path, monkeypatc
             for stray, run in (("/skills", "r1"), ("/memories", None)):
                 old.execute(
                     "INSERT INTO files (namespace, path, content, is_text, size, run_id, "
-                    "created_at, modified_at) VALUES ('shared', ?, 'x'::BLOB, true, 1, ?, now(), now())",
+                    "created_at, modified_at) "
+                    "VALUES ('shared', ?, 'x'::BLOB, true, 1, ?, now(), now())",
                     [stray, run],
                 )
     with Store(path) as store:
