@@ -414,3 +414,21 @@ def test_a_sync_that_cannot_write_is_reported_and_the_run_goes_on(bare_agent, sk
     (event,) = skill_events(store, "skipped")
     assert event["reason"].startswith("sync failed, nothing was changed: cannot create /skills/")
     assert "Skills" not in model.calls[0].params.system_prompt
+
+
+def test_a_skill_file_stored_in_chunks_is_not_rewritten_and_stays_readable(
+    bare_agent, tmp_path
+) -> None:
+    # Files over 256 KiB live in `file_chunks`, not in `files.content`: the sync must hash and
+    # read them from their chunks, or it rewrites them at every run start.
+    root = tmp_path / "skills"
+    big = "".join(f"row {i}: {'x' * 60}\n" for i in range(6_000))  # ~400 KB
+    write_skill(root, "weekly-report", TEMPLATE_SKILL, {"references/data.md": big})
+    store = Store(":memory:")
+    agent = bare_agent(ScriptedModel(["a", "b"]), middleware=[Skills([root])], store=store)
+    agent.run_sync("one", thread_id="t1")
+    agent.run_sync("two", thread_id="t2")
+    assert len(skill_events(store, "synced")) == 1
+    path = "/skills/weekly-report/references/data.md"
+    assert store.scalar("SELECT blob_id IS NOT NULL FROM files WHERE path = ?", [path])
+    assert FileSystem(store, "t3").read_text(path) == big

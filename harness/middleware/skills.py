@@ -352,23 +352,26 @@ def _walk(folder: Path, root: Path) -> Iterable[tuple[Path, str | None]]:
 
 
 def _stored_digests(state: RunState) -> dict[str, Digest]:
-    """Path -> (size, SHA-256 hex) of every file under `/skills/` in the store."""
+    """Path -> (size, SHA-256 hex) of every file under `/skills/` in the store. A file stored
+    in chunks (over 256 KiB) is hashed from its chunks, so it is not rewritten every sync."""
     rows = state.store.query(
-        "SELECT path, size, sha256(content) AS digest FROM files "
+        "SELECT path, size, blob_id, sha256(content) AS digest FROM files "
         "WHERE namespace = ? AND starts_with(path, ?)",
         [SHARED_NAMESPACE, SKILLS_PREFIX],
     )
-    return {r["path"]: (r["size"], r["digest"]) for r in rows}
+    chunked = [r["path"] for r in rows if r["blob_id"] is not None]
+    whole = _stored_contents(state, chunked)
+    return {
+        r["path"]: (
+            r["size"],
+            hashlib.sha256(whole[r["path"]]).hexdigest() if r["path"] in whole else r["digest"],
+        )
+        for r in rows
+    }
 
 
 def _stored_contents(state: RunState, paths: list[str]) -> dict[str, bytes]:
-    if not paths:
-        return {}
-    rows = state.store.query(
-        "SELECT path, content FROM files WHERE namespace = ? AND list_contains(?, path)",
-        [SHARED_NAMESPACE, paths],
-    )
-    return {r["path"]: bytes(r["content"]) for r in rows}
+    return {path: state.files.read_bytes(path) for path in paths}
 
 
 def _changes(
