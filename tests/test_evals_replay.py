@@ -52,9 +52,9 @@ def test_week_two_follows_the_preference_remembered_in_week_one(ci) -> None:
 def test_offloading_a_pasted_transcript_trades_retrievals_for_tokens(ci) -> None:
     full = ci["support-transcript/full/small/seed=0"]
     none = ci["support-transcript/none/small/seed=0"]
-    assert full.accuracy == none.accuracy == 1.0
+    assert full.accuracy >= 0.8 and none.accuracy >= 0.8
     assert full.offloads == 1 and full.retrieval_calls > 0 and none.retrieval_calls == 0
-    assert full.input_tokens < 0.6 * none.input_tokens
+    assert full.input_tokens < 0.7 * none.input_tokens
     assert full.peak_context_tokens < none.peak_context_tokens
 
 

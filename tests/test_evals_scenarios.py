@@ -3,6 +3,7 @@ answered only from the run (their cues never hold the answer)."""
 
 import json
 import re
+from dataclasses import asdict
 
 import pytest
 
@@ -72,11 +73,34 @@ def test_probes_are_spread_over_the_run_and_early_facts_are_asked_late(flagship_
 def test_no_cue_holds_its_answer() -> None:
     for name in list_scenarios():
         for probe in get_scenario(name, 0, "small").probes:
-            for pattern in (*probe.cue.patterns, *probe.cue.grep):
+            for pattern in (*probe.cue.patterns, *probe.cue.lookalikes):
                 # The cue says where a fact is, never what it is.
                 assert not re.search(rf"(?<![\w.]){re.escape(probe.answer)}(?![\w])", pattern), (
                     probe.id
                 )
+
+
+def test_no_plan_carries_a_value_the_tools_return() -> None:
+    """What the agent writes is filled from the request at replay time: the recorded plan
+    never holds a value a tool returns (the leak that let notes carry the truth)."""
+    for name in list_scenarios():
+        scenario = get_scenario(name, 0, "small")
+        plan = json.dumps(asdict(scenario.plan), default=str)
+        values = [p.answer for p in scenario.probes if p.source == "tool" and p.check is None]
+        values += [v for p in scenario.probes if p.check for v in p.check.contains]
+        leaked = [v for v in values if re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", plan)]
+        assert not leaked, (name, leaked[:3])
+
+
+def test_long_horizon_orders_are_unique() -> None:
+    scenario = get_scenario("long-horizon", 0, "full")
+    questions = [p.question for p in scenario.probes if p.id.startswith("refund-")]
+    data = scenario.files()["tickets.txt"]
+    orders = re.findall(r"\| order ([0-9]+) \|", data)
+    assert len(orders) == len(set(orders)) == 640
+    for q in questions:
+        order = re.search(r"order ([0-9]+)", q).group(1)
+        assert orders.count(order) == 1
 
 
 def test_distractors_are_in_the_data_the_agent_sees(flagship_full) -> None:
