@@ -77,6 +77,18 @@ def register(subparsers: Any) -> None:
     ck.add_argument("--suite", default="ci")
     ck.add_argument("--baseline", help="baseline JSON (default evals/baselines/ci.json)")
     ck.add_argument("--update", action="store_true", help="rewrite the baseline from this run")
+    ck.add_argument(
+        "--sanity",
+        action="store_true",
+        help="instead: run the break arms (empty window, blanked or corrupted tool results, "
+        "withheld summaries) on every scenario; fails when accuracy does not follow the data",
+    )
+    ck.add_argument(
+        "--reader", default="fallible", choices=("fallible", "ideal"), help="with --sanity"
+    )
+    ck.add_argument(
+        "--json", action="store_true", help="with --sanity: one object per scenario and arm"
+    )
     ck.set_defaults(handler=_check)
 
 
@@ -285,4 +297,8 @@ def latest(results: list) -> list:
 def _check(args: argparse.Namespace) -> int:
     from evals.check import DEFAULT_BASELINE, run_check
 
+    if args.sanity:
+        from evals.sanity import run_sanity
+
+        return run_sanity(reader=args.reader, as_json=args.json)
     return run_check(args.suite, args.baseline or DEFAULT_BASELINE, update=args.update)
