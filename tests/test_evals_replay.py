@@ -32,7 +32,7 @@ def test_the_ci_suite_matches_the_committed_baseline(ci) -> None:
 
 def test_full_keeps_what_truncation_loses_and_none_overflows(ci) -> None:
     full, truncate, none = (flagship(ci, s) for s in ("full", "truncate", "none"))
-    assert full.accuracy >= 0.95 and full.status == "completed" and full.simulated
+    assert full.accuracy >= 0.85 and full.status == "completed" and full.simulated
     assert truncate.accuracy < full.accuracy
     lost = {p.id for p in truncate.probe_results if not p.correct}
     first = get_scenario("competitive-analysis", 0, "small").probes[0].planted.lower()

@@ -30,6 +30,7 @@ from evals.scenarios.base import (
     check_scale,
     datasets_dir,
     load_spec,
+    rng,
 )
 from evals.scenarios.market import EARLIER, LATEST, WEEK_1, Company, World, make_tools
 from evals.simulated.plan import Compose, Cue, Fact, ReadSkill, Remember, ReportFindings, Step
@@ -143,15 +144,14 @@ def company_steps(c: Company) -> tuple[Step, ...]:
                ("qualifier", cue["decision"]))  # fmt: skip
     return (
         act(f"Pulling the {c.name} market export for 2025.",
-            call(query, company=c.first_word, quarter="2025")),
+            call(query, company=c.first_word, quarter=c.broad_quarter)),
         act(f"The export mixes {c.name} with look-alike names; narrowing to exact-name rows "
             f"for {LATEST} revenue and market share.",
             call(query, company=c.name, quarter=LATEST, metric="revenue_musd"),
             call(query, company=c.name, quarter=LATEST, metric="market_share_pct")),
         act(note, call("search_news", query=f"{c.name} news"), slots=read),
-        act("Reading the two most relevant articles.",
-            call("read_article", article_id=f"a-{c.slug}-1"),
-            call("read_article", article_id=f"a-{c.slug}-2")),
+        act(f"Reading the {c.articles} most relevant articles.",
+            *(call("read_article", article_id=f"a-{c.slug}-{k + 1}") for k in range(c.articles))),
         act(decision, call("task", description=sweep_prompt(c), subagent_type="market-researcher"),
             slots=decided),
         act(f"Saving the {c.name} notes to {notes_path}.",
@@ -201,6 +201,15 @@ def company_probes(world: World, i: int, c: Company) -> list[tuple[int, Probe]]:
     several turns later for others, so early facts are also asked about late."""
     cue = cues(c)
     later = world.companies[i + 1].name if i + 1 < len(world.companies) else None
+    # How long after the company each probe comes varies with the seed (longer runs, longer
+    # delays, so early facts are also asked late); the order of the kinds stays.
+    r = rng(world.seed, NAME, "delays", c.name)
+    step = max(2, len(world.companies) // 3)
+    delay = [0, 0]
+    for _ in range(4):
+        delay.append(delay[-1] + r.randint(0, step))
+    n = len(world.companies)
+    delay.append(max(delay[-1] + 1, r.randint(n // 2, n + 1)))  # the broad figure: late
     qualifiers = {x.qualifier for x in world.companies} - {c.qualifier}
 
     def probe(key: str, kind: str, question: str, answer: str, *, cue_: Cue | None = None,
@@ -225,18 +234,19 @@ def company_probes(world: World, i: int, c: Company) -> list[tuple[int, Probe]]:
                   f"Check-in after {c.name}: before you go on, what is your next step?",
                   f"research {later}" if later else "draft the weekly report", cue_=NEXT,
                   source="agent")),
-        (i + 1, probe("supplier", "recall",
+        (i + delay[2], probe("supplier", "recall",
                       f"Per the analyst sweep, which supplier did {c.name} sign a multi-year "
                       "deal with?", c.supplier, distractors=(c.decoy_supplier,))),
-        (i + 2, probe("closure", "recall",
+        (i + delay[3], probe("closure", "recall",
                       f"Which of {c.name}'s sites is being shut down, according to the coverage?",
                       c.city, distractors=(c.decoy_city,))),
-        (i + 3, probe("notes", "artifact", f"Which file did you put your notes on {c.name} in?",
-                      f"/notes/{c.slug}.md", source="agent")),
-        (i + 4, probe("decision", "decision",
+        (i + delay[4], probe("notes", "artifact",
+                             f"Which file did you put your notes on {c.name} in?",
+                             f"/notes/{c.slug}.md", source="agent")),
+        (i + delay[5], probe("decision", "decision",
                       f"Why did we set aside the article's revenue figure for {c.name}?",
                       c.qualifier, distractors=tuple(sorted(qualifiers)))),
-        (i + 5, probe("broad", "recall",
+        (i + delay[6], probe("broad", "recall",
                       f"In the {c.name} export, what were units_k for {c.name} in {c.x_region}, "
                       f"{c.x_segment} segment, {EARLIER}?",
                       world.value(c, "units_k", EARLIER, region=c.x_region, segment=c.x_segment),

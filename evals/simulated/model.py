@@ -282,7 +282,7 @@ class SimulatedModel:
                 cursor.step += 1
                 return self._calls(cursor, step.text, list(step.calls))
             texts = texts or [system_prompt, *(render(m) for m in messages)]
-            reader = Reader(self.reader, texts, tokens, self.seed)
+            reader = Reader(self.reader, texts, tokens, self.seed, _newest_turns(messages))
             if isinstance(step, Act):
                 cursor.step += 1
                 return self._noted(cursor, step, reader)
@@ -338,7 +338,10 @@ class SimulatedModel:
         budget = self.reader.max_retrievals - cursor.retrievals
         pattern = grep_query(cursor.turn.prompt, cursor.rounds)
         if budget > 0 and pattern is not None:
-            targets = pointers(reader.texts, cursor.turn.prompt)[:budget]
+            # The first search spreads over the likeliest files; a narrower second one goes
+            # to the likeliest file alone.
+            width = max(budget - 1, 1) if cursor.rounds == 0 else 1
+            targets = pointers(reader.texts, cursor.turn.prompt)[:width]
             if targets:
                 cursor.retrievals += len(targets)
                 cursor.rounds += 1
@@ -472,6 +475,13 @@ class SimulatedModel:
             text=response.text, tool_calls=response.tool_calls, usage=usage,
             stop_reason=stop, model_name=self.name,
         )  # fmt: skip
+
+
+def _newest_turns(messages: Sequence[Message], turns: int = 2) -> int | None:
+    """The index (in the reader's texts, after the system prompt) where the newest `turns`
+    user turns start: the previous turn and the current one are read reliably."""
+    starts = [i for i, m in enumerate(messages) if m.role == "user" and m.kind == "message"]
+    return starts[-turns] + 1 if len(starts) >= turns else None
 
 
 def _decision_next(cursor: _Cursor) -> bool:

@@ -48,13 +48,13 @@ class Attention:
     """The chance to notice a fact in view, by request length and the fact's depth.
 
     `keep(tokens)`: NoLiMa's GPT-4o curve, normalised by its base score, interpolated in
-    log2(tokens); past 32k it continues at the 16k->32k slope down to `floor`.
+    log2(tokens); past 32k, where nothing was measured, it stays at the 32k value (no
+    invented decay).
     `miss(tokens, depth)`: `(1 - keep) * shape(depth)`, where `shape` is a parabola with mean
     1 over the depth and `middle_ratio` times higher in the middle than at the edges."""
 
     points: tuple[tuple[int, float], ...] = NOLIMA_GPT4O
     base: float = NOLIMA_BASE
-    floor: float = 0.35
     middle_ratio: float = 1.9
 
     def keep(self, tokens: int) -> float:
@@ -65,8 +65,7 @@ class Attention:
         for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
             if x <= x1:
                 return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-        (x0, y0), (x1, y1) = pts[-2], pts[-1]
-        return max(self.floor, y1 + (y1 - y0) * (x - x1) / (x1 - x0))
+        return pts[-1][1]
 
     def miss(self, tokens: int, depth: float) -> float:
         # shape(d) = a + b * 4d(1-d): mean a + 2b/3 = 1, (a + b) / a = middle_ratio.
@@ -81,7 +80,8 @@ class ReaderConfig:
     """What kind of reader the simulated model is. `name` labels every result.
 
     attention: None for a reader that never misses what is in view.
-    reliable_chars: the newest text read without misses (~2k tokens, where NoLiMa is ~99%).
+    reliable_chars: the newest text read without misses, at least (~2k tokens, where NoLiMa
+        is ~99%); the previous and the current turn are read without misses too.
     confusion: chance that a reader who missed the target answers with one look-alike in
         view; with k distinct look-alikes, `1 - (1 - confusion)^k`.
     max_retrievals: file-tool calls allowed per question; grep_results: lines one grep shows.
@@ -124,12 +124,14 @@ class Reading:
 
 @dataclass(frozen=True)
 class Reader:
-    """A reader over one request: `texts` oldest first, `tokens` the request's length."""
+    """A reader over one request: `texts` oldest first, `tokens` the request's length;
+    `recent` the index of the first text of the newest turns (read without misses)."""
 
     config: ReaderConfig
     texts: Sequence[str]
     tokens: int
     seed: int
+    recent: int | None = None
 
     def read(self, cue: Cue, key: str) -> Reading:
         """The fact `cue` recognises, as this reader sees it; `key` names the draw."""
@@ -137,14 +139,17 @@ class Reader:
         if not hits:
             return self._confuse(cue, key, "absent")
         total = sum(len(t) for t in self.texts) or 1
+        recent = total - self.config.reliable_chars
+        if self.recent is not None:
+            recent = min(recent, sum(len(t) for t in self.texts[: self.recent]))
         for k, (offset, value) in enumerate(hits):
-            if self._noticed(offset, total, f"{key}:{k}"):
+            if self._noticed(offset, total, recent, f"{key}:{k}"):
                 return Reading(value, "seen")
         return self._confuse(cue, key, "missed")
 
-    def _noticed(self, offset: int, total: int, key: str) -> bool:
+    def _noticed(self, offset: int, total: int, recent: int, key: str) -> bool:
         attention = self.config.attention
-        if attention is None or total - offset <= self.config.reliable_chars:
+        if attention is None or offset >= recent:
             return True
         return draw(self.seed, "attend", key) >= attention.miss(self.tokens, offset / total)
 
