@@ -57,10 +57,10 @@ def render_table(settings: Sequence[Aggregate]) -> list[str]:
     front = {p.label for p in pareto_front(settings)}
     best = recommend(settings)
     lines = [
-        "| | setting | seeds | accuracy (95% CI) | recall | artifact | continuation | decision "
-        "| input tokens | cached | peak context | calls | retrievals | summarizer tok "
+        "| | setting | seeds | accuracy (95% CI) | wrong | recall | artifact | continuation "
+        "| decision | input tokens | cached | peak context | calls | retrievals | summarizer tok "
         "| subagent tok | cost $ | overflow |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
         mark = ("**rec.** " if best is not None and s.label == best.label else "") + (
@@ -74,7 +74,7 @@ def render_table(settings: Sequence[Aggregate]) -> list[str]:
         kinds = " | ".join(_pct(s.accuracy_by_kind.get(k)) for k in
                            ("recall", "artifact", "continuation", "decision"))  # fmt: skip
         lines.append(
-            f"| {mark.strip()} | {s.label} | {len(s.seeds)} | {ci} | {kinds} | "
+            f"| {mark.strip()} | {s.label} | {len(s.seeds)} | {ci} | {s.wrong:.1f} | {kinds} | "
             f"{s.input_tokens.mean:,.0f} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
             f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {s.cost_usd.mean:.4f} | "
@@ -115,7 +115,8 @@ def render_markdown(
             lines += ["", f"![accuracy against cost]({plots[reader]})"]
         lines.append("")
     lines += [
-        "Columns: accuracy over all probes and per kind; tokens summed over every model call "
+        "Columns: accuracy over all probes and per kind; wrong = confident wrong answers per run "
+        "(a look-alike returned; \"I don't know\" is not counted); tokens summed over every model call "
         "(the agent's, the summarizer's, the subagents'); cached = input tokens read from the "
         "prefix shared with the previous request; peak context = the largest request; "
         "retrievals = file-tool calls made to answer probes; overflow = runs that died on a "
