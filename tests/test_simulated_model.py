@@ -345,3 +345,11 @@ def test_runs_through_the_harness_with_the_file_tools() -> None:
     agent = create_agent(model, [fetch], store=Store(":memory:"), strategy="none")
     assert agent.run_sync("Fetch Acme.", thread_id="t").output == "ok"
     assert agent.run_sync("Acme's revenue?", thread_id="t").output == "12.5"
+
+
+def test_lines_quoted_from_saved_files_rank_after_the_live_context() -> None:
+    nxt = Cue(patterns=(r"Next step: ([^.\n]+)",))
+    live = "Done with Acme. Next step: research Zeta."
+    quoted = "/conversation_history/t.md:12:Done with Bolt. Next step: research Acme."
+    assert Reader(IDEAL, [live, quoted], 1_000, 0).read(nxt, "q").value == "research Zeta"
+    assert Reader(IDEAL, [quoted], 1_000, 0).read(nxt, "q").value == "research Acme"

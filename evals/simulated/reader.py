@@ -96,7 +96,7 @@ class ReaderConfig:
 
 
 FALLIBLE = ReaderConfig()
-IDEAL = ReaderConfig(name="ideal", attention=None, confusion=0.0, grep_results=1_000)
+IDEAL = ReaderConfig(name="ideal", attention=None, confusion=0.0)
 READERS = {"fallible": FALLIBLE, "ideal": IDEAL}
 DEFAULT_READER = "fallible"
 
@@ -166,16 +166,23 @@ class Reader:
         return Reading(seen[pick], "confused")
 
 
+_QUOTED = re.compile(r"^/(?:conversation_history|large_tool_results)/\S+?:\d+:")
+
+
 def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int, str]]:
-    """(offset in the joined texts, value) of every match, the newest first."""
-    found: list[tuple[int, str]] = []
+    """(offset in the joined texts, value) of every match, the newest first; lines quoted
+    from saved files by a search come after the live context, since they are old text
+    however recently they were fetched."""
+    found: list[tuple[bool, int, str]] = []
     start = 0
     for text in texts:
         for pattern in patterns:
             for m in _regex(pattern).finditer(text):
-                found.append((start + m.start(), m.group(1).strip()))
+                line = text.rfind("\n", 0, m.start()) + 1
+                quoted = _QUOTED.match(text, line) is not None
+                found.append((quoted, start + m.start(), m.group(1).strip()))
         start += len(text)
-    return sorted(found, key=lambda h: -h[0])
+    return [(offset, value) for _, offset, value in sorted(found, key=lambda h: (h[0], -h[1]))]
 
 
 def find(cue: Cue, texts: Sequence[str]) -> str | None:
