@@ -119,8 +119,9 @@ def render_markdown(
         'run (a look-alike returned; "I don\'t know" is not counted); tokens summed over every '
         "model call (the agent's, the summarizer's, the subagents'); cached = input tokens "
         "read from the prefix shared with the previous request; peak context = the largest "
-        "request; retrievals = file-tool calls made to answer probes; overflow = runs that died on a "
-        "request over the window. `front`: on the Pareto front of accuracy against cost.",
+        "request; retrievals = file-tool calls made to answer probes; overflow = runs that "
+        "died on a request over the window. `front`: on the Pareto front of accuracy against "
+        "cost.",
     ]
     return "\n".join(lines) + "\n"
 
