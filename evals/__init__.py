@@ -6,15 +6,19 @@ accuracy against token cost.
                       scale="small")
     result.accuracy, result.input_tokens, result.cost_usd
 
-Results of the `simulated` model are labelled so (`EvalResult.simulated`): they measure what a
-strategy keeps within reach, not a real model's skill.
+Results of the `simulated` model are labelled so (`EvalResult.simulated`, and the reader it
+used in `EvalResult.reader`): they measure what a strategy keeps within reach, not a real
+model's skill. Importing `evals` registers the model string "simulated" with the harness.
 """
 
 from evals.metrics import Aggregate, EvalResult, aggregate, pareto_front, recommend
 from evals.replay import ProbeResult
 from evals.runner import Cell, arun_cell, run_cell, run_cells
 from evals.scenarios import get_scenario, list_scenarios
+from evals.simulated import install
 from evals.storage import load_runs, save_results
+
+install()
 
 __all__ = [
     "Aggregate",

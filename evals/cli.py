@@ -44,7 +44,13 @@ def register(subparsers: Any) -> None:
         metavar="K=V",
         help="strategy parameter, e.g. summarize.trigger=0.7 (repeat)",
     )
-    ev.add_argument("--rot", action="store_true", help="use the fixed context-rot reader")
+    ev.add_argument(
+        "--reader",
+        default="fallible",
+        choices=("fallible", "ideal"),
+        help="how the simulated model reads: fallible (default; misses with length and depth, "
+        "confuses look-alikes) or ideal (never misses what is in view)",
+    )
     ev.add_argument("--max-usd", type=float, help="spending cap for a real model")
     ev.add_argument("--json", action="store_true", help="one JSON object per run")
     ev.add_argument("--probes", action="store_true", help="with --json: include probe results")
@@ -61,7 +67,7 @@ def register(subparsers: Any) -> None:
     rp.add_argument(
         "--run",
         action="store_true",
-        help="first run every arm, with and without context rot, and store it",
+        help="first run every arm, with the fallible and the ideal reader, and store it",
     )
     rp.add_argument("--scale", default="full", choices=("small", "full"), help="with --run")
     rp.add_argument("--seeds", type=int, default=1, help="with --run: seeds 0..N-1")
@@ -71,6 +77,18 @@ def register(subparsers: Any) -> None:
     ck.add_argument("--suite", default="ci")
     ck.add_argument("--baseline", help="baseline JSON (default evals/baselines/ci.json)")
     ck.add_argument("--update", action="store_true", help="rewrite the baseline from this run")
+    ck.add_argument(
+        "--sanity",
+        action="store_true",
+        help="instead: run the break arms (empty window, blanked or corrupted tool results, "
+        "withheld summaries) on every scenario; fails when accuracy does not follow the data",
+    )
+    ck.add_argument(
+        "--reader", default="fallible", choices=("fallible", "ideal"), help="with --sanity"
+    )
+    ck.add_argument(
+        "--json", action="store_true", help="with --sanity: one object per scenario and arm"
+    )
     ck.set_defaults(handler=_check)
 
 
@@ -127,7 +145,7 @@ def _eval(args: argparse.Namespace) -> int:
         scale=args.scale,
         model=args.model,
         params=params,
-        rot=args.rot,
+        reader=args.reader,
     )
     try:
         results = _run_with_progress(cells, max_usd=args.max_usd, quiet=args.json)
@@ -186,7 +204,9 @@ def _print_table(results: list) -> None:
     front = {p.label for p in pareto_front(settings)}
     best = recommend(settings)
     simulated = all(r.simulated for r in results)
-    title = f"{results[0].scenario} ({results[0].scale}{', simulated' if simulated else ''})"
+    readers = "/".join(sorted({r.reader for r in results}))
+    label = f", simulated, {readers} reader" if simulated else ""
+    title = f"{results[0].scenario} ({results[0].scale}{label})"
     table = Table(title=title)
     for col in (
         "setting",
@@ -248,8 +268,10 @@ def _report(args: argparse.Namespace) -> int:
         cells = [
             cell
             for name in (args.scenario or ["competitive-analysis"])
-            for rot in (False, True)
-            for cell in grid(name, STRATEGIES, seeds=range(args.seeds), scale=args.scale, rot=rot)
+            for reader in ("fallible", "ideal")
+            for cell in grid(
+                name, STRATEGIES, seeds=range(args.seeds), scale=args.scale, reader=reader
+            )
         ]
         save_results(db, _run_with_progress(cells, max_usd=None, quiet=False))
     frame = load_runs(db)
@@ -275,4 +297,8 @@ def latest(results: list) -> list:
 def _check(args: argparse.Namespace) -> int:
     from evals.check import DEFAULT_BASELINE, run_check
 
+    if args.sanity:
+        from evals.sanity import run_sanity
+
+        return run_sanity(reader=args.reader, as_json=args.json)
     return run_check(args.suite, args.baseline or DEFAULT_BASELINE, update=args.update)

@@ -22,7 +22,11 @@ class EvalResult:
     Tokens are summed over every model call of the run: the main agent's, the summarizer's
     and the subagents' (also reported apart). `cached_input_tokens` are the prefix each
     request shares with the previous one of its conversation. `simulated` labels results of
-    the simulated model, which must never be set beside published numbers as if comparable.
+    the simulated model, which must never be set beside published numbers as if comparable;
+    `reader` says how it read ("fallible" by default, "ideal" never misses what is in view).
+    `wrong` counts confident wrong answers, `dont_know` the "I don't know"s. `offloads`,
+    `summaries`, `skill_reads`, `subagent_calls`, `memory_writes`: how often each technique
+    acted.
     In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
     sent) and `live_cost_usd` is what the real model's own calls cost."""
 
@@ -32,10 +36,12 @@ class EvalResult:
     seed: int
     scale: str
     model: str
-    rot: bool
+    reader: str
     accuracy: float
     probes: int
     correct: int
+    wrong: int
+    dont_know: int
     accuracy_by_kind: dict[str, float | None]
     input_tokens: int
     output_tokens: int
@@ -51,6 +57,9 @@ class EvalResult:
     subagent_output_tokens: int
     summaries: int
     offloads: int
+    skill_reads: int
+    subagent_calls: int
+    memory_writes: int
     overflowed: bool
     overflow_step: int | None
     overflow_turn: int | None
@@ -75,10 +84,10 @@ class EvalResult:
         return json.dumps(self.to_dict(probes=probes, wall=wall), sort_keys=True)
 
     @property
-    def config(self) -> tuple[str, str, str, str, str, bool]:
+    def config(self) -> tuple[str, str, str, str, str, str]:
         """What identifies a setting across seeds."""
         return (self.scenario, self.strategy, params_key(self.params), self.scale, self.model,
-                self.rot)  # fmt: skip
+                self.reader)  # fmt: skip
 
 
 def params_key(params: Mapping[str, Any]) -> str:
@@ -94,7 +103,7 @@ def from_replay(
     seed: int,
     scale: str,
     model: str,
-    rot: bool,
+    reader: str,
     wall_s: float,
 ) -> EvalResult:
     probes = replay.probes
@@ -118,9 +127,11 @@ def from_replay(
         status = "completed" if set(replay.statuses) <= {"completed"} else "max_steps"
     return EvalResult(
         scenario=scenario, strategy=strategy, params=dict(sorted(params.items())), seed=seed,
-        scale=scale, model=model, rot=rot,
+        scale=scale, model=model, reader=reader,
         accuracy=round(correct / len(probes), 6) if probes else 0.0,
-        probes=len(probes), correct=correct, accuracy_by_kind=by_kind,
+        probes=len(probes), correct=correct,
+        wrong=sum(p.outcome == "wrong" for p in probes),
+        dont_know=sum(p.outcome == "unknown" for p in probes), accuracy_by_kind=by_kind,
         input_tokens=total("input_tokens"), output_tokens=total("output_tokens"),
         cached_input_tokens=total("cached_tokens"),
         cache_write_tokens=total("cache_write_tokens"),
@@ -132,7 +143,8 @@ def from_replay(
         summarizer_output_tokens=total("output_tokens", "summarizer"),
         subagent_input_tokens=total("input_tokens", "subagent"),
         subagent_output_tokens=total("output_tokens", "subagent"),
-        summaries=replay.summaries, offloads=replay.offloads,
+        summaries=replay.summaries, offloads=replay.offloads, skill_reads=replay.skill_reads,
+        subagent_calls=replay.subagent_calls, memory_writes=replay.memory_writes,
         overflowed=replay.overflow_turn is not None, overflow_step=replay.overflow_step,
         overflow_turn=replay.overflow_turn, subagent_overflows=replay.subagent_overflows,
         cost_usd=round(cost, 6),
@@ -177,7 +189,7 @@ class Aggregate:
     params: dict[str, Any]
     scale: str
     model: str
-    rot: bool
+    reader: str
     seeds: tuple[int, ...]
     accuracy: Interval
     input_tokens: Interval
@@ -190,6 +202,7 @@ class Aggregate:
     summarizer_tokens: float
     subagent_tokens: float
     overflow_rate: float
+    wrong: float
     simulated: bool
 
     @property
@@ -201,7 +214,7 @@ class Aggregate:
 
 
 def aggregate(results: Iterable[EvalResult]) -> list[Aggregate]:
-    """Group runs by setting (scenario, strategy, params, scale, model, rot), in first-seen
+    """Group runs by setting (scenario, strategy, params, scale, model, reader), in first-seen
     order."""
     groups: dict[tuple, list[EvalResult]] = {}
     for r in results:
@@ -221,7 +234,7 @@ def aggregate(results: Iterable[EvalResult]) -> list[Aggregate]:
         out.append(
             Aggregate(
                 scenario=first.scenario, strategy=first.strategy, params=first.params,
-                scale=first.scale, model=first.model, rot=first.rot,
+                scale=first.scale, model=first.model, reader=first.reader,
                 seeds=tuple(r.seed for r in runs),
                 accuracy=bootstrap([r.accuracy for r in runs]),
                 input_tokens=bootstrap([float(r.input_tokens) for r in runs]),
@@ -235,6 +248,7 @@ def aggregate(results: Iterable[EvalResult]) -> list[Aggregate]:
                 subagent_tokens=statistics.fmean(
                     r.subagent_input_tokens + r.subagent_output_tokens for r in runs),
                 overflow_rate=statistics.fmean(float(r.overflowed) for r in runs),
+                wrong=mean("wrong"),
                 simulated=first.simulated,
             )
         )  # fmt: skip

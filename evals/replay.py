@@ -11,6 +11,7 @@ and the probes it did not reach count as wrong.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -18,12 +19,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.scenarios.base import FileCheck, Probe, Scenario
+from evals.simulated import (
+    DONT_KNOW,
+    Break,
+    BudgetExceededError,
+    CallRecord,
+    SimulatedModel,
+    get_reader,
+)
 from harness import ContextOverflowError, Store, create_agent
 from harness.filesystem import FileSystem
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
-from harness.models.simulated import BudgetExceededError, CallRecord, RotCurve, SimulatedModel
 from harness.strategies import middleware_names, valid_params
 
 Progress = Callable[[int, int], None]
@@ -33,7 +41,8 @@ MiddlewareFactory = Callable[[], Sequence[Middleware]]
 @dataclass(frozen=True)
 class ProbeResult:
     """One probe's outcome. `status`: answered, checked (scored from a file), or not_reached
-    (the session died first)."""
+    (the session died first). `outcome`: right, wrong (a confident wrong answer), unknown
+    (the agent said it does not know), or not_reached."""
 
     id: str
     kind: str
@@ -45,6 +54,7 @@ class ProbeResult:
     status: str
     retrieval_calls: int = 0
     input_tokens: int = 0
+    outcome: str = "not_reached"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -65,6 +75,9 @@ class Replay:
     error: str | None = None
     summaries: int = 0
     offloads: int = 0
+    skill_reads: int = 0
+    subagent_calls: int = 0
+    memory_writes: int = 0
     usage: dict[str, dict[str, int | float]] = field(default_factory=dict)
     store: Store | None = None
 
@@ -74,14 +87,19 @@ def build_model(
     model: str | Model,
     *,
     seed: int,
-    rot: RotCurve | None,
+    reader: str,
     max_usd: float | None,
+    view: Break | None = None,
 ) -> SimulatedModel:
-    """The replay model: simulated throughout, or simulated steps with a real model (a spec
-    such as "openai:gpt-6.2-sol", or a `Model`) deciding. Live, that model's window and prices
+    """The replay model: simulated throughout (reading as `reader`, shown the request through
+    the break arm `view` if any), or simulated steps with a real model (a spec such as
+    "openai:gpt-6.2-sol", or a `Model`) deciding. Live, that model's window and prices
     apply."""
     if model == "simulated":
-        return SimulatedModel(scenario.plan, profile=scenario.profile, seed=seed, rot=rot)
+        return SimulatedModel(
+            scenario.plan, profile=scenario.profile, seed=seed, reader=get_reader(reader),
+            view=view,
+        )  # fmt: skip
     delegate = resolve_model(model)
     return SimulatedModel(
         scenario.plan, profile=delegate.profile, seed=seed, delegate=delegate, max_usd=max_usd
@@ -95,7 +113,8 @@ async def replay(
     *,
     seed: int = 0,
     model: str | Model = "simulated",
-    rot: RotCurve | None = None,
+    reader: str = "fallible",
+    view: Break | None = None,
     store: Store | None = None,
     max_usd: float | None = None,
     progress: Progress | None = None,
@@ -103,9 +122,10 @@ async def replay(
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
     scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
-    middleware of yours for each session's agent (placed after the strategy's compaction)."""
+    middleware of yours for each session's agent (placed after the strategy's compaction).
+    `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check."""
     store = store if store is not None else Store(":memory:")
-    sim = build_model(scenario, model, seed=seed, rot=rot, max_usd=max_usd)
+    sim = build_model(scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view)
     merged = {**scale_defaults(scenario, strategy), **(params or {})}
     out = Replay(store=store)
     total = sum(len(s.turns) for s in scenario.sessions)
@@ -165,6 +185,7 @@ async def replay(
                         correct=is_correct(probe, result.output), status="answered",
                         retrieval_calls=sum(c.retrieval_calls for c in calls),
                         input_tokens=sum(c.input_tokens for c in calls),
+                        outcome=outcome(probe, result.output),
                     )
                 )  # fmt: skip
         files = FileSystem(store, session.thread)
@@ -180,7 +201,21 @@ async def replay(
     out.usage = _usage(store)
     out.summaries = _count(store, "SELECT count(*) FROM summaries")
     out.offloads = _count(store, "SELECT count(*) FROM events WHERE action LIKE 'offload_%'")
+    out.skill_reads, out.subagent_calls, out.memory_writes = _techniques(store)
     return out
+
+
+def _techniques(store: Store) -> tuple[int, int, int]:
+    """How often the agents read a skill, handed a task to a subagent, and wrote memory."""
+    skills = tasks = memory = 0
+    rows = store.query("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL")
+    for row in rows:
+        for c in json.loads(row["tool_calls"] or "[]"):
+            path = str(c.get("arguments", {}).get("file_path", ""))
+            skills += c["name"] == "read_file" and path.startswith("/skills/")
+            tasks += c["name"] == "task"
+            memory += c["name"] in ("write_file", "edit_file") and path.startswith("/memories/")
+    return skills, tasks, memory
 
 
 _ROLE = """CASE WHEN m.model LIKE '%#summarize' THEN 'summarizer'
@@ -238,6 +273,7 @@ def _checked(probe: Probe, files: FileSystem) -> ProbeResult:
     return ProbeResult(
         id=probe.id, kind=probe.kind, session=probe.session, question=probe.question,
         expected=probe.answer, answer="yes" if ok else "no", correct=ok, status="checked",
+        outcome="right" if ok else "wrong",
     )  # fmt: skip
 
 
@@ -261,6 +297,15 @@ def is_correct(probe: Probe, answer: str) -> bool:
         return False
     expected = normalize(probe.answer)
     return not any(_mentions(text, d) for d in probe.distractors if normalize(d) not in expected)
+
+
+def outcome(probe: Probe, answer: str) -> str:
+    """right, unknown (said it does not know, or said nothing) or wrong (anything else)."""
+    if is_correct(probe, answer):
+        return "right"
+    if not answer.strip() or answer.strip() == DONT_KNOW:
+        return "unknown"
+    return "wrong"
 
 
 def check_file(check: FileCheck, text: str) -> bool:

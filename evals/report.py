@@ -1,6 +1,6 @@
 """`ctxlab report`: a markdown table per scenario and a PNG of accuracy against cost, with the
 Pareto front marked, under `reports/`. Simulated results are labelled as such, and results
-with the context-rot reader are shown apart from those without."""
+of each reader (fallible, ideal) are shown apart."""
 
 from __future__ import annotations
 
@@ -18,10 +18,15 @@ SIMULATED_NOTE = (
     "offloaded files and saved history). They measure the strategy, not a model's skill, and "
     "are not comparable with published numbers."
 )
-ROT_NOTE = (
-    "With context rot: the reader misses a fact in view with a probability that grows with "
-    "the request's length (fixed NoLiMa-like curve: 99% at 1k tokens, ~70% at 32k, floor 50%)."
-)
+READER_NOTES = {
+    "fallible": (
+        "Fallible reader (the default): a fact in view is missed with a chance that grows with "
+        "the request's length (NoLiMa's GPT-4o curve) and is worst in the middle of the request "
+        "(lost in the middle); a reader that misses may return a look-alike (scored wrong); "
+        'retrieval greps with the question\'s own words. See evals/README.md, "The reader".'
+    ),
+    "ideal": "Ideal reader: never misses a fact in view (for debugging; not a model).",
+}
 
 
 def write_plot(
@@ -52,10 +57,10 @@ def render_table(settings: Sequence[Aggregate]) -> list[str]:
     front = {p.label for p in pareto_front(settings)}
     best = recommend(settings)
     lines = [
-        "| | setting | seeds | accuracy (95% CI) | recall | artifact | continuation | decision "
-        "| input tokens | cached | peak context | calls | retrievals | summarizer tok "
+        "| | setting | seeds | accuracy (95% CI) | wrong | recall | artifact | continuation "
+        "| decision | input tokens | cached | peak context | calls | retrievals | summarizer tok "
         "| subagent tok | cost $ | overflow |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
         mark = ("**rec.** " if best is not None and s.label == best.label else "") + (
@@ -69,7 +74,7 @@ def render_table(settings: Sequence[Aggregate]) -> list[str]:
         kinds = " | ".join(_pct(s.accuracy_by_kind.get(k)) for k in
                            ("recall", "artifact", "continuation", "decision"))  # fmt: skip
         lines.append(
-            f"| {mark.strip()} | {s.label} | {len(s.seeds)} | {ci} | {kinds} | "
+            f"| {mark.strip()} | {s.label} | {len(s.seeds)} | {ci} | {s.wrong:.1f} | {kinds} | "
             f"{s.input_tokens.mean:,.0f} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
             f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {s.cost_usd.mean:.4f} | "
@@ -89,9 +94,9 @@ def _pct(value: float | None) -> str:
 
 
 def render_markdown(
-    results: Sequence[EvalResult], *, scenario: str, plots: Mapping[bool, str]
+    results: Sequence[EvalResult], *, scenario: str, plots: Mapping[str, str]
 ) -> str:
-    """The report of one scenario's runs: one table per reader (with and without rot)."""
+    """The report of one scenario's runs: one table per reader."""
     runs = [r for r in results if r.scenario == scenario]
     scales = sorted({r.scale for r in runs})
     models = sorted({r.model for r in runs})
@@ -100,23 +105,23 @@ def render_markdown(
         lines += [SIMULATED_NOTE, ""]
     prices = ", ".join(f"{m} (prices as of {_prices_as_of(m)})" for m in models)
     lines += [f"Scale: {', '.join(scales)}. Model: {prices}.", ""]
-    for rot in (False, True):
-        mine = [r for r in runs if r.rot is rot]
-        if not mine:
-            continue
-        lines += [f"## {'With' if rot else 'Without'} context rot", ""]
-        if rot:
-            lines += [ROT_NOTE, ""]
+    for reader in _readers(runs):
+        mine = [r for r in runs if r.reader == reader]
+        lines += [f"## {reader.capitalize()} reader", ""]
+        if reader in READER_NOTES:
+            lines += [READER_NOTES[reader], ""]
         lines += render_table(aggregate(mine))
-        if rot in plots:
-            lines += ["", f"![accuracy against cost]({plots[rot]})"]
+        if reader in plots:
+            lines += ["", f"![accuracy against cost]({plots[reader]})"]
         lines.append("")
     lines += [
-        "Columns: accuracy over all probes and per kind; tokens summed over every model call "
-        "(the agent's, the summarizer's, the subagents'); cached = input tokens read from the "
-        "prefix shared with the previous request; peak context = the largest request; "
-        "retrievals = file-tool calls made to answer probes; overflow = runs that died on a "
-        "request over the window. `front`: on the Pareto front of accuracy against cost.",
+        "Columns: accuracy over all probes and per kind; wrong = confident wrong answers per "
+        'run (a look-alike returned; "I don\'t know" is not counted); tokens summed over every '
+        "model call (the agent's, the summarizer's, the subagents'); cached = input tokens "
+        "read from the prefix shared with the previous request; peak context = the largest "
+        "request; retrievals = file-tool calls made to answer probes; overflow = runs that "
+        "died on a request over the window. `front`: on the Pareto front of accuracy against "
+        "cost.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -138,19 +143,23 @@ def write_report(
     for scenario in dict.fromkeys(r.scenario for r in results):
         stem = name or scenario
         runs = [r for r in results if r.scenario == scenario]
-        plots: dict[bool, str] = {}
-        for rot in (False, True):
-            mine = [r for r in runs if r.rot is rot]
-            if mine:
-                png = out / f"{stem}{'-rot' if rot else ''}.png"
-                scale = "/".join(sorted({r.scale for r in mine}))
-                title = f"{scenario} ({scale}{', rot' if rot else ''}{_label(mine)})"
-                written.append(write_plot(aggregate(mine), png, title=title))
-                plots[rot] = png.name
+        plots: dict[str, str] = {}
+        for reader in _readers(runs):
+            mine = [r for r in runs if r.reader == reader]
+            png = out / f"{stem}{'' if reader == 'fallible' else f'-{reader}'}.png"
+            scale = "/".join(sorted({r.scale for r in mine}))
+            title = f"{scenario} ({scale}, {reader} reader{_label(mine)})"
+            written.append(write_plot(aggregate(mine), png, title=title))
+            plots[reader] = png.name
         md = out / f"{stem}.md"
         md.write_text(render_markdown(runs, scenario=scenario, plots=plots), encoding="utf-8")
         written.insert(0, md)
     return written
+
+
+def _readers(runs: Sequence[EvalResult]) -> list[str]:
+    """The readers of `runs`, the default first."""
+    return sorted({str(r.reader) for r in runs}, key=lambda r: (r != "fallible", r))
 
 
 def _label(runs: Sequence[EvalResult]) -> str:

@@ -14,8 +14,8 @@ from typing import Any
 from evals.metrics import EvalResult, from_replay
 from evals.replay import MiddlewareFactory, Progress, replay
 from evals.scenarios import get_scenario
+from evals.simulated import DEFAULT_READER
 from harness.models import Model
-from harness.models.simulated import NOLIMA_LIKE
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Cell:
     seed: int = 0
     scale: str = "small"
     model: str = "simulated"
-    rot: bool = False
+    reader: str = DEFAULT_READER
     middleware: MiddlewareFactory | None = None
     label: str | None = None
 
@@ -41,7 +41,7 @@ async def arun_cell(
     scale: str = "small",
     model: str | Model = "simulated",
     *,
-    rot: bool = False,
+    reader: str = DEFAULT_READER,
     max_usd: float | None = None,
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
@@ -51,17 +51,16 @@ async def arun_cell(
     built = get_scenario(scenario, seed=seed, scale=scale)
     start = time.perf_counter()
     outcome = await replay(
-        built, strategy, dict(params or {}), seed=seed, model=model,
-        rot=NOLIMA_LIKE if rot else None, max_usd=max_usd, progress=progress,
-        middleware=middleware,
+        built, strategy, dict(params or {}), seed=seed, model=model, reader=reader,
+        max_usd=max_usd, progress=progress, middleware=middleware,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
         outcome.store.close()
     return from_replay(
         outcome, scenario=scenario, strategy=label or strategy, params=dict(params or {}),
-        seed=seed, scale=scale, model=model if isinstance(model, str) else model.name, rot=rot,
-        wall_s=wall,
+        seed=seed, scale=scale, model=model if isinstance(model, str) else model.name,
+        reader=reader if model == "simulated" else "live", wall_s=wall,
     )  # fmt: skip
 
 
@@ -73,7 +72,7 @@ def run_cell(
     scale: str = "small",
     model: str | Model = "simulated",
     *,
-    rot: bool = False,
+    reader: str = DEFAULT_READER,
     max_usd: float | None = None,
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
@@ -83,13 +82,15 @@ def run_cell(
     `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
     state: safe to call from worker threads or processes.
 
-    rot: use the fixed context-rot reader. model: "simulated", or "openai:..." /
-    "anthropic:..." to let that model act at the decision points (spend capped by `max_usd`).
+    reader: how the simulated model reads: "fallible" (default: misses with length and
+    depth, confuses look-alikes, searches with the question's words) or "ideal".
+    model: "simulated", or "openai:..." / "anthropic:..." to let that model act at the
+    decision points (spend capped by `max_usd`).
     middleware: a factory of your own middleware, added to the strategy's stack; `label`
     names the result's strategy (e.g. "none+my-compactor")."""
     return asyncio.run(
         arun_cell(
-            scenario, strategy, params, seed, scale, model, rot=rot, max_usd=max_usd,
+            scenario, strategy, params, seed, scale, model, reader=reader, max_usd=max_usd,
             progress=progress, middleware=middleware, label=label,
         )
     )  # fmt: skip
@@ -115,7 +116,7 @@ def run_cells(
 
         result = run_cell(
             cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
-            rot=cell.rot, max_usd=left, progress=step, middleware=cell.middleware,
+            reader=cell.reader, max_usd=left, progress=step, middleware=cell.middleware,
             label=cell.label,
         )  # fmt: skip
         spent += result.live_cost_usd
@@ -133,10 +134,10 @@ def grid(
     scale: str = "small",
     model: str = "simulated",
     params: Mapping[str, Any] | None = None,
-    rot: bool = False,
+    reader: str = DEFAULT_READER,
 ) -> list[Cell]:
     return [
-        Cell(scenario, s, dict(params or {}), seed, scale, model, rot)
+        Cell(scenario, s, dict(params or {}), seed, scale, model, reader)
         for s in strategies
         for seed in seeds
     ]

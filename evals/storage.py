@@ -18,21 +18,34 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS eval_runs (
     run_key VARCHAR PRIMARY KEY, batch VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL,
     scenario VARCHAR NOT NULL, strategy VARCHAR NOT NULL, params JSON, seed INTEGER,
-    scale VARCHAR, model VARCHAR, rot BOOLEAN, simulated BOOLEAN, status VARCHAR,
-    accuracy DOUBLE, probes INTEGER, correct INTEGER, accuracy_by_kind JSON,
+    scale VARCHAR, model VARCHAR, reader VARCHAR, simulated BOOLEAN, status VARCHAR,
+    accuracy DOUBLE, probes INTEGER, correct INTEGER, wrong INTEGER, dont_know INTEGER,
+    accuracy_by_kind JSON,
     input_tokens BIGINT, output_tokens BIGINT, cached_input_tokens BIGINT,
     cache_write_tokens BIGINT, peak_context_tokens BIGINT, model_calls INTEGER,
     retrieval_calls INTEGER,
     main_input_tokens BIGINT, summarizer_input_tokens BIGINT, summarizer_output_tokens BIGINT,
     subagent_input_tokens BIGINT, subagent_output_tokens BIGINT, summaries INTEGER,
-    offloads INTEGER, overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
+    offloads INTEGER, skill_reads INTEGER, subagent_calls INTEGER, memory_writes INTEGER,
+    overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
     subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE
 );
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
     question VARCHAR, expected VARCHAR, answer VARCHAR, correct BOOLEAN, status VARCHAR,
-    retrieval_calls INTEGER, input_tokens BIGINT
+    retrieval_calls INTEGER, input_tokens BIGINT, outcome VARCHAR
 );
+"""
+# Stores written before the fallible reader: add what they lack (their runs read as "ideal"
+# readers when `rot` was off; the old column stays, unread).
+UPGRADE = """
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS reader VARCHAR;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS wrong INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS dont_know INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS skill_reads INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS subagent_calls INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS memory_writes INTEGER;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
 """
 _JSON_COLUMNS = ("params", "accuracy_by_kind")
 
@@ -41,6 +54,7 @@ def open_store(store: Store | str | Path) -> Store:
     """A store with the eval tables; a path opens (and closes) its own."""
     opened = store if isinstance(store, Store) else Store(store, hold=False)
     opened.execute(SCHEMA)
+    opened.execute(UPGRADE)
     return opened
 
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness.agent import Agent, create_agent
 from harness.models.base import Model
-from harness.models.simulated import SimulatedModel
 from harness.steps import StepRunner
 from harness.store import Store
 
@@ -126,6 +125,7 @@ def build_competitive(options: AgentOptions) -> Agent:
     market-export, news and article tools, the `market-researcher` subagent, the `qbr-report`
     skill and long-term memory. With `simulated` it follows the scenario's plan offline."""
     from evals.replay import scale_defaults
+    from evals.simulated import SimulatedModel
 
     scenario, _week = _competitive_options(options)
     strategy = options.strategy or "full"

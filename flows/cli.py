@@ -116,7 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--seeds", type=int, default=1, help="seeds per setting (default 1)")
     sweep.add_argument("--scale", default="small", choices=("small", "full"))
     sweep.add_argument("--model", default="simulated")
-    sweep.add_argument("--rot", action="store_true", help="apply the context-rot curve")
+    sweep.add_argument(
+        "--reader",
+        default="fallible",
+        choices=("fallible", "ideal"),
+        help="how the simulated model reads (default fallible)",
+    )
     sweep.add_argument("--runner", default="thread", choices=("thread", "process", "dask"))
     sweep.add_argument("--workers", type=int, help="threads, processes or Dask workers")
     sweep.add_argument("--address", help="Dask scheduler address (with --runner dask)")
@@ -306,7 +311,7 @@ def _sweep(args: argparse.Namespace) -> int:
     info = _connect(args)
     call = eval_sweep.with_options(task_runner=runner)(
         scenario=args.scenario, strategies=strategies, grid=grid,
-        seeds=args.seeds, scale=args.scale, model=args.model, rot=args.rot, db=args.db,
+        seeds=args.seeds, scale=args.scale, model=args.model, reader=args.reader, db=args.db,
         max_usd=args.max_usd, show_progress=not args.json,
     )  # fmt: skip
     result = _run_flow(call, info)

@@ -43,7 +43,7 @@ def expand(
     *,
     scale: str = "small",
     model: str = "simulated",
-    rot: bool = False,
+    reader: str = "fallible",
 ) -> list[Cell]:
     """Every cell of the grid. A grid key only varies the strategies whose stack takes it
     (`summarize.trigger` means nothing to `mask`); duplicate cells are dropped."""
@@ -54,7 +54,7 @@ def expand(
         for values in itertools.product(*(grid[k] for k in keys)):
             params = dict(zip(keys, values, strict=True))
             for seed in seeds:
-                cell = Cell(scenario, strategy, params, seed, scale, model, rot)
+                cell = Cell(scenario, strategy, params, seed, scale, model, reader)
                 cells.setdefault((strategy, repr(sorted(params.items())), seed), cell)
     accepted = {k for s in strategies for k in valid_params(middleware_names(s))}
     unknown = [k for k in grid if k not in accepted]
@@ -78,7 +78,7 @@ def eval_cell(cell: Cell, max_usd: float | None = None) -> EvalResult:
     """One replay, scored. Runs in a worker thread or process: no store, no Prefect calls."""
     return run_cell(
         cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
-        rot=cell.rot, max_usd=max_usd, middleware=cell.middleware, label=cell.label,
+        reader=cell.reader, max_usd=max_usd, middleware=cell.middleware, label=cell.label,
     )  # fmt: skip
 
 
@@ -148,7 +148,7 @@ async def eval_sweep(
     seeds: int = 1,
     scale: str = "small",
     model: str = "simulated",
-    rot: bool = False,
+    reader: str = "fallible",
     db: str | None = None,
     max_usd: float | None = None,
     show_progress: bool = False,
@@ -164,7 +164,7 @@ async def eval_sweep(
     show_progress: draw a progress bar on the terminal (the CLI sets it).
     """
     cells = expand(scenario, strategies or ["full"], grid or {}, range(seeds), scale=scale,
-                   model=model, rot=rot)  # fmt: skip
+                   model=model, reader=reader)  # fmt: skip
     if show_progress:
         with terminal_progress(len(cells)) as advance:
             outcome = await run_sweep(cells, db=db, max_usd=max_usd, progress=advance)

@@ -16,18 +16,20 @@ from evals.pytest_plugin import EvalGate
 from evals.replay import check_file, is_correct
 from evals.report import write_plot, write_report
 from evals.scenarios.base import FileCheck, Probe
-from harness.models.simulated import DONT_KNOW, Cue
+from evals.simulated import DONT_KNOW, Cue
 
 
 def result(strategy: str = "full", seed: int = 0, **changes) -> EvalResult:
     base = EvalResult(
         scenario="competitive-analysis", strategy=strategy, params={}, seed=seed, scale="small",
-        model="simulated", rot=False, accuracy=0.9, probes=10, correct=9,
+        model="simulated", reader="fallible", accuracy=0.9, probes=10, correct=9, wrong=0,
+        dont_know=1,
         accuracy_by_kind={"recall": 0.9, "artifact": 1.0, "continuation": None, "decision": 0.5},
         input_tokens=100_000, output_tokens=2_000, cached_input_tokens=80_000, cache_write_tokens=0,
         peak_context_tokens=9_000, model_calls=50, retrieval_calls=3, main_input_tokens=90_000,
         summarizer_input_tokens=5_000, summarizer_output_tokens=500, subagent_input_tokens=5_000,
-        subagent_output_tokens=100, summaries=1, offloads=2, overflowed=False,
+        subagent_output_tokens=100, summaries=1, offloads=2, skill_reads=1,
+        subagent_calls=2, memory_writes=1, overflowed=False,
         overflow_step=None, overflow_turn=None, subagent_overflows=0, cost_usd=0.05,
         live_cost_usd=0.0, status="completed", simulated=True, wall_s=1.0,
     )  # fmt: skip
@@ -101,16 +103,17 @@ def test_the_gate_flags_regressions_with_a_readable_diff() -> None:
     assert not compare([result("full", input_tokens=103_000), result("mask")], baseline)
 
 
-def test_the_report_is_labelled_and_shows_rot_apart(tmp_path) -> None:
+def test_the_report_is_labelled_and_shows_each_reader_apart(tmp_path) -> None:
     runs = [result("full"), result("none", accuracy=0.2, cost_usd=0.01),
-            result("full", rot=True, accuracy=0.8)]  # fmt: skip
+            result("full", reader="ideal", accuracy=0.8)]  # fmt: skip
     paths = write_report(runs, tmp_path)
     assert [p.name for p in paths] == [
-        "competitive-analysis.md", "competitive-analysis.png", "competitive-analysis-rot.png",
+        "competitive-analysis.md", "competitive-analysis.png", "competitive-analysis-ideal.png",
     ]  # fmt: skip
     text = paths[0].read_text()
     assert "Simulated results" in text and "not comparable with published numbers" in text
-    assert "## Without context rot" in text and "## With context rot" in text
+    assert "## Fallible reader" in text and "## Ideal reader" in text
+    assert text.index("## Fallible reader") < text.index("## Ideal reader")
     assert "| **rec.** front | full | 1 | 90.0% |" in text
     assert paths[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -156,8 +159,9 @@ def test_the_fixture_gates_a_users_own_setting(tmp_path, ctxlab_gate) -> None:
     with pytest.raises(pytest.fail.Exception, match="no baseline"):
         ctxlab_gate.check(cells, baseline)
     EvalGate(update=True).check(cells, baseline)
-    assert ctxlab_gate.check(cells, baseline)[0].accuracy == 1.0
     doc = json.loads(baseline.read_text())
+    (stored,) = doc["cells"].values()
+    assert ctxlab_gate.check(cells, baseline)[0].accuracy == stored["accuracy"] > 0.5
     for cell in doc["cells"].values():
         cell["input_tokens"] //= 2  # pretend the baseline was twice as frugal
     baseline.write_text(json.dumps(doc))

@@ -3,6 +3,7 @@ answered only from the run (their cues never hold the answer)."""
 
 import json
 import re
+from dataclasses import asdict
 
 import pytest
 
@@ -52,12 +53,27 @@ def test_flagship_at_full_scale_has_the_sizes_the_issue_asks_for(flagship_full) 
     kinds = {p.kind for p in flagship_full.probes}
     assert kinds == set(PROBE_KINDS)
     world = World(0, dict(load_spec("competitive-analysis").scales["full"].model_extra))
-    assert len(world.companies) == 5
+    assert 8 <= len(world.companies) <= 10
     assert all(df.height >= 20_000 for df in world.exports.values())
     assert [s.id for s in flagship_full.sessions] == ["week-1", "week-2"]
     sweep = flagship_full.subagents[0]
     assert sweep.name == "market-researcher"
     assert (flagship_full.skills_dir / "SKILL.md").exists()
+
+
+def test_seeds_vary_structure_and_result_sizes_are_heavy_tailed() -> None:
+    sizes = dict(load_spec("competitive-analysis").scales["full"].model_extra or {})
+    worlds = [World(seed, sizes) for seed in range(4)]
+    assert len({len(w.companies) for w in worlds}) > 1  # how many companies
+    assert len({tuple(c.articles for c in w.companies) for w in worlds}) == 4
+    assert len({tuple(c.broad_quarter for c in w.companies) for w in worlds}) > 1
+    words = sorted(len(a.text().split()) for w in worlds for a in w.articles.values()
+                   if a.id.startswith("a-"))  # fmt: skip
+    median, top = words[len(words) // 2], words[-1]
+    assert top > 20 * median  # many short articles, a few very long ones
+    plans = [build_flagship(seed, "small").probes for seed in (0, 1)]
+    asked = [[p.id.split("-")[0] for p in probes] for probes in plans]
+    assert asked[0] != asked[1]  # probe delays vary with the seed
 
 
 def test_probes_are_spread_over_the_run_and_early_facts_are_asked_late(flagship_full) -> None:
@@ -66,17 +82,41 @@ def test_probes_are_spread_over_the_run_and_early_facts_are_asked_late(flagship_
     first_company = flagship_full.probes[0].planted
     early = [p for p in flagship_full.probes if p.planted == first_company]
     asked_at = sorted(position[p.id] for p in early if p.id in position)
-    assert asked_at[0] < len(turns) // 4 and asked_at[-1] > len(turns) // 2
+    work = [i for i, t in enumerate(turns) if not t.probe]  # the company turns, the report
+    assert asked_at[0] < work[1] and asked_at[-1] > work[len(work) // 2]
 
 
 def test_no_cue_holds_its_answer() -> None:
     for name in list_scenarios():
         for probe in get_scenario(name, 0, "small").probes:
-            for pattern in (*probe.cue.patterns, *probe.cue.grep):
+            for pattern in (*probe.cue.patterns, *probe.cue.lookalikes):
                 # The cue says where a fact is, never what it is.
                 assert not re.search(rf"(?<![\w.]){re.escape(probe.answer)}(?![\w])", pattern), (
                     probe.id
                 )
+
+
+def test_no_plan_carries_a_value_the_tools_return() -> None:
+    """What the agent writes is filled from the request at replay time: the recorded plan
+    never holds a value a tool returns (the leak that let notes carry the truth)."""
+    for name in list_scenarios():
+        scenario = get_scenario(name, 0, "small")
+        plan = json.dumps(asdict(scenario.plan), default=str)
+        values = [p.answer for p in scenario.probes if p.source == "tool" and p.check is None]
+        values += [v for p in scenario.probes if p.check for v in p.check.contains]
+        leaked = [v for v in values if re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", plan)]
+        assert not leaked, (name, leaked[:3])
+
+
+def test_long_horizon_orders_are_unique() -> None:
+    scenario = get_scenario("long-horizon", 0, "full")
+    questions = [p.question for p in scenario.probes if p.id.startswith("refund-")]
+    data = scenario.files()["tickets.txt"]
+    orders = re.findall(r"\| order ([0-9]+) \|", data)
+    assert len(orders) == len(set(orders)) == 640
+    for q in questions:
+        order = re.search(r"order ([0-9]+)", q).group(1)
+        assert orders.count(order) == 1
 
 
 def test_distractors_are_in_the_data_the_agent_sees(flagship_full) -> None:

@@ -227,7 +227,7 @@ def test_resolve_model_unknown_specs() -> None:
 
 
 def test_resolve_model_simulated() -> None:
-    pytest.importorskip("harness.models.simulated")
+    pytest.importorskip("evals")
     assert resolve_model("simulated").name
 
 

@@ -7,13 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from harness import ContextOverflowError, Store, create_agent, get_profile, tool
-from harness.messages import Message, ToolCall, assistant, tool_result, user
-from harness.models import FunctionModel, resolve_model
-from harness.models.base import ModelSettings, RequestParams
-from harness.models.simulated import (
+from evals.simulated import (
     DONT_KNOW,
-    NOLIMA_LIKE,
+    FALLIBLE,
+    IDEAL,
     SUMMARY_MARKER,
     Act,
     Answer,
@@ -29,11 +26,16 @@ from harness.models.simulated import (
     Turn,
     cacheable,
     extractive_summary,
-    pointers,
 )
+from evals.simulated.reader import Attention, Reader, pointers, query_terms
+from harness import ContextOverflowError, Store, create_agent, get_profile, tool
+from harness.errors import UnknownModelError
+from harness.messages import Message, ToolCall, assistant, tool_result, user
+from harness.models import FunctionModel, resolve_model
+from harness.models.base import ModelSettings, RequestParams
 from harness.tokens import TokenCounter
 
-REVENUE = Cue(patterns=(r"Acme revenue = ([0-9.]+)",), grep=("Acme revenue = ",))
+REVENUE = Cue(patterns=(r"Acme revenue = ([0-9.]+)",), lookalikes=(r"Zeta revenue = ([0-9.]+)",))
 
 
 def ask(model: SimulatedModel, messages, system: str = "", settings=None) -> object:
@@ -82,9 +84,11 @@ def test_fetches_from_the_pointed_file_when_the_fact_is_out_of_view() -> None:
               user("What was Acme's revenue?")]  # fmt: skip
     search = ask(model, window)
     assert [c.name for c in search.tool_calls] == ["grep", "grep"]
-    # The file whose preview names the company asked about is searched first.
+    # The query is the question's own words; the file whose preview names the company asked
+    # about is searched first.
     assert search.tool_calls[0].arguments == {
-        "pattern": "Acme revenue = ", "output_mode": "content", "path": "/large_tool_results/x1",
+        "pattern": "revenue", "regex": True, "output_mode": "content", "max_count": 40,
+        "path": "/large_tool_results/x1",
     }  # fmt: skip
     found = [tool_result(search.tool_calls[0], "/large_tool_results/x1:7:Acme revenue = 42.5"),
              tool_result(search.tool_calls[1], "No matches")]  # fmt: skip
@@ -184,23 +188,70 @@ def test_a_checkpoint_taken_mid_plan_restores_into_a_fresh_model_that_answers_th
         SimulatedModel(plan(Turn("Stop."))).restore(state)
 
 
-def test_context_rot_is_a_fixed_curve_and_seeded() -> None:
-    assert NOLIMA_LIKE.keep(1_000) == 1.0
-    assert NOLIMA_LIKE.keep(32_000) == pytest.approx(0.70)
-    assert NOLIMA_LIKE.keep(10_000_000) == 0.5
-    turns = tuple(Turn(f"Q{i}?", (Answer(f"q{i}", REVENUE),)) for i in range(40))
-    filler = user("filler " * 60_000)
+def test_attention_follows_the_nolima_curve_and_is_worst_in_the_middle() -> None:
+    attention = Attention()
+    assert attention.keep(1_000) == pytest.approx(98.1 / 99.3)
+    assert attention.keep(32_000) == pytest.approx(69.7 / 99.3)
+    assert attention.keep(16_000) > attention.keep(32_000) == attention.keep(128_000)
+    edge, middle = attention.miss(32_000, 0.0), attention.miss(32_000, 0.5)
+    assert middle == pytest.approx(1.9 * edge) and attention.miss(32_000, 1.0) == edge
 
-    def answers(seed: int) -> list[str]:
-        unbounded = replace(get_profile("simulated"), context_window=None)
-        model = SimulatedModel(plan(*turns), seed=seed, rot=NOLIMA_LIKE, profile=unbounded)
-        return [ask(model, [filler, assistant("Acme revenue = 3.5"), user(f"Q{i}?")]).text
-                for i in range(40)]  # fmt: skip
 
-    first = answers(1)
-    assert first == answers(1)
-    missed = first.count(DONT_KNOW)
-    assert 0 < missed < 40 and first.count("3.5") == 40 - missed
+def test_the_fallible_reader_misses_with_length_and_depth_and_is_seeded() -> None:
+    fact = "Acme revenue = 3.5\n"
+
+    def seen(depth: float, filler: int, seed: int) -> int:
+        hits = 0
+        for k in range(60):
+            before, after = "x" * int(filler * depth), "y" * int(filler * (1 - depth))
+            reader = Reader(FALLIBLE, [before + fact + after], filler // 4, seed)
+            hits += reader.read(REVENUE, f"q{k}").value == "3.5"
+        return hits
+
+    assert seen(0.5, 400_000, 1) == seen(0.5, 400_000, 1)  # seeded
+    assert seen(0.5, 400_000, 1) < seen(0.02, 400_000, 1)  # lost in the middle
+    assert seen(0.5, 400_000, 1) < seen(0.5, 8_000, 1) == 60  # longer requests miss more
+    # The newest text is read reliably, however long the request.
+    assert seen(0.999, 400_000, 1) == 60
+    ideal = Reader(IDEAL, ["x" * 200_000 + fact + "y" * 200_000], 100_000, 1)
+    assert ideal.read(REVENUE, "q").value == "3.5"
+
+
+def test_a_reader_that_misses_can_return_a_look_alike() -> None:
+    text = "x" * 200_000 + "Zeta revenue = 9.9\n" + "y" * 100_000 + "Acme revenue = 3.5\n"
+    readings = [Reader(FALLIBLE, [text + "z" * 200_000], 120_000, 3).read(REVENUE, f"q{k}")
+                for k in range(80)]  # fmt: skip
+    statuses = {r.status for r in readings}
+    assert {"seen", "confused"} <= statuses
+    assert {r.value for r in readings if r.status == "confused"} == {"9.9"}
+    assert all(r.value is None for r in readings if r.status == "missed")
+
+
+def test_retrieval_queries_come_from_the_question_words() -> None:
+    assert query_terms("How much did we refund on order 84211?")[0] == "84211"
+    assert query_terms("Which file holds the notes of batch 2?")[0] == "batch 2"
+    terms = query_terms("What were units_k for Arcadia Foods in EMEA, 2025-Q2?")
+    assert terms[:3] == ["2025-Q2", "units_k", "Arcadia Foods"]
+
+
+def test_notes_are_filled_from_the_request_never_from_the_plan() -> None:
+    note = Act("Noted: Acme revenue = {{rev}}.", (("write_file", {"file_path": "/n.md",
+               "content": "- Acme revenue = {{rev}}"}),), slots=(("rev", REVENUE),))  # fmt: skip
+    the_plan = plan(Turn("Note it.", (note,)))
+
+    def written(context: str) -> tuple[str, str]:
+        model = SimulatedModel(the_plan)
+        out = ask(model, [tool_result(ToolCall("f", "fetch"), context), user("Note it.")])
+        return out.text, out.tool_calls[0].arguments["content"]
+
+    assert written("Acme revenue = 12.5") == (
+        "Noted: Acme revenue = 12.5.",
+        "- Acme revenue = 12.5",
+    )
+    assert written("[blank]") == ("Noted: Acme revenue = unknown.", "- Acme revenue = unknown")
+    assert written("Acme revenue = 23.6")[0] == "Noted: Acme revenue = 23.6."  # copied as seen
+    with pytest.raises(ValueError, match="slots without cues"):
+        plan(Turn("Bad.", (Act("{{rev}}", (("t", {}),)),)))
 
 
 def test_compose_uses_the_template_sections_and_the_requested_style() -> None:
@@ -264,9 +315,17 @@ def test_a_delegate_decides_at_decision_points_within_a_spending_cap() -> None:
 
 
 def test_without_a_plan_it_only_summarizes_and_resolves_by_name() -> None:
-    model = resolve_model("simulated")
+    model = resolve_model("simulated")  # registered by importing evals
     assert isinstance(model, SimulatedModel)
     assert "Nothing is planned" in ask(model, [user("hello")]).text
+
+
+def test_an_unregistered_simulated_model_names_its_replacement(monkeypatch) -> None:
+    import harness.models as models
+
+    monkeypatch.setattr(models, "_REGISTERED", {})
+    with pytest.raises(UnknownModelError, match="evals.simulated.SimulatedModel"):
+        resolve_model("simulated")
 
 
 def test_runs_through_the_harness_with_the_file_tools() -> None:
@@ -286,3 +345,11 @@ def test_runs_through_the_harness_with_the_file_tools() -> None:
     agent = create_agent(model, [fetch], store=Store(":memory:"), strategy="none")
     assert agent.run_sync("Fetch Acme.", thread_id="t").output == "ok"
     assert agent.run_sync("Acme's revenue?", thread_id="t").output == "12.5"
+
+
+def test_lines_quoted_from_saved_files_rank_after_the_live_context() -> None:
+    nxt = Cue(patterns=(r"Next step: ([^.\n]+)",))
+    live = "Done with Acme. Next step: research Zeta."
+    quoted = "/conversation_history/t.md:12:Done with Bolt. Next step: research Acme."
+    assert Reader(IDEAL, [live, quoted], 1_000, 0).read(nxt, "q").value == "research Zeta"
+    assert Reader(IDEAL, [quoted], 1_000, 0).read(nxt, "q").value == "research Acme"

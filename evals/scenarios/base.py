@@ -16,14 +16,17 @@ from typing import Any, Literal
 import pydantic
 import yaml
 
+from evals.simulated.plan import Act, Answer, Cue, Plan, Step, Turn
 from harness.middleware.subagents import SubAgent
-from harness.models.simulated import Act, Answer, Cue, Plan, Step, Turn
 from harness.profiles import ModelProfile, get_profile
 from harness.tools import Tool
 
 Scale = Literal["small", "full"]
 SCALES: tuple[Scale, ...] = ("small", "full")
 ProbeKind = Literal["recall", "artifact", "continuation", "decision"]
+# Where a probe's answer comes from: a tool result, what the user pasted, the agent's own
+# intentions (paths, next steps), or durable memory. The sanity check's bounds follow from it.
+ProbeSource = Literal["tool", "user", "agent", "memory"]
 PROBE_KINDS: tuple[ProbeKind, ...] = ("recall", "artifact", "continuation", "decision")
 
 
@@ -43,7 +46,8 @@ class Probe:
 
     `cue` tells the simulated reader how to recognise the fact in a context; it never holds
     the answer. `distractors` are wrong values the run also shows (an answer naming one of them
-    is wrong even if it also names the right one). `planted` says where the fact appeared."""
+    is wrong even if it also names the right one). `planted` says where the fact appeared;
+    `source` where its answer can come from."""
 
     id: str
     kind: ProbeKind
@@ -54,6 +58,7 @@ class Probe:
     session: int = 0
     distractors: tuple[str, ...] = ()
     check: FileCheck | None = None
+    source: ProbeSource = "tool"
 
 
 @dataclass(frozen=True)
@@ -250,9 +255,12 @@ class Script:
         )
 
 
-def act(text: str, *calls: tuple[str, dict[str, Any]]) -> Act:
-    """A recorded step: `act("Reading.", call("read_article", article_id="a-1"))`."""
-    return Act(text, tuple(calls))
+def act(
+    text: str, *calls: tuple[str, dict[str, Any]], slots: tuple[tuple[str, Cue], ...] = ()
+) -> Act:
+    """A recorded step: `act("Reading.", call("read_article", article_id="a-1"))`. What it
+    writes down goes in `{{slot}}`s, each read by its cue from the request at replay time."""
+    return Act(text, tuple(calls), tuple(slots))
 
 
 def call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:

@@ -30,10 +30,11 @@ from evals.scenarios.base import (
     check_scale,
     datasets_dir,
     load_spec,
+    rng,
 )
 from evals.scenarios.market import EARLIER, LATEST, WEEK_1, Company, World, make_tools
+from evals.simulated.plan import Compose, Cue, Fact, ReadSkill, Remember, ReportFindings, Step
 from harness.middleware.subagents import SubAgent
-from harness.models.simulated import Compose, Cue, Fact, ReadSkill, Remember, ReportFindings, Step
 
 NAME = "competitive-analysis"
 WEEK_2 = "2026-01-19"
@@ -57,21 +58,21 @@ sentence with names and figures. Nothing else."""
 
 
 # -- how the agent writes things down (the cues match these forms) -------------------------
+# The notes name what the agent read as `{{slot}}`s: the replay fills them from the request.
 
 
-def export_note(world: World, c: Company) -> str:
-    revenue, share = world.value(c, "revenue_musd"), world.value(c, "market_share_pct")
+def export_note(c: Company) -> str:
     return (
-        f"Export check, {c.name}, {LATEST} {c.region} {c.segment} revenue_musd = {revenue}; "
-        f"market_share_pct = {share}. Rows of {', '.join(c.lookalikes)} set aside (other firms)."
+        f"Export check, {c.name}, {LATEST} {c.region} {c.segment} revenue_musd = {{{{revenue}}}}; "
+        f"market_share_pct = {{{{share}}}}. Rows of {', '.join(c.lookalikes)} set aside "
+        "(other firms)."
     )
 
 
-def decision_note(world: World, c: Company) -> str:
+def decision_note(c: Company) -> str:
     return (
-        f"Decision on {c.name} revenue: keep the export figure ({world.value(c, 'revenue_musd')}) "
-        f"over the article's {world.claimed_revenue(c)}; reason: the article's number is a "
-        f"{c.reason}."
+        f"Decision on {c.name} revenue: keep the export figure ({{{{revenue}}}}) over the "
+        f"article's {{{{claimed}}}}; reason: the article's number is given {{{{qualifier}}}}."
     )
 
 
@@ -79,67 +80,83 @@ def revenue_label(c: Company) -> str:
     return f"{c.name} {LATEST} revenue ({c.region}, {c.segment}, USD M)"
 
 
+def _row(quarter: str, firm: str, region: str, segment: str, metric: str) -> str:
+    return re.escape(f"{quarter},{firm},{region},{segment},{metric},") + NUMBER
+
+
+def _others(c: Company) -> str:
+    return "(?:" + "|".join(re.escape(x) for x in c.lookalikes) + ")"
+
+
+def row_cue(c: Company, metric: str, quarter: str = LATEST, region: str = "",
+            segment: str = "", *forms: str) -> Cue:  # fmt: skip
+    """A figure of `c` in its export rows (and in the `forms` the agent writes it in); the
+    look-alike firms' rows of the same cell are its distractors."""
+    cell = (region or c.region, segment or c.segment, metric)
+    look = rf"{re.escape(quarter)},{_others(c)},{re.escape(','.join(cell))}," + NUMBER
+    return Cue(patterns=(_row(quarter, c.name, *cell), *forms), lookalikes=(look,))
+
+
 def cues(c: Company) -> dict[str, Cue]:
     """How to recognise each planted fact about `c`, in every form it is written."""
     n = re.escape(c.name)
-    row = f"{LATEST},{c.name},{c.region},{c.segment},revenue_musd,"
     note = f"Export check, {c.name}, {LATEST} {c.region} {c.segment} revenue_musd = "
-    broad = f"{EARLIER},{c.name},{c.x_region},{c.x_segment},units_k,"
+    qualifier = (
+        rf"{n} posted revenue of [0-9.]+ million dollars in the third quarter, ([^.\n]+)\.",
+        rf"Decision on {n} revenue: [^;]*; reason: the article's number is given ([^.\n]+)\.",
+        re.escape(f"{c.name} article figure set aside as") + ": ([^.\n]+)",
+    )
     return {
-        "export": Cue(
-            patterns=(
-                re.escape(row) + NUMBER,
-                re.escape(note) + NUMBER,
-                re.escape(revenue_label(c)) + ": " + NUMBER,
-            ),
-            grep=(row, note),
-        ),
-        "broad": Cue(patterns=(re.escape(broad) + NUMBER,), grep=(broad,)),
+        "export": row_cue(c, "revenue_musd", LATEST, "", "", re.escape(note) + NUMBER,
+                          re.escape(revenue_label(c)) + ": " + NUMBER),
+        "share": row_cue(c, "market_share_pct"),
+        "claimed": Cue(patterns=(rf"{n} posted revenue of ([0-9.]+) million",)),
+        "broad": row_cue(c, "units_k", EARLIER, c.x_region, c.x_segment),
         "closure": Cue(
             patterns=(
                 n + r" confirmed that its (\w+) plant will close",
                 re.escape(f"{c.name} plant closing in") + r": (\w+)",
             ),
-            grep=(f"{c.name} confirmed that its",),
+            lookalikes=(_others(c) + r" confirmed that its (\w+) plant will close",),
         ),
-        "decision": Cue(
-            patterns=(
-                rf"Decision on {n} revenue: [^;]*; reason: the article's number is an? "
-                r"([^.]+)\.",
-                re.escape(f"{c.name} article figure set aside as") + ": ([^.\n]+)",
-            ),
-            grep=(f"Decision on {c.name} revenue:",),
-        ),
+        "decision": Cue(patterns=qualifier, lookalikes=(
+            r"posted revenue of [0-9.]+ million dollars in the third quarter, ([^.\n]+)\.",)),
         "supplier": Cue(
             patterns=(n + r" signed a multi-year supply agreement with ([A-Z]\w+(?: [A-Z]\w+)*)",),
-            grep=(f"{c.name} signed a multi-year supply agreement with",),
+            lookalikes=(_others(c) + r" signed a multi-year supply agreement with "
+                        r"([A-Z]\w+(?: [A-Z]\w+)*)",),
         ),
         "notes": Cue(patterns=(rf"Saving the {n} notes to (/\S+\.md)",)),
-    }
+    }  # fmt: skip
 
 
 # -- the recorded run ----------------------------------------------------------------------
 
 
-def company_steps(world: World, c: Company) -> tuple[Step, ...]:
+def company_steps(c: Company) -> tuple[Step, ...]:
     notes_path = f"/notes/{c.slug}.md"
-    note, decision = export_note(world, c), decision_note(world, c)
+    note, decision = export_note(c), decision_note(c)
     notes = f"# {c.name}, week of {WEEK_1}\n\n- {note}\n- {decision}\n"
     query = "query_market_export"
+    cue = cues(c)
+    read = (("revenue", cue["export"]), ("share", cue["share"]))
+    decided = (("revenue", cue["export"]), ("claimed", cue["claimed"]),
+               ("qualifier", cue["decision"]))  # fmt: skip
     return (
         act(f"Pulling the {c.name} market export for 2025.",
-            call(query, company=c.first_word, quarter="2025")),
+            call(query, company=c.first_word, quarter=c.broad_quarter)),
         act(f"The export mixes {c.name} with look-alike names; narrowing to exact-name rows "
             f"for {LATEST} revenue and market share.",
             call(query, company=c.name, quarter=LATEST, metric="revenue_musd"),
             call(query, company=c.name, quarter=LATEST, metric="market_share_pct")),
-        act(note, call("search_news", query=f"{c.name} news")),
-        act("Reading the two most relevant articles.",
-            call("read_article", article_id=f"a-{c.slug}-1"),
-            call("read_article", article_id=f"a-{c.slug}-2")),
-        act(decision, call("task", description=sweep_prompt(c), subagent_type="market-researcher")),
+        act(note, call("search_news", query=f"{c.name} news"), slots=read),
+        act(f"Reading the {c.articles} most relevant articles.",
+            *(call("read_article", article_id=f"a-{c.slug}-{k + 1}") for k in range(c.articles))),
+        act(decision, call("task", description=sweep_prompt(c), subagent_type="market-researcher"),
+            slots=decided),
         act(f"Saving the {c.name} notes to {notes_path}.",
-            call("write_file", file_path=notes_path, content=notes)),
+            call("write_file", file_path=notes_path, content=notes),
+            slots=(*read, *decided[1:])),
     )  # fmt: skip
 
 
@@ -184,12 +201,29 @@ def company_probes(world: World, i: int, c: Company) -> list[tuple[int, Probe]]:
     several turns later for others, so early facts are also asked about late."""
     cue = cues(c)
     later = world.companies[i + 1].name if i + 1 < len(world.companies) else None
-    reasons = {x.reason for x in world.companies} - {c.reason}
+    # How long after the company each probe comes varies with the seed (longer runs, longer
+    # delays, so early facts are also asked late); the order of the kinds stays.
+    r = rng(world.seed, NAME, "delays", c.name)
+    step = max(2, len(world.companies) // 3)
+    delay = [0, 0]
+    for _ in range(4):
+        delay.append(delay[-1] + r.randint(0, step))
+    n = len(world.companies)
+    delay.append(max(delay[-1] + 1, r.randint(n // 2, n + 1)))  # the broad figure: late
+    qualifiers = {x.qualifier for x in world.companies} - {c.qualifier}
 
     def probe(key: str, kind: str, question: str, answer: str, *, cue_: Cue | None = None,
-              distractors: tuple[str, ...] = ()) -> Probe:  # fmt: skip
-        return Probe(f"{key}-{c.slug}", kind, question, answer, cue_ or cue[key],  # type: ignore[arg-type]
-                     planted=c.name, distractors=distractors)  # fmt: skip
+              distractors: tuple[str, ...] = (), source: str = "tool") -> Probe:  # fmt: skip
+        return Probe(
+            f"{key}-{c.slug}",
+            kind,
+            question,
+            answer,
+            cue_ or cue[key],  # type: ignore[arg-type]
+            planted=c.name,
+            distractors=distractors,
+            source=source,
+        )  # type: ignore[arg-type]
 
     return [
         (i, probe("export", "recall",
@@ -198,19 +232,21 @@ def company_probes(world: World, i: int, c: Company) -> list[tuple[int, Probe]]:
                   distractors=world.lookalike_values(c, "revenue_musd"))),
         (i, probe("next", "continuation",
                   f"Check-in after {c.name}: before you go on, what is your next step?",
-                  f"research {later}" if later else "draft the weekly report", cue_=NEXT)),
-        (i + 1, probe("supplier", "recall",
+                  f"research {later}" if later else "draft the weekly report", cue_=NEXT,
+                  source="agent")),
+        (i + delay[2], probe("supplier", "recall",
                       f"Per the analyst sweep, which supplier did {c.name} sign a multi-year "
                       "deal with?", c.supplier, distractors=(c.decoy_supplier,))),
-        (i + 2, probe("closure", "recall",
+        (i + delay[3], probe("closure", "recall",
                       f"Which of {c.name}'s sites is being shut down, according to the coverage?",
                       c.city, distractors=(c.decoy_city,))),
-        (i + 3, probe("notes", "artifact", f"Which file did you put your notes on {c.name} in?",
-                      f"/notes/{c.slug}.md")),
-        (i + 4, probe("decision", "decision",
+        (i + delay[4], probe("notes", "artifact",
+                             f"Which file did you put your notes on {c.name} in?",
+                             f"/notes/{c.slug}.md", source="agent")),
+        (i + delay[5], probe("decision", "decision",
                       f"Why did we set aside the article's revenue figure for {c.name}?",
-                      c.reason, distractors=tuple(sorted(reasons)))),
-        (i + 5, probe("broad", "recall",
+                      c.qualifier, distractors=tuple(sorted(qualifiers)))),
+        (i + delay[6], probe("broad", "recall",
                       f"In the {c.name} export, what were units_k for {c.name} in {c.x_region}, "
                       f"{c.x_segment} segment, {EARLIER}?",
                       world.value(c, "units_k", EARLIER, region=c.x_region, segment=c.x_segment),
@@ -241,7 +277,7 @@ def week_1(script: Script, world: World) -> None:
             else "draft the weekly report"
         )
         done = f"Done with {c.name}: export figures, coverage and notes are in. Next step: {nxt}."
-        script.turn(text, company_steps(world, c), done)
+        script.turn(text, company_steps(c), done)
         script.task(sweep_prompt(c), sweep_steps(world, c))
         for p in asked.get(i, []):
             script.ask(p)
@@ -255,7 +291,11 @@ def week_1(script: Script, world: World) -> None:
     )
     saved = Cue(patterns=(r"Draft saved to (/reports/\S+\.md)",))
     question = "Which file holds this week's draft report?"
-    script.ask(Probe("report-path", "artifact", question, REPORT_1, saved, planted="report"))
+    script.ask(
+        Probe(
+            "report-path", "artifact", question, REPORT_1, saved, planted="report", source="agent"
+        )
+    )
     for p in asked.get(report, []):
         script.ask(p)
 
@@ -274,7 +314,7 @@ def week_1(script: Script, world: World) -> None:
     script.ask(Probe("revision", "artifact", "What did the revision change in the report sections?",
                      "bullets instead of paragraphs",
                      Cue(patterns=(r"the sections now use ([^,.]+)",)),
-                     planted="feedback"))  # fmt: skip
+                     planted="feedback", source="agent"))  # fmt: skip
     for p in asked.get(feedback, []):
         script.ask(p)
     figures = tuple(f"{revenue_label(c)}: {world.value(c, 'revenue_musd')}" for c in companies)
@@ -293,11 +333,21 @@ def week_2(script: Script, world: World) -> None:
     def label(c: Company) -> str:
         return f"{c.name} {LATEST} gross margin ({c.region}, {c.segment}, %)"
 
+    def query(c: Company) -> tuple[str, dict]:
+        return call("query_market_export", company=c.name, quarter=LATEST,
+                    metric="gross_margin_pct", region=c.region)  # fmt: skip
+
+    # Each margin is noted once its query has answered, alongside the next call.
+    slots = [(f"margin_{k}", row_cue(c, "gross_margin_pct")) for k, c in enumerate(focus)]
+    notes = [
+        margin_note(c) + "{{" + name + "}}." for c, (name, _) in zip(focus, slots, strict=True)
+    ]
     steps = [
-        act(margin_note(c) + world.value(c, "gross_margin_pct") + ".",
-            call("query_market_export", company=c.name, quarter=LATEST, metric="gross_margin_pct",
-                 region=c.region))
-        for c in focus
+        act(f"Checking the {focus[0].name} margin.", query(focus[0])),
+        act(notes[0], query(focus[1]), slots=slots[:1]),
+        act(notes[1], call("write_file", file_path=f"/notes/margins-{WEEK_2}.md",
+                           content="\n".join(f"- {n}" for n in notes) + "\n"),
+            slots=tuple(slots)),
     ]  # fmt: skip
     facts = tuple(
         Fact("Market figures", label(c),
@@ -312,17 +362,19 @@ def week_2(script: Script, world: World) -> None:
     script.ask(Probe("memory-format", "recall",
                      "How does the team want the report sections formatted: bullets or paragraphs?",
                      "bullets", Cue(patterns=(r"(?i)\buse ([a-z]+), not [a-z]+",)),
-                     planted="memory", distractors=("paragraphs",)))  # fmt: skip
+                     planted="memory", distractors=("paragraphs",), source="memory"))  # fmt: skip
     c = focus[0]
     script.ask(Probe("margin-week-2", "recall",
                      f"What {LATEST} gross margin did the export give for {c.name} in {c.region}, "
                      f"{c.segment}?", world.value(c, "gross_margin_pct"),
-                     Cue(patterns=(re.escape(margin_note(c)) + NUMBER,)), planted="week-2",
+                     row_cue(c, "gross_margin_pct", LATEST, "", "",
+                             re.escape(margin_note(c)) + NUMBER), planted="week-2",
                      distractors=world.lookalike_values(c, "gross_margin_pct")))  # fmt: skip
     script.check(Probe("report-bullets", "artifact",
                        "Does the week-2 report use bullets, as remembered?", "yes",
                        Cue(patterns=()),
-                       planted="memory", check=FileCheck(REPORT_2, bullets=True)))  # fmt: skip
+                       planted="memory", check=FileCheck(REPORT_2, bullets=True),
+                       source="memory"))  # fmt: skip
 
 
 def build(seed: int = 0, scale: str = "full") -> Scenario:

@@ -23,7 +23,7 @@ from evals.scenarios.base import (
     rng,
 )
 from evals.scenarios.text import person
-from harness.models.simulated import Cue
+from evals.simulated.plan import Cue
 from harness.tools import Tool, tool
 
 NAME = "long-horizon"
@@ -47,16 +47,33 @@ class Queue:
         self.codes: dict[int, str] = {}
         self.refunds: dict[int, tuple[str, str]] = {}  # ticket -> (order, amount)
         self.escalations: dict[int, str] = {}
+        self.slots: dict[int, tuple[tuple[str, Cue], ...]] = {}
         n = sizes["tickets"]
+        # Every ticket its own order number, so a question about an order is unambiguous.
+        orders = r.sample(range(70_000, 100_000), n)
         for t in range(1, n + 1):
             self.codes[t] = f"{r.choice('ABCDEFGHJKLMNPRSTUVWXYZ')}{r.randint(100, 999)}"
             issue = r.randrange(len(data["issues"]))
-            order = str(r.randint(70_000, 99_999))
-            self.tickets[t] = self._ticket(r, t, order, data, places, issue)
+            order = str(orders[t - 1])
+            refund = ""
             if t % 7 == 3:
-                amount = f"{r.randint(20, 900)}.{r.randint(0, 99):02d}"
-                self.refunds[t] = (order, amount)
-                self.notes[t] = f"Ticket #{t}: refund of {amount} EUR approved for order {order}."
+                refund = f"{r.randint(20, 900)}.{r.randint(0, 99):02d}"
+                self.refunds[t] = (order, refund)
+            self.tickets[t] = self._ticket(r, t, order, data, places, issue, refund)
+            if refund:
+                # What the agent approves is what the ticket shows it: read at replay time.
+                self.notes[t] = (
+                    f"Ticket #{t}: refund of {{{{amount_{t}}}}} EUR approved for order "
+                    f"{{{{order_{t}}}}}."
+                )
+                self.slots[t] = (
+                    (f"amount_{t}", Cue(patterns=(
+                        rf"Ticket #{t} \|[^\n]*\| refund requested: ([0-9]+\.[0-9]+) EUR",
+                        rf"Ticket #{t}: refund of ([0-9]+\.[0-9]+) EUR"))),
+                    (f"order_{t}", Cue(patterns=(
+                        rf"Ticket #{t} \|[^\n]*? order ([0-9]+) \|",
+                        rf"Ticket #{t}: refund of [0-9.]+ EUR approved for order ([0-9]+)"))),
+                )  # fmt: skip
             elif t % 11 == 5:
                 self.escalations[t] = r.choice(data["escalation_reasons"])
                 self.notes[t] = f"Ticket #{t}: escalated to tier 2 because {self.escalations[t]}."
@@ -64,13 +81,14 @@ class Queue:
                 self.notes[t] = f"Ticket #{t}: {data['resolutions'][issue]}."
 
     def _ticket(
-        self, r: random.Random, t: int, order: str, data: dict, places: dict, issue: int
-    ) -> str:
+        self, r: random.Random, t: int, order: str, data: dict, places: dict, issue: int,
+        refund: str,
+    ) -> str:  # fmt: skip
         product = r.choice(places["products"])
         head = (
             f"Ticket #{t} | customer {person(r)} | order {order} | site code {self.codes[t]} | "
             f"opened 2026-03-{1 + t % 28:02d}"
-        )
+        ) + (f" | refund requested: {refund} EUR" if refund else "")
         problem = data["issues"][issue].format(product=product, count=r.randint(2, 30))
         details = [r.choice(data["details"]) for _ in range(self.sizes["ticket_sentences"])]
         return f"{head}\nProblem: {problem}.\n" + "\n".join(details)
@@ -103,13 +121,15 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         path = f"/notes/batch-{k + 1:02d}.md"
         steps = [
             act(q.notes[t - 1] if t > first else f"Starting batch {k + 1}.",
-                call("get_ticket", ticket_id=t))
+                call("get_ticket", ticket_id=t), slots=q.slots.get(t - 1, ()) if t > first else ())
             for t in range(first, last + 1)
         ]  # fmt: skip
         body = "\n".join(f"- {q.notes[t]}" for t in range(first, last + 1))
         content = f"# Batch {k + 1}\n\n{body}\n"
+        read = tuple(s for t in range(first, last + 1) for s in q.slots.get(t, ()))
         steps.append(act(f"{q.notes[last]} Saving the batch {k + 1} notes to {path}.",
-                         call("write_file", file_path=path, content=content)))  # fmt: skip
+                         call("write_file", file_path=path, content=content),
+                         slots=read))  # fmt: skip
         nxt = (f"triage tickets {batches[k + 1][0]}-{batches[k + 1][1]}"
                if k + 1 < len(batches) else "close the queue review")  # fmt: skip
         done = f"Batch {k + 1} done ({last - first + 1} tickets). Next step: {nxt}."
@@ -119,7 +139,7 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         if k % 2 == 1:  # a status check every other batch
             script.ask(Probe(f"next-{k + 1:02d}", "continuation",
                              f"Status check {k + 1}: what is your next step?", nxt, NEXT,
-                             planted=f"batch {k + 1}"))  # fmt: skip
+                             planted=f"batch {k + 1}", source="agent"))  # fmt: skip
     sessions, plan, all_probes = script.build()
     return Scenario(
         name=NAME, title=spec.title, description=spec.description, seed=seed,
@@ -140,28 +160,34 @@ def _probes(q: Queue, n: int, batches: int, r: random.Random) -> dict[int, list[
 
     for t in [t for t in q.refunds if t <= early][:6]:
         order, amount = q.refunds[t]
-        cue = Cue(patterns=(rf"refund of ([0-9]+\.[0-9]+) EUR approved for order {order}\b",),
-                  grep=(f"EUR approved for order {order}",))  # fmt: skip
+        cue = Cue(patterns=(rf"refund of ([0-9]+\.[0-9]+) EUR approved for order {order}\b",
+                            rf"order {order} \|[^\n]*\| refund requested: ([0-9]+\.[0-9]+) EUR"),
+                  lookalikes=(r"refund of ([0-9]+\.[0-9]+) EUR approved for order (?!"
+                              + order + r"\b)",))  # fmt: skip
+        others = tuple(a for o, a in q.refunds.values() if o != order)
         asked.setdefault(later(), []).append(
             Probe(f"refund-{t:03d}", "recall", f"How much did we refund on order {order}?",
-                  amount, cue, planted=f"ticket {t}"))  # fmt: skip
+                  amount, cue, planted=f"ticket {t}", distractors=others))  # fmt: skip
     for t in r.sample(range(1, early + 1), min(5, early)):
         cue = Cue(patterns=(rf"Ticket #{t} \|[^\n]*? site code ([A-Z0-9]+)",),
-                  grep=(f"Ticket #{t} |",))  # fmt: skip
+                  lookalikes=(rf"Ticket #{t}[0-9] \|[^\n]*? site code ([A-Z0-9]+)",))  # fmt: skip
         asked.setdefault(later(), []).append(
             Probe(f"site-{t:03d}", "recall", f"Which site code did ticket #{t} give?",
                   q.codes[t], cue, planted=f"ticket {t}"))  # fmt: skip
     for t in [t for t in q.escalations if t <= early][:4]:
-        cue = Cue(patterns=(rf"Ticket #{t}: escalated to tier 2 because ([^.]+)\.",),
-                  grep=(f"Ticket #{t}: escalated",))  # fmt: skip
+        cue = Cue(
+            patterns=(rf"Ticket #{t}: escalated to tier 2 because ([^.]+)\.",),
+            lookalikes=(r"Ticket #[0-9]+: escalated to tier 2 because ([^.]+)\.",),
+        )
         others = tuple(sorted(set(q.escalations.values()) - {q.escalations[t]}))
         asked.setdefault(later(), []).append(
             Probe(f"escalation-{t:03d}", "decision", f"Why was ticket #{t} escalated?",
-                  q.escalations[t], cue, planted=f"ticket {t}", distractors=others))  # fmt: skip
+                  q.escalations[t], cue, planted=f"ticket {t}", distractors=others,
+                  source="agent"))  # fmt: skip
     for k in range(1, min(3, batches) + 1):
-        cue = Cue(patterns=(rf"Saving the batch {k} notes to (/\S+\.md)",),
-                  grep=(f"Saving the batch {k} notes",))  # fmt: skip
+        cue = Cue(patterns=(rf"Saving the batch {k} notes to (/\S+\.md)",))
         asked.setdefault(later(), []).append(
             Probe(f"batch-file-{k:02d}", "artifact", f"Which file holds the notes of batch {k}?",
-                  f"/notes/batch-{k:02d}.md", cue, planted=f"batch {k}"))  # fmt: skip
+                  f"/notes/batch-{k:02d}.md", cue, planted=f"batch {k}",
+                  source="agent"))  # fmt: skip
     return asked

@@ -56,6 +56,8 @@ class Company:
     decoy_city: str  # the same facts about a look-alike
     decoy_month: str
     decoy_supplier: str
+    articles: int = 2  # how many articles the agent reads about it
+    broad_quarter: str = "2025"  # what its broad export query asks for ("" = every year)
 
     @property
     def first_word(self) -> str:
@@ -85,6 +87,7 @@ class World:
 
     def __init__(self, seed: int, sizes: dict[str, Any]) -> None:
         names = load_data("names/companies.yaml")
+        self.seed = seed
         self.sizes = sizes
         self.regions = names["regions"][: sizes["regions"]]
         self.segments = names["segments"][: sizes["segments"]]
@@ -92,7 +95,13 @@ class World:
         self.quarters = [f"{y}-Q{q}" for y in sizes["years"] for q in range(1, 5)]
         r = rng(seed, "market", "companies")
         self.others = r.sample(names["others"], sizes["others"])
-        targets = r.sample(names["targets"], sizes["companies"])
+        # Seeds vary structure, not only values: how many companies, how many articles each,
+        # how long they are, how broad the first query is (a stream of its own, so the
+        # values drawn elsewhere stay put).
+        self.structure = rng(seed, "market", "structure")
+        count = self.structure.randint(sizes["companies"], sizes.get("companies_max", 0) or
+                                       sizes["companies"])  # fmt: skip
+        targets = r.sample(names["targets"], count)
         self.companies = self._companies(r, targets, names["lookalikes"])
         self.exports = {c.name: self._export(seed, c) for c in self.companies}
         self.articles: dict[str, Article] = {}
@@ -104,7 +113,9 @@ class World:
         self, r: random.Random, targets: list[str], templates: list[str]
     ) -> list[Company]:
         places = load_data("names/places.yaml")
-        qualifiers = r.sample(load_data("text/news.yaml")["revenue_qualifiers"], len(targets))
+        pool = load_data("text/news.yaml")["revenue_qualifiers"]
+        qualifiers = r.sample(pool, min(len(targets), len(pool)))
+        qualifiers += [r.choice(pool) for _ in range(len(targets) - len(qualifiers))]
         cities = r.sample(places["cities"], 2 * len(targets))
         suppliers = r.sample(places["suppliers"], 2 * len(targets))
         out = []
@@ -121,6 +132,12 @@ class World:
                     supplier=suppliers[2 * i], reason=qualifiers[i]["reason"],
                     qualifier=qualifiers[i]["qualifier"], decoy_city=cities[2 * i + 1],
                     decoy_month=r.choice(places["months"]), decoy_supplier=suppliers[2 * i + 1],
+                    articles=self.structure.randint(self.sizes["articles"],
+                                                    self.sizes.get("articles_max", 0)
+                                                    or self.sizes["articles"]),
+                    broad_quarter=""
+                    if self.structure.random() < self.sizes.get("broad_all_years", 0.0)
+                    else LATEST[:4],
                 )
             )  # fmt: skip
         return out
@@ -179,8 +196,9 @@ class World:
                                                 value=f"{revenue * r.uniform(1.06, 1.18):.1f}")],
         ]  # fmt: skip
         out = []
-        for k in range(self.sizes["articles"]):
-            paragraphs = [news_paragraph(r, c.name, others, c.region) for _ in range(n_par)]
+        for k in range(c.articles):
+            length = self._length(seed, f"a-{c.slug}-{k + 1}", n_par)
+            paragraphs = [news_paragraph(r, c.name, others, c.region) for _ in range(length)]
             out.append(
                 Article(
                     id=f"a-{c.slug}-{k + 1}",
@@ -212,6 +230,16 @@ class World:
                 )
             )
         return out
+
+    def _length(self, seed: int, article: str, scale: int) -> int:
+        """Paragraphs of an article: heavy-tailed (Pareto with `article_tail`) at full scale,
+        so most articles are short and a few are very long; fixed without a tail."""
+        tail = self.sizes.get("article_tail")
+        if not tail:
+            return scale
+        u = rng(seed, "market", "length", article).random()
+        cap = self.sizes.get("article_paragraphs_max", 100 * scale)
+        return min(int(scale / (1.0 - u) ** (1.0 / tail)), cap)
 
     def export_for(self, query: str) -> Company | None:
         """The export a company query goes to: the target whose first word it starts with."""

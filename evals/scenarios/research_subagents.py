@@ -22,8 +22,8 @@ from evals.scenarios.base import (
     rng,
 )
 from evals.scenarios.text import news_sentence
+from evals.simulated.plan import Cue, ReportFindings, Step
 from harness.middleware.subagents import SubAgent
-from harness.models.simulated import Cue, ReportFindings, Step
 from harness.tools import Tool, tool
 
 NAME = "research-subagents"
@@ -180,7 +180,7 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         script.task(task_prompt(topic), sweep(corpus, topic))
         question = f"After the {topic['name']} sweep: what is your next step?"
         script.ask(Probe(f"next-{topic['slug']}", "continuation", question, nxt, NEXT,
-                         planted=topic["name"]))  # fmt: skip
+                         planted=topic["name"], source="agent"))  # fmt: skip
         for p in asked.get(t, []):
             script.ask(p)
     covered = "\n".join(f"- {t['name']}" for t in topics)
@@ -191,7 +191,8 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         f"Brief written to {BRIEF}. Next step: send it to the team.",
     )  # fmt: skip
     script.ask(Probe("brief", "artifact", "Which file holds the research brief?", BRIEF,
-                     Cue(patterns=(r"Brief written to (/\S+\.md)",)), planted="brief"))  # fmt: skip
+                     Cue(patterns=(r"Brief written to (/\S+\.md)",)), planted="brief",
+                     source="agent"))  # fmt: skip
     sessions, plan, probes = script.build()
     tools = make_tools(corpus)
     researcher = SubAgent(

@@ -23,7 +23,7 @@ from evals.scenarios.base import (
     slug,
 )
 from evals.scenarios.text import person
-from harness.models.simulated import Cue
+from evals.simulated.plan import Cue
 from harness.tokens import TokenCounter
 from harness.tools import Tool, tool
 
@@ -33,6 +33,8 @@ SYSTEM_PROMPT = """\
 You are a customer-support lead's assistant. You read call transcripts, look up the orders \
 they mention, and log clear follow-ups in /notes/. Answer questions about calls precisely, \
 quoting the transcript."""
+# The other speaker's wrong value after each detail: what a careless reader may answer.
+DECOY = r"Just so I have it right, not (.+?)\? That was on the old paperwork"
 
 
 def _slots(r: random.Random, data: dict) -> dict[str, str]:
@@ -186,8 +188,8 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         decoy = c.decoys[d["answer"]]
         probes.append(
             Probe(f"detail-{k:02d}", d["kind"], d["question"], c.slots[d["answer"]],
-                  Cue(patterns=(d["pattern"],), grep=(d["grep"],)), planted=f"line {k}",
-                  distractors=(decoy,))
+                  Cue(patterns=(d["pattern"],), lookalikes=(DECOY,)), planted=f"line {k}",
+                  distractors=(decoy,), source="user")
         )  # fmt: skip
     r = rng(seed, NAME, "order-of-questions")
     r.shuffle(probes)
@@ -204,11 +206,13 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         script.ask(p)
     script.ask(Probe("notes-path", "artifact", "Where did you log the follow-ups for this call?",
                      notes, Cue(patterns=(r"follow-ups for .+? to (/notes/\S+\.md)",)),
-                     planted="follow-ups"))  # fmt: skip
+                     planted="follow-ups", source="agent"))  # fmt: skip
     nxt = Cue(patterns=(r"Next step: (call .+? back on \w+)",))
     question = "What is your next step on this case?"
     answer = f"call {c.customer} back on {weekday}"
-    script.ask(Probe("next", "continuation", question, answer, nxt, planted="follow-ups"))
+    script.ask(
+        Probe("next", "continuation", question, answer, nxt, planted="follow-ups", source="agent")
+    )
     sessions, plan, all_probes = script.build()
     return Scenario(
         name=NAME, title=spec.title, description=spec.description, seed=seed,

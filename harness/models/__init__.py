@@ -6,6 +6,7 @@ takes about a second, and offline runs never need them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from harness.errors import UnknownModelError
@@ -19,11 +20,21 @@ __all__ = [
     "RequestParams",
     "ScriptedModel",
     "call",
+    "register_model",
     "reply",
     "resolve_model",
 ]
 
 _ACCEPTED = '"openai:<model>", "openai-chat:<model>", "anthropic:<model>" or "simulated"'
+
+# Models other packages provide under a plain name (the harness never imports them):
+# `evals` registers "simulated" when it is imported.
+_REGISTERED: dict[str, Callable[..., Model]] = {}
+
+
+def register_model(name: str, factory: Callable[..., Model]) -> None:
+    """Make `resolve_model(name, **kwargs)` return `factory(**kwargs)`."""
+    _REGISTERED[name] = factory
 
 
 def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
@@ -32,10 +43,13 @@ def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
     client)."""
     if not isinstance(spec, str):
         return spec
+    if spec in _REGISTERED:
+        return _REGISTERED[spec](**kwargs)
     if spec == "simulated":
-        from harness.models.simulated import SimulatedModel
-
-        return SimulatedModel(**kwargs)
+        raise UnknownModelError(
+            'the "simulated" model lives in the evals package: `import evals` (which '
+            "registers it) or pass `evals.simulated.SimulatedModel(...)` as the model"
+        )
     provider, _, name = spec.partition(":")
     if not name:
         raise UnknownModelError(f"cannot resolve model {spec!r}: expected {_ACCEPTED}")

@@ -1,0 +1,130 @@
+"""`ctxlab check --sanity`: the eval tests itself. Break arms starve the reader of what a
+probe's answer could come from; accuracy must follow the data, or the eval is measuring
+something else (a leak through the plan, a grep that cannot miss).
+
+For each scenario (small scale, `full`, the default reader) and each break arm:
+- `empty-window`: only memory-derived probes may pass;
+- `blank-tools`: no probe whose answer comes from a tool result may pass;
+- `corrupt-digits`: no such probe whose answer holds a digit may pass;
+- `withhold-summaries`: where the normal run summarized, at least one probe fewer passes.
+The bound is the accuracy the probes that may pass allow; an arm fails when its accuracy is
+over the bound or when a probe that may not pass passed (`leaks`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evals.replay import Replay, replay
+from evals.scenarios import get_scenario, list_scenarios
+from evals.scenarios.base import Probe, Scenario
+from evals.simulated import BREAKS, DEFAULT_READER
+
+STRATEGY = "full"
+
+
+@dataclass(frozen=True)
+class SanityResult:
+    scenario: str
+    arm: str
+    accuracy: float
+    bound: float | None  # None: nothing to break in this scenario (no summaries)
+    leaks: tuple[str, ...]
+    probes: int
+
+    @property
+    def ok(self) -> bool:
+        if self.bound is None:
+            return True
+        return self.accuracy <= self.bound + 1e-9 and not self.leaks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario, "arm": self.arm, "accuracy": self.accuracy,
+            "bound": self.bound, "leaks": list(self.leaks), "probes": self.probes, "ok": self.ok,
+        }  # fmt: skip
+
+    def line(self) -> str:
+        head = f"{'ok' if self.ok else 'FAILED':<6} {self.scenario:<22} {self.arm:<19}"
+        if self.bound is None:
+            return f"{head} no summaries in the normal run: nothing to withhold"
+        leaks = f"; leaked: {', '.join(self.leaks[:5])}" if self.leaks else ""
+        return f"{head} accuracy {self.accuracy:6.1%} (bound {self.bound:6.1%}){leaks}"
+
+
+def may_pass(probe: Probe, arm: str) -> bool:
+    """Whether `probe` can still be answered right under the break `arm`."""
+    if arm == "empty-window":
+        return probe.source == "memory"
+    if arm == "blank-tools":
+        return probe.source != "tool"
+    if arm == "corrupt-digits":
+        digits = [probe.answer, *(probe.check.contains if probe.check else ())]
+        return probe.source != "tool" or not any(re.search(r"\d", v) for v in digits)
+    raise ValueError(f"no per-probe rule for break arm {arm!r}")
+
+
+def _accuracy(run: Replay) -> float:
+    return round(sum(p.correct for p in run.probes) / len(run.probes), 6) if run.probes else 0.0
+
+
+async def check_scenario(
+    scenario: Scenario, *, reader: str = DEFAULT_READER, arms: Sequence[str] = tuple(BREAKS)
+) -> list[SanityResult]:
+    """Run `scenario` normally and under each break arm; one result per arm."""
+    normal = await replay(scenario, STRATEGY, seed=scenario.seed, reader=reader)
+    out = []
+    for arm in arms:
+        broken = await replay(
+            scenario, STRATEGY, seed=scenario.seed, reader=reader, view=BREAKS[arm]
+        )
+        out.append(_judge(scenario, arm, normal, broken))
+        if broken.store is not None:
+            broken.store.close()
+    if normal.store is not None:
+        normal.store.close()
+    return out
+
+
+def _judge(scenario: Scenario, arm: str, normal: Replay, broken: Replay) -> SanityResult:
+    accuracy = _accuracy(broken)
+    n = len(broken.probes)
+    if arm == "withhold-summaries":
+        if not normal.summaries:
+            return SanityResult(scenario.name, arm, accuracy, None, (), n)
+        bound = round(max(_accuracy(normal) - 1 / n, 0.0), 6)
+        return SanityResult(scenario.name, arm, accuracy, bound, (), n)
+    allowed = {p.id for p in scenario.probes if may_pass(p, arm)}
+    leaks = tuple(p.id for p in broken.probes if p.correct and p.id not in allowed)
+    bound = round(len(allowed) / len(scenario.probes), 6)
+    return SanityResult(scenario.name, arm, accuracy, bound, leaks, n)
+
+
+def run_sanity(
+    scenarios: Sequence[str] | None = None,
+    *,
+    reader: str = DEFAULT_READER,
+    seed: int = 0,
+    as_json: bool = False,
+    say: Callable[[str], None] = print,
+) -> int:
+    """`ctxlab check --sanity`: 0 when every break arm drives accuracy under its bound."""
+    results: list[SanityResult] = []
+    for name in scenarios or list_scenarios():
+        results += asyncio.run(check_scenario(get_scenario(name, seed, "small"), reader=reader))
+    for r in results:
+        say(json.dumps(r.to_dict(), sort_keys=True) if as_json else r.line())
+    bad = [r for r in results if not r.ok]
+    if not as_json:
+        verdict = "FAILED" if bad else "passed"
+        say(f"sanity {verdict}: {len(results) - len(bad)}/{len(results)} break arms "
+            f"({reader} reader, {STRATEGY}, small scale, seed {seed})")  # fmt: skip
+    return 1 if bad else 0
+
+
+__all__ = ["SanityResult", "check_scenario", "may_pass", "run_sanity"]

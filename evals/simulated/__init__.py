@@ -1,0 +1,86 @@
+"""The simulated model and its machinery: the plan it follows (`plan`), how it reads and
+fails (`reader`), its summarizer (`summarizer`), its usage and prompt-cache billing
+(`usage`), the break arms of the sanity check (`breaks`) and the model (`model`).
+
+`install()` (run when `evals` is imported) registers it with the harness under the model
+string "simulated", so `create_agent("simulated", ...)` works without the harness importing
+`evals`.
+"""
+
+from typing import Any
+
+from evals.simulated.breaks import BREAKS, Break, get_break
+from evals.simulated.model import SimulatedModel, render
+from evals.simulated.plan import (
+    UNKNOWN,
+    Act,
+    Answer,
+    Compose,
+    Cue,
+    Fact,
+    Plan,
+    ReadSkill,
+    Remember,
+    ReportFindings,
+    Step,
+    Turn,
+)
+from evals.simulated.reader import (
+    DEFAULT_READER,
+    DONT_KNOW,
+    FALLIBLE,
+    IDEAL,
+    READERS,
+    Attention,
+    Reader,
+    ReaderConfig,
+    get_reader,
+)
+from evals.simulated.summarizer import SUMMARY_MARKER, extractive_summary
+from evals.simulated.usage import BudgetExceededError, CallRecord, cacheable
+from harness.models import register_model
+
+
+def _factory(**kwargs: Any) -> SimulatedModel:
+    return SimulatedModel(**kwargs)
+
+
+def install() -> None:
+    """Register `SimulatedModel` with the harness as the model string "simulated"."""
+    register_model("simulated", _factory)
+
+
+__all__ = [
+    "BREAKS",
+    "DEFAULT_READER",
+    "DONT_KNOW",
+    "FALLIBLE",
+    "IDEAL",
+    "READERS",
+    "SUMMARY_MARKER",
+    "UNKNOWN",
+    "Act",
+    "Answer",
+    "Attention",
+    "Break",
+    "BudgetExceededError",
+    "CallRecord",
+    "Compose",
+    "Cue",
+    "Fact",
+    "Plan",
+    "ReadSkill",
+    "Reader",
+    "ReaderConfig",
+    "Remember",
+    "ReportFindings",
+    "SimulatedModel",
+    "Step",
+    "Turn",
+    "cacheable",
+    "extractive_summary",
+    "get_break",
+    "get_reader",
+    "install",
+    "render",
+]

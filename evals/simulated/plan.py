@@ -1,0 +1,167 @@
+"""The plan a `SimulatedModel` follows: a recording of what an agent did, turn by turn.
+
+A plan records intentions, never values. Whatever the agent writes down (a note, a file's
+content, a decision) names the facts it means to write as `{{slot}}` placeholders, each with
+the cue that recognises the fact; the model fills them at replay time from what that request
+actually shows it (a value it cannot see is written as "unknown", a corrupted one is copied
+corrupted). So no figure can reach the window through the plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SLOT = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Cue:
+    """How to recognise one fact: regexes whose first group is the value, tried newest text
+    first. `lookalikes` recognise the same kind of fact about something else (another firm,
+    quarter or order: the distractors a misreading reader may return). No cue holds a value."""
+
+    patterns: tuple[str, ...]
+    lookalikes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Act:
+    """A recorded agent step: its note and the tool calls it made. `{{slot}}` placeholders in
+    the text or in string arguments are filled from the request by the cue `slots` names."""
+
+    text: str = ""
+    calls: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    slots: tuple[tuple[str, Cue], ...] = ()
+
+    def placeholders(self) -> set[str]:
+        found = set(SLOT.findall(self.text))
+        for _, args in self.calls:
+            for value in _strings(args):
+                found |= set(SLOT.findall(value))
+        return found
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def fill(value: Any, values: Mapping[str, str]) -> Any:
+    """`value` (a string, or a structure of them) with every `{{slot}}` replaced."""
+    if isinstance(value, str):
+        return SLOT.sub(lambda m: values.get(m.group(1), UNKNOWN), value)
+    if isinstance(value, Mapping):
+        return {k: fill(v, values) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(fill(v, values) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Decision point: answer the user's question from the context (or retrieve first)."""
+
+    id: str
+    cue: Cue
+
+
+@dataclass(frozen=True)
+class ReadSkill:
+    """Decision point: read the skill whose menu entry mentions `topic`, if one is listed."""
+
+    topic: str
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One line a composed document should carry: found with `cue`, placed in `section`."""
+
+    section: str
+    label: str
+    cue: Cue
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Compose:
+    """Decision point: write a document at `path` from the facts in view, with the sections
+    of a template read into the context (else `fallback_sections`) and the style the user
+    asked for (bullets or paragraphs)."""
+
+    path: str
+    title: str
+    facts: tuple[Fact, ...]
+    fallback_sections: tuple[str, ...] = ("Summary",)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Remember:
+    """Decision point: save the latest preference the user stated (if any) to memory."""
+
+    path: str = "/memories/AGENTS.md"
+
+
+@dataclass(frozen=True)
+class ReportFindings:
+    """Decision point ending a subagent's task: return the notable findings it has in view."""
+
+    marker: str = "Key finding:"
+    limit: int = 3
+
+
+Step = Act | Answer | ReadSkill | Compose | Remember | ReportFindings
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user turn and the agent's steps in answer to it. The model recognises the turn by
+    the first line of `prompt` (what survives when a long message is offloaded)."""
+
+    prompt: str
+    steps: tuple[Step, ...] = ()
+    final: str = "Done."
+    session: int = 0
+
+    @property
+    def key(self) -> str:
+        return self.prompt.strip().split("\n", 1)[0].strip()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The main agent's turns in order, and the subagent tasks (recognised by their text)."""
+
+    turns: tuple[Turn, ...] = ()
+    tasks: tuple[Turn, ...] = ()
+
+    def __post_init__(self) -> None:
+        keys = [t.key for t in (*self.turns, *self.tasks)]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ValueError(f"plan turns must start with distinct first lines: {dupes[:3]}")
+        for turn in (*self.turns, *self.tasks):
+            for step in turn.steps:
+                if isinstance(step, Act):
+                    _check_act(step, turn.key)
+
+
+def _check_act(step: Act, key: str) -> None:
+    if not step.calls:
+        raise ValueError(f"an Act must call tools (turn {key!r})")
+    named = {name for name, _ in step.slots}
+    used = step.placeholders()
+    if used - named:
+        raise ValueError(f"an Act uses slots without cues {sorted(used - named)} (turn {key!r})")
+    if named - used:
+        raise ValueError(f"an Act names unused slots {sorted(named - used)} (turn {key!r})")

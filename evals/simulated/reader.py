@@ -1,0 +1,305 @@
+"""How the simulated model reads a request, and how it fails.
+
+The `ideal` reader finds every fact in view (the newest occurrence of its cue). The default
+`fallible` reader fails the way models fail, for reasons a context strategy controls; every
+parameter is tied to a published figure (evals/README.md, "The reader"):
+
+- attention: a fact in view is missed with a chance that grows with the request's length
+  (NoLiMa, GPT-4o, normalised by its 99.3% base: 98.1% at 1k tokens ... 69.7% at 32k) and is
+  worst in the middle of the request (Liu et al., "Lost in the Middle": misses in the middle
+  are about 1.9x those at the edges). The newest ~2k tokens are read reliably.
+- look-alikes: a reader that misses the target returns a look-alike in view (same metric for
+  another firm or quarter, another order's refund) with chance `1 - 0.5^k` for k distinct
+  look-alikes (Chroma, "Context Rot": one distractor hurts, four hurt more). Confidently
+  wrong is scored as wrong, apart from "I don't know".
+- retrieval: queries are built from the question's own words (`query_terms`), and grep
+  returns at most `grep_results` lines, so a vague query can miss.
+
+Every draw is a hash of (seed, what is read, where): the same seed gives the same misses.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evals.simulated.plan import Cue
+
+POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
+SKILL_PATH = re.compile(r"(/skills/[A-Za-z0-9._\-/]+/SKILL\.md)")
+PREFERENCE = re.compile(
+    r"(?i)\b(use (?:bullets|bullet points|paragraphs|tables)(?:, not [a-z ]+)?)"
+)
+LINE_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)?\t")
+DONT_KNOW = "I don't know: nothing in my context or in the files it points to says."
+
+# NoLiMa (Modarressi et al., 2025), GPT-4o without lexical overlap: (tokens, accuracy / base).
+NOLIMA_GPT4O = ((1_000, 98.1), (2_000, 98.0), (4_000, 95.7), (8_000, 89.2), (16_000, 81.6),
+                (32_000, 69.7))  # fmt: skip
+NOLIMA_BASE = 99.3
+
+
+@dataclass(frozen=True)
+class Attention:
+    """The chance to notice a fact in view, by request length and the fact's depth.
+
+    `keep(tokens)`: NoLiMa's GPT-4o curve, normalised by its base score, interpolated in
+    log2(tokens); past 32k, where nothing was measured, it stays at the 32k value (no
+    invented decay).
+    `miss(tokens, depth)`: `(1 - keep) * shape(depth)`, where `shape` is a parabola with mean
+    1 over the depth and `middle_ratio` times higher in the middle than at the edges."""
+
+    points: tuple[tuple[int, float], ...] = NOLIMA_GPT4O
+    base: float = NOLIMA_BASE
+    middle_ratio: float = 1.9
+
+    def keep(self, tokens: int) -> float:
+        pts = [(math.log2(t), a / self.base) for t, a in self.points]
+        x = math.log2(max(tokens, 1))
+        if x <= pts[0][0]:
+            return min(1.0, pts[0][1])
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+            if x <= x1:
+                return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+        return pts[-1][1]
+
+    def miss(self, tokens: int, depth: float) -> float:
+        # shape(d) = a + b * 4d(1-d): mean a + 2b/3 = 1, (a + b) / a = middle_ratio.
+        a = 1.0 / (1.0 + 2.0 * (self.middle_ratio - 1.0) / 3.0)
+        b = a * (self.middle_ratio - 1.0)
+        d = min(max(depth, 0.0), 1.0)
+        return min(1.0, (1.0 - self.keep(tokens)) * (a + b * 4.0 * d * (1.0 - d)))
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """What kind of reader the simulated model is. `name` labels every result.
+
+    attention: None for a reader that never misses what is in view.
+    reliable_chars: the newest text read without misses, at least (~2k tokens, where NoLiMa
+        is ~99%); the previous and the current turn are read without misses too.
+    confusion: chance that a reader who missed the target answers with one look-alike in
+        view; with k distinct look-alikes, `1 - (1 - confusion)^k`.
+    max_retrievals: file-tool calls allowed per question; grep_results: lines one grep shows.
+    """
+
+    name: str = "fallible"
+    attention: Attention | None = Attention()
+    reliable_chars: int = 8_000
+    confusion: float = 0.5
+    max_retrievals: int = 3
+    grep_results: int = 40
+
+
+FALLIBLE = ReaderConfig()
+IDEAL = ReaderConfig(name="ideal", attention=None, confusion=0.0)
+READERS = {"fallible": FALLIBLE, "ideal": IDEAL}
+DEFAULT_READER = "fallible"
+
+
+def get_reader(name: str) -> ReaderConfig:
+    if name not in READERS:
+        raise ValueError(f"unknown reader {name!r}; choose one of {', '.join(READERS)}")
+    return READERS[name]
+
+
+def draw(*parts: object) -> float:
+    """A uniform number in [0, 1) fixed by `parts`: the same seed gives the same misses."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the reader made of a request for one cue. `status`: seen (the target), missed (in
+    view but not noticed), confused (a look-alike returned instead), absent (not in view)."""
+
+    value: str | None
+    status: str
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A reader over one request: `texts` oldest first, `tokens` the request's length;
+    `recent` the index of the first text of the newest turns (read without misses)."""
+
+    config: ReaderConfig
+    texts: Sequence[str]
+    tokens: int
+    seed: int
+    recent: int | None = None
+
+    def read(self, cue: Cue, key: str) -> Reading:
+        """The fact `cue` recognises, as this reader sees it; `key` names the draw."""
+        hits = occurrences(cue.patterns, self.texts)
+        if not hits:
+            return self._confuse(cue, key, "absent")
+        total = sum(len(t) for t in self.texts) or 1
+        recent = total - self.config.reliable_chars
+        if self.recent is not None:
+            recent = min(recent, sum(len(t) for t in self.texts[: self.recent]))
+        for k, (offset, value) in enumerate(hits):
+            if self._noticed(offset, total, recent, f"{key}:{k}"):
+                return Reading(value, "seen")
+        return self._confuse(cue, key, "missed")
+
+    def _noticed(self, offset: int, total: int, recent: int, key: str) -> bool:
+        attention = self.config.attention
+        if attention is None or offset >= recent:
+            return True
+        return draw(self.seed, "attend", key) >= attention.miss(self.tokens, offset / total)
+
+    def _confuse(self, cue: Cue, key: str, status: str) -> Reading:
+        if not self.config.confusion or not cue.lookalikes:
+            return Reading(None, status)
+        seen = list(dict.fromkeys(v for _, v in occurrences(cue.lookalikes, self.texts)))
+        if not seen:
+            return Reading(None, status)
+        chance = 1.0 - (1.0 - self.config.confusion) ** len(seen)
+        if draw(self.seed, "confuse", key) >= chance:
+            return Reading(None, status)
+        pick = int(draw(self.seed, "pick", key) * len(seen))
+        return Reading(seen[pick], "confused")
+
+
+_QUOTED = re.compile(r"^/(?:conversation_history|large_tool_results)/\S+?:\d+:")
+
+
+def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int, str]]:
+    """(offset in the joined texts, value) of every match, the newest first; lines quoted
+    from saved files by a search come after the live context, since they are old text
+    however recently they were fetched."""
+    found: list[tuple[bool, int, str]] = []
+    start = 0
+    for text in texts:
+        for pattern in patterns:
+            for m in _regex(pattern).finditer(text):
+                line = text.rfind("\n", 0, m.start()) + 1
+                quoted = _QUOTED.match(text, line) is not None
+                found.append((quoted, start + m.start(), m.group(1).strip()))
+        start += len(text)
+    return [(offset, value) for _, offset, value in sorted(found, key=lambda h: (h[0], -h[1]))]
+
+
+def find(cue: Cue, texts: Sequence[str]) -> str | None:
+    """The value of the newest occurrence of `cue` in `texts` (the ideal reader)."""
+    hits = occurrences(cue.patterns, texts)
+    return hits[0][1] if hits else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.MULTILINE)
+
+
+# -- retrieval -----------------------------------------------------------------------------
+
+_TERM = re.compile(r"#?[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
+_NAME = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
+_STOP = {"what", "which", "when", "where", "why", "how", "did", "does", "the", "for", "in",
+         "about", "according", "after", "before", "give", "given", "their", "there", "these",
+         "those", "would", "could", "should", "with", "from", "your", "this", "that"}  # fmt: skip
+
+
+def query_terms(question: str) -> list[str]:
+    """Search terms from the question's own words, the most specific first: identifiers with
+    digits or underscores (order numbers, quarters, metric names), then multi-word names,
+    then the longest other words."""
+    tokens = _TERM.findall(question)
+    specific = []
+    for k, t in enumerate(tokens):
+        if not any(c.isdigit() or c == "_" for c in t):
+            continue
+        # "batch 2" or "week 1": a bare small number says little without its noun.
+        short = t.isdigit() and len(t) < 3 and k > 0
+        specific.append(f"{tokens[k - 1]} {t}" if short else t)
+    names = [n for n in _NAME.findall(question) if n.split()[0].lower() not in _STOP]
+    ranked = sorted(dict.fromkeys(specific), key=lambda t: (-len(t), t))
+    named = " ".join(names).lower()
+    plain = [
+        t for t in tokens if t.isalpha() and len(t) > 4 and t.lower() not in _STOP
+        and t.lower() not in named
+    ]  # fmt: skip
+    rest = sorted(dict.fromkeys(plain), key=lambda t: (-len(t), t))
+    return list(dict.fromkeys([*ranked, *names, *rest]))
+
+
+def grep_query(question: str, round_: int) -> str | None:
+    """The grep pattern of retrieval round `round_` (0: the most specific term; 1: the two
+    most specific terms on one line), or None when the question gives nothing to search."""
+    terms = query_terms(question)
+    if round_ == 0 and terms:
+        return re.escape(terms[0])
+    if round_ == 1 and len(terms) >= 2:
+        a, b = re.escape(terms[0]), re.escape(terms[1])
+        return f"{a}.*{b}|{b}.*{a}"
+    return None
+
+
+def pointers(texts: Sequence[str], question: str = "") -> list[str]:
+    """Offloaded files and saved histories the context names, the likeliest first: by how
+    many words of `question` the text naming the file shares, then by how recently."""
+    wanted = words(question)
+    found: dict[str, tuple[int, int]] = {}
+    for age, text in enumerate(reversed(texts)):
+        paths = [p.rstrip(".,;:)") for p in POINTER.findall(text)]
+        if not paths:
+            continue
+        overlap = len(wanted & words(text[:2_000])) if wanted else 0
+        for path in paths:
+            best, newest = found.get(path, (0, age))
+            found[path] = (min(best, -overlap), newest)
+    return sorted(found, key=found.__getitem__)
+
+
+def words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
+
+
+def strip_line_numbers(text: str) -> str:
+    return "\n".join(LINE_NUMBER.sub("", line) for line in text.splitlines())
+
+
+def preference(texts: Sequence[str]) -> str | None:
+    """The latest report-format preference stated in `texts`."""
+    for text in reversed(texts):
+        found = PREFERENCE.findall(text)
+        if found:
+            return str(found[-1]).rstrip(" .").lower()
+    return None
+
+
+def skill_path(system_prompt: str, topic: str) -> str | None:
+    lines = system_prompt.splitlines()
+    for i, line in enumerate(lines):
+        chunk = " ".join(lines[i : i + 3])
+        if topic.lower() in line.lower():
+            m = SKILL_PATH.search(chunk)
+            if m:
+                return m.group(1)
+    return None
+
+
+def template_sections(texts: Sequence[str]) -> list[str]:
+    """Section names from a template read into the context: the bullet list that follows a
+    line mentioning "sections" (line numbers from `read_file` are ignored)."""
+    for text in reversed(texts):
+        if "sections" not in text.lower():
+            continue
+        lines = strip_line_numbers(text).splitlines()
+        for i, line in enumerate(lines):
+            if "sections" in line.lower() and line.lstrip().startswith("#"):
+                out = []
+                for nxt in lines[i + 1 :]:
+                    s = nxt.strip()
+                    if s.startswith("- "):
+                        out.append(s[2:].strip())
+                    elif out or (s and not s.startswith("-")):
+                        break
+                if out:
+                    return out
+    return []

@@ -1,0 +1,125 @@
+"""The simulated summarizer: extractive, lossy by budget and salience.
+
+It keeps what fits its budget, the most salient lines first: the user's and the agent's own
+lines that carry a fact (a figure, an identifier, a path, a name), then their other lines,
+then the heads of tool results; within a rank, the newest first, so the oldest details fade
+cycle after cycle. A tighter budget or an earlier trigger (more cycles, each re-summarizing
+the last summary) loses facts, as with a real summarizer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from harness.messages import Message
+from harness.tokens import TokenCounter
+
+SUMMARY_MARKER = "<summary-request>"
+SUMMARY_HEADER = "Summary of the earlier conversation, extractive"
+_HEADING = re.compile(r"^#{2,4} ([A-Za-z]+)[^\n]*$", re.MULTILINE)
+_CALL = re.compile(r"^-> calls (\S+) \(id [^)]*\) with (.*)$")
+_TAGGED = re.compile(r"^\[(user|assistant|tool)\] (.*)$")
+_SALIENT = re.compile(r"\d|/[a-z_]+/|\b[A-Z][a-z]+ [A-Z][a-z]+")
+_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
+          "tool": "tool", "summary": "summary", "previous": "summary"}  # fmt: skip
+
+
+def is_summary_request(system_prompt: str, messages: Sequence[Message]) -> bool:
+    return SUMMARY_MARKER in system_prompt or any(
+        SUMMARY_MARKER in m.content for m in messages[-2:]
+    )
+
+
+def salience(role: str, line: str) -> int:
+    """0 (kept first) to 2: own words with a fact, other own words, tool-result heads."""
+    if role == "tool":
+        return 2
+    return 0 if _SALIENT.search(line) else 1
+
+
+def extractive_summary(
+    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter, *, head_lines: int = 2
+) -> str:
+    """Keep the most salient lines of `units` ((role, text), oldest first, the previous
+    summary's lines included) within `budget` tokens; kept lines come out in their order."""
+    candidates: list[tuple[int, int, str]] = []  # (salience, order, line)
+    for role, text in units:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if role == "tool":
+            lines = [ln[:240] for ln in lines[:head_lines]]
+        candidates += [
+            (salience(role, ln), len(candidates) + k, f"[{role}] {ln}")
+            for k, ln in enumerate(lines)
+        ]
+    kept: list[tuple[int, str]] = []
+    used = 0
+    for _, order, line in sorted(candidates, key=lambda c: (c[0], -c[1])):
+        cost = counter.count_text(line) + 1
+        if used + cost > budget:
+            continue
+        kept.append((order, line))
+        used += cost
+    body = "\n".join(line for _, line in sorted(kept))
+    return f"{SUMMARY_HEADER} ({used} tokens):\n{body}"
+
+
+def summary_units(messages: Sequence[Message], *, previous: bool = True) -> list[tuple[str, str]]:
+    """What a summarization request asks to condense, as (role, text) units, oldest first.
+
+    The request renders the conversation as markdown blocks, one per message, each under a
+    heading naming its role ("### User", "### Assistant", "### Tool ...", "### Summary" for the
+    previous summary). A tool call becomes a line naming the call, or the file it wrote.
+    `previous=False` leaves the previous summaries out (they were withheld)."""
+    text = "\n".join(m.content for m in messages if SUMMARY_MARKER in m.content)
+    earlier = _between(text, "<previous-summary>", "</previous-summary>") if previous else ""
+    units = _summary_lines(earlier) if earlier else []
+    heads = [h for h in _HEADING.finditer(text) if h.group(1).lower() in _ROLES]
+    for k, head in enumerate(heads):
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+        body = text[head.end() : end]
+        body = body.split("</conversation>")[0].split("</summary-request>")[0].strip("\n")
+        role = _ROLES[head.group(1).lower()]
+        if role == "summary":
+            units += _summary_lines(body) if previous else []
+            continue
+        lines = [ln for ln in body.splitlines() if not ln.startswith("(result of ")]
+        if role == "assistant":
+            lines = [_call_line(ln) for ln in lines]
+        units.append((role, "\n".join(lines)))
+    return units
+
+
+def _summary_lines(text: str) -> list[tuple[str, str]]:
+    """A previous (extractive) summary back into units: its lines carry their roles."""
+    units = []
+    for line in text.splitlines():
+        m = _TAGGED.match(line.strip())
+        if m:
+            units.append((m.group(1), m.group(2)))
+        elif line.strip() and not line.startswith(SUMMARY_HEADER):
+            units.append(("assistant", line.strip()))
+    return units
+
+
+def _between(text: str, start: str, end: str) -> str:
+    i = text.find(start)
+    j = text.rfind(end)
+    return text[i + len(start) : j].strip("\n") if i >= 0 and j > i else ""
+
+
+def _call_line(line: str) -> str:
+    """A rendered tool call as a summarizer would keep it: only files written matter."""
+    m = _CALL.match(line)
+    if not m:
+        return line
+    name, raw = m.groups()
+    try:
+        args = json.loads(raw)
+    except json.JSONDecodeError:
+        args = {}
+    path = args.get("file_path") if isinstance(args, dict) else None
+    if name in ("write_file", "edit_file") and path:
+        return f"{'Wrote' if name == 'write_file' else 'Edited'} {path}."
+    return ""  # the call itself is process, not content; its result has its own block

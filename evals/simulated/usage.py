@@ -1,0 +1,106 @@
+"""Usage as a provider with automatic prompt caching reports it, and the simulated model's
+own ledger of the calls it served.
+
+The longest prefix a request shares with the previous request of the same conversation is a
+cache read (OpenAI's rule: prefixes under 1,024 tokens are not cached, longer ones in steps of
+128 tokens)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.errors import HarnessError
+from harness.messages import Message
+from harness.models.base import RequestParams
+from harness.tokens import TokenCounter
+
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
+
+
+class BudgetExceededError(HarnessError):
+    """A live replay reached its spending cap (`max_usd`) before a real-model call."""
+
+
+def cacheable(shared: int) -> int:
+    if shared < CACHE_MIN_TOKENS:
+        return 0
+    return CACHE_MIN_TOKENS + (shared - CACHE_MIN_TOKENS) // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One request the model served. `role`: main, subagent, summarizer or delegate."""
+
+    role: str
+    stream: str
+    turn: str
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    tool_calls: int
+    retrieval_calls: int = 0
+    cost_usd: float = 0.0
+    cache_write_tokens: int = 0
+
+
+@dataclass
+class Stream:
+    """Prompt-cache memory of one conversation: the previous request's items and tokens."""
+
+    items: list[tuple[str, int]] = field(default_factory=list)
+
+
+class PrefixCache:
+    """Per-conversation prompt-cache memory: how many tokens of a request were cached."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.streams: dict[str, Stream] = {}
+        self._fingerprints: dict[str, tuple[str, int]] = {}
+
+    def cached(self, stream: str, messages: Sequence[Message], params: RequestParams,
+               tokens: int) -> int:  # fmt: skip
+        items = self._items(messages, params)
+        previous = self.streams.setdefault(stream, Stream()).items
+        shared = 0
+        for (fp, n), (prev_fp, _) in zip(items, previous, strict=False):
+            if fp != prev_fp:
+                break
+            shared += n
+        self.streams[stream].items = items
+        return min(cacheable(shared), tokens)
+
+    def forget(self, stream: str) -> None:
+        self.streams.pop(stream, None)
+
+    def state(self) -> dict[str, list[list[str | int]]]:
+        return {name: [list(item) for item in s.items] for name, s in self.streams.items()}
+
+    def load(self, state: dict[str, list[list[str | int]]]) -> None:
+        self.streams = {
+            name: Stream([(str(fp), int(n)) for fp, n in items]) for name, items in state.items()
+        }
+
+    def _items(self, messages: Sequence[Message], params: RequestParams) -> list[tuple[str, int]]:
+        head = json.dumps(list(params.tools), sort_keys=True) + "\x00" + params.system_prompt
+        items = [
+            (_digest(head), self.counter.count_request(params.system_prompt, [], params.tools))
+        ]
+        for m in messages:
+            fp = self._fingerprints.get(m.id)
+            if fp is None:
+                body = json.dumps(
+                    [m.role, m.content, [[c.id, c.name, c.arguments] for c in m.tool_calls],
+                     m.tool_call_id, m.name], sort_keys=True, default=str,
+                )  # fmt: skip
+                fp = self._fingerprints[m.id] = (_digest(body), self.counter.count_message(m))
+            items.append(fp)
+        return items
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
