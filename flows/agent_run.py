@@ -105,6 +105,8 @@ async def agent_run(
     ]
     return {
         "session_id": session.session_id,
+        "agent": session.agent,
+        "params": session.params,
         "thread_id": session.thread_id,
         "flow_run_id": current_flow_run.id,
         "db": store.path,

@@ -27,7 +27,7 @@ from prefect.runtime import flow_run as current_flow_run
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
-from evals import save_results as save_eval_results
+from evals.storage import save_or_dump
 from harness.store import default_path
 from harness.strategies import middleware_names, valid_params
 
@@ -228,7 +228,7 @@ async def run_sweep(
             progress(len(done), len(cells), result)
     results = [done[i] for i in range(len(cells))]  # in the grid's order, whatever finished first
     path = db or default_path()
-    batch = save_eval_results(path, results)
+    batch = save_or_dump(path, results)  # if the store fails now, the results go to JSON
     settings = aggregate(results)
     front = pareto_front(settings)
     best = recommend(settings)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 from harness.errors import UnknownModelError
 from harness.messages import Usage
@@ -40,13 +42,33 @@ class ModelProfile:
         return replace(self, name=name)
 
 
-@cache
+PROFILES_ENV = "CTXLAB_MODELS"
+
+
 def _table() -> dict[str, ModelProfile]:
-    raw = tomllib.loads(resources.files("harness").joinpath("data/models.toml").read_text())
+    """The bundled profiles, plus those in the TOML files `$CTXLAB_MODELS` lists (same format,
+    separated like PATH), which win. An environment variable, so that worker processes see the
+    same models as the command that started them."""
+    return _load(os.environ.get(PROFILES_ENV, ""))
+
+
+@cache
+def _load(extra: str) -> dict[str, ModelProfile]:
+    table = _parse(resources.files("harness").joinpath("data/models.toml").read_text())
+    for path in filter(None, extra.split(os.pathsep)):
+        try:
+            table.update(_parse(Path(path).read_text()))
+        except (OSError, tomllib.TOMLDecodeError, TypeError) as exc:
+            raise UnknownModelError(f"cannot read model profiles from {path}: {exc}") from exc
+    return table
+
+
+def _parse(text: str) -> dict[str, ModelProfile]:
+    raw = tomllib.loads(text)
     as_of = raw.get("defaults", {}).get("prices_as_of", "")
     return {
         name: ModelProfile(name=name, prices_as_of=spec.pop("prices_as_of", as_of), **spec)
-        for name, spec in raw["models"].items()
+        for name, spec in raw.get("models", {}).items()
     }
 
 
