@@ -484,31 +484,43 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
-    """The sweep table: * marks the Pareto front, > the recommended setting."""
+    """The sweep table, one column per swept parameter (never cut): * marks the Pareto front,
+    > the recommended setting."""
     from rich.markup import escape
     from rich.table import Table
 
+    keys = sorted({k for r in rows for k in r.get("params") or {}})
     table = Table(title=escape(title), caption="* Pareto front (accuracy vs cost)   > recommended")
-    for col in ("", "setting", "seeds", "accuracy", "95% CI", "input tokens", "peak context",
-                "cost $", "overflow"):  # fmt: skip
-        table.add_column(col, justify="left" if col in ("", "setting") else "right")
+    table.add_column("")
+    table.add_column("strategy" if keys else "setting", no_wrap=True)
+    for key in keys:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    for col in ("seeds", "accuracy", "95% CI", "input tokens", "peak context", "cost $",
+                "overflow"):  # fmt: skip
+        table.add_column(col, justify="right")
     for r in rows:
         mark = (">" if r["recommended"] else " ") + ("*" if r["pareto"] else " ")
+        params = r.get("params") or {}
+        name = r.get("strategy", r["setting"]) if keys else r["setting"]
         table.add_row(
-            mark, escape(r["setting"]), str(r["seeds"]), f"{r['accuracy']:.1%}", r["accuracy_ci"],
-            f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
-            f"{r['overflow_rate']:.0%}",
+            mark, escape(str(name)), *(escape(str(params.get(k, "-"))) for k in keys),
+            str(r["seeds"]), f"{r['accuracy']:.1%}", r["accuracy_ci"], f"{r['input_tokens']:,}",
+            f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}", f"{r['overflow_rate']:.0%}",
         )  # fmt: skip
     _console().print(table)
 
 
 def _console() -> Any:
-    """Tables keep their full width (run ids must stay copyable) even when piped."""
+    """Tables keep their full width (run ids and parameters must stay whole); piped, they are
+    printed at their natural width, however wide."""
     import shutil
 
     from rich.console import Console
 
-    return Console(width=max(shutil.get_terminal_size().columns, 140))
+    console = Console()
+    if console.is_terminal:
+        return Console(width=max(shutil.get_terminal_size().columns, 140))
+    return Console(width=1_000)
 
 
 def _sql(args: argparse.Namespace) -> int:

@@ -31,6 +31,9 @@ from flows.journal import Journal, is_journaled, step_key
 
 T = TypeVar("T")
 
+# One DEBUG line per step task started, for live progress (`ctxlab demo` counts them).
+step_log = logging.getLogger("ctxlab.steps")
+
 RETRYABLE_STATUS = frozenset({408, 429})
 _TRANSIENT_NAMES = frozenset({"APIConnectionError", "APITimeoutError", "TimeoutError"})
 
@@ -137,6 +140,7 @@ class PrefectStepRunner:
             if entry is not None:
                 return entry.value
         self.counts[name] += 1
+        step_log.debug("%s #%d", name, self.counts[name], extra={"step_name": name})
         holder: list[str] = []
         step = self._task(name).with_options(task_run_name=f"{name} #{self.counts[name]}")
         result = await step(fn, quote(args), quote(kwargs), quote(holder))

@@ -102,6 +102,8 @@ def table_rows(
     return [
         {
             "setting": s.label,
+            "strategy": s.strategy,
+            "params": dict(s.params),
             "seeds": len(s.seeds),
             "accuracy": round(s.accuracy.mean, 4),
             "accuracy_ci": f"{s.accuracy.low:.3f}-{s.accuracy.high:.3f}",

@@ -31,7 +31,8 @@ def test_the_demo_runs_the_agent_compares_strategies_and_writes_its_reports(
 
     assert "Week 2 report follows the remembered format (bullets): yes" in out
     assert f"{prefect_server.ui_url}/runs/flow-run/" in out
-    assert f"duckdb {tmp_path / 'demo.duckdb'}" in out
+    assert f"ctxlab sql --db {tmp_path / 'demo.duckdb'}" in out
+    assert " 1 runs" not in out
 
     store = Store(str(tmp_path / "demo.duckdb"), hold=False)
     assert "bullets" in FileSystem(store, "any").read_text("/memories/AGENTS.md")
