@@ -296,9 +296,14 @@ def _local_server(port: int | None) -> ServerInfo:
 def _server(args: argparse.Namespace) -> int:
     from flows import server
 
+    if args.port is not None and not 0 < args.port < 65536:
+        args.parser.error(f"--port must be between 1 and 65535, got {args.port}")
     if args.action == "stop":
-        stopped = server.stop_server()
-        print(f"stopped the server at {stopped.api_url}" if stopped else "no server to stop")
+        stopped = server.stop_server(args.port)
+        where = f" on port {args.port}" if args.port else ""
+        home = server.prefect_home()
+        print(f"stopped the server at {stopped.api_url}" if stopped else
+              f"no server{where} that ctxlab started from {home} is running")  # fmt: skip
         return 0
     if args.action == "status":
         found = server.find_server(args.port)
@@ -314,9 +319,10 @@ def _server(args: argparse.Namespace) -> int:
         print(f"A Prefect server is already running: UI {found.ui_url}  API {found.api_url}")
         return 0
     info = server.start_server(args.port or server.DEFAULT_PORT, lean=not args.all_services)
+    stop = f"ctxlab server stop --port {info.port}"
     print(f"Prefect server started in {info.start_seconds:.1f} s\n"
           f"  UI:  {info.ui_url}\n  API: {info.api_url}\n  log: {info.log_path}\n"
-          "ctxlab runs report there; stop it with `ctxlab server stop`.")  # fmt: skip
+          f"ctxlab runs report there; stop it with `{stop}`.")  # fmt: skip
     return 0
 
 
