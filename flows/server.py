@@ -277,12 +277,17 @@ def flush_prefect(timeout: float = 10.0) -> None:
 
 @contextmanager
 def using_server(info: ServerInfo) -> Iterator[ServerInfo]:
-    """Point Prefect clients in this process at `info` (Prefect reads its settings once, at
-    import, so the environment alone is not enough once it is loaded)."""
+    """Point Prefect in this process, its threads and the worker processes it starts at
+    `info`. Prefect reads its settings once, at import: the temporary settings cover this
+    thread, and refreshing the global settings from the environment covers the threads that
+    forward events and logs from process-pool workers (without it their task runs go to a
+    temporary server that dies at exit)."""
+    from prefect.context import refresh_global_settings_context
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     previous = os.environ.get("PREFECT_API_URL")
     os.environ["PREFECT_API_URL"] = info.api_url  # for subprocesses (workers, Dask)
+    refresh_global_settings_context()
     try:
         with temporary_settings(updates={PREFECT_API_URL: info.api_url}):
             try:
@@ -294,3 +299,4 @@ def using_server(info: ServerInfo) -> Iterator[ServerInfo]:
             os.environ.pop("PREFECT_API_URL", None)
         else:
             os.environ["PREFECT_API_URL"] = previous
+        refresh_global_settings_context()
