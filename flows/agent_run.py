@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,14 @@ def _flow_run_name() -> str:
     params = current_flow_run.parameters
     if params.get("resume"):
         return f"resume {params['resume']}"
-    return f"{params.get('agent', 'agent')} on {params.get('thread_id') or 'a new thread'}"
+    return session_name(params.get("agent", "agent"), params.get("params") or {},
+                        params.get("thread_id") or "a new thread")  # fmt: skip
+
+
+def session_name(agent: str, params: dict[str, Any], thread: str) -> str:
+    """What a flow run is called: the agent, its week when it has one, and the thread."""
+    week = params.get("week")
+    return f"{agent}{f' week {week}' if week not in (None, 'auto') else ''} on {thread}"
 
 
 @flow(name="agent-run", flow_run_name=_flow_run_name, persist_result=False)
@@ -99,8 +107,10 @@ async def agent_run(
         if not session.inputs:
             raise ValueError(f"agent {agent!r} has no default session: give it an input")
         first_turn = 0
+    await _name_flow_run(session_name(session.agent, session.params, session.thread_id))
+    numbering: Counter[str] = Counter()  # task names stay unique across the session's inputs
     runs = [
-        await _run_turn(store, spec, session, turn)
+        await _run_turn(store, spec, session, turn, numbering)
         for turn in range(first_turn, len(session.inputs))
     ]
     return {
@@ -114,7 +124,9 @@ async def agent_run(
     }
 
 
-async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) -> dict[str, Any]:
+async def _run_turn(
+    store: Store, spec: AgentSpec, session: Session, turn: int, numbering: Counter[str]
+) -> dict[str, Any]:
     run_id = _run_id_for(store, session, turn)
     point = find_resume_point(store, run_id) if run_id else None
     if point is not None and point.done:
@@ -128,7 +140,7 @@ async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) 
     )  # fmt: skip
     resuming = point is not None and not point.fresh
     journal = Journal(store, run_id, replay=resuming)
-    runner = PrefectStepRunner(journal=journal)
+    runner = PrefectStepRunner(journal=journal, numbering=numbering)
     await _tag_flow_run(f"agent:{_tag(session.agent)}", f"session:{session.session_id}",
                         f"run:{run_id}")  # fmt: skip
     options = AgentOptions(store=store, step_runner=runner, model=session.model,
@@ -153,7 +165,7 @@ async def _run_turn(store: Store, spec: AgentSpec, session: Session, turn: int) 
     }
     await acreate_markdown_artifact(
         render_markdown(report, extra=orchestration),
-        key=f"{_tag(session.agent)}-run",
+        key=artifact_key(session.agent, run_id),
         description=f"{session.agent} run {run_id}",
     )
     return {**report.as_dict(), "tasks": runner.tasks_run, "replayed": journal.replayed}
@@ -168,6 +180,21 @@ async def _tag_flow_run(*tags: str) -> None:
         run = await client.read_flow_run(flow_run_id)
         merged = [*run.tags, *(t for t in ("ctxlab", *tags) if t not in run.tags)]
         await client.update_flow_run(flow_run_id, tags=merged)
+
+
+def artifact_key(agent: str, run_id: str) -> str:
+    """Each run's artifact under its own key, so the Artifacts page lists every run."""
+    return f"agent-{_tag(agent)}-{_tag(run_id)}"
+
+
+async def _name_flow_run(name: str) -> None:
+    """Name the flow run after what it runs, once the thread is known (a new thread's id is
+    made inside the flow)."""
+    flow_run_id = current_flow_run.id
+    if flow_run_id is None:
+        return
+    async with get_client() as client:
+        await client.update_flow_run(flow_run_id, name=name)
 
 
 def _by_kind(runner: PrefectStepRunner) -> str:

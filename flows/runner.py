@@ -94,6 +94,8 @@ class PrefectStepRunner:
     """Runs harness steps as Prefect tasks (implements `harness.steps.StepRunner`).
 
     journal: where completed model and tool calls are recorded and, on resume, replayed.
+    numbering: the counter task run names are numbered from; share one between the runners
+        of a flow run's inputs, so that its task names stay unique (`model #7` exists once).
     model_retries / retry_delays: retries of a model call on 429, 5xx, timeouts; the delays
         are seconds before each retry (the last one repeats), jittered by up to 50%.
     """
@@ -102,6 +104,7 @@ class PrefectStepRunner:
         self,
         *,
         journal: Journal | None = None,
+        numbering: Counter[str] | None = None,
         model_retries: int = 4,
         retry_delays: Sequence[float] = (2, 10, 30, 60),
     ) -> None:
@@ -109,6 +112,7 @@ class PrefectStepRunner:
         self.model_retries = model_retries
         self.retry_delays = list(retry_delays)
         self.counts: Counter[str] = Counter()
+        self.numbering: Counter[str] = Counter() if numbering is None else numbering
         self._tasks: dict[str, Task[Any, Any]] = {}
 
     def _task(self, name: str) -> Task[Any, Any]:
@@ -140,9 +144,11 @@ class PrefectStepRunner:
             if entry is not None:
                 return entry.value
         self.counts[name] += 1
-        step_log.debug("%s #%d", name, self.counts[name], extra={"step_name": name})
+        self.numbering[name] += 1
+        number = self.numbering[name]
+        step_log.debug("%s #%d", name, number, extra={"step_name": name})
         holder: list[str] = []
-        step = self._task(name).with_options(task_run_name=f"{name} #{self.counts[name]}")
+        step = self._task(name).with_options(task_run_name=f"{name} #{number}")
         result = await step(fn, quote(args), quote(kwargs), quote(holder))
         if key is not None and self.journal is not None:
             model = getattr(fn, "__self__", None) if name == "model" else None

@@ -43,6 +43,14 @@ def flow_run_state(flow_run_id: Any) -> str:
     return asyncio.run(read())
 
 
+def flow_run_name(flow_run_id: Any) -> str:
+    async def read() -> str:
+        async with get_client() as client:
+            return (await client.read_flow_run(flow_run_id)).name
+
+    return asyncio.run(read())
+
+
 def artifacts(key: str) -> list[Any]:
     """Every version of the artifact under `key`, newest first."""
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey

@@ -7,10 +7,10 @@ import asyncio
 import logging
 from collections import Counter
 
-from flow_helpers import artifacts, task_runs_of
+from flow_helpers import artifacts, flow_run_name, task_runs_of
 from prefect.logging.handlers import PrefectConsoleHandler
 
-from flows.agent_run import agent_run
+from flows.agent_run import agent_run, artifact_key, session_name
 from flows.agents import AgentOptions, competitive_session
 from flows.server import ServerInfo
 from harness.filesystem import FileSystem
@@ -52,7 +52,9 @@ def test_every_step_is_a_task_and_the_server_records_them_all(
 def test_each_run_publishes_a_markdown_artifact(prefect_server: ServerInfo, db: str) -> None:
     result = asyncio.run(agent_run(agent=RECORDER, db=db))
     (run,) = result["runs"]
-    (latest, *_) = artifacts("flow-test-agents-recorder-run")
+    key = artifact_key(RECORDER, run["run_id"])
+    assert key == f"agent-flow-test-agents-recorder-{run['run_id'].replace('_', '-')}"
+    (latest,) = artifacts(key)  # its own key: the Artifacts page lists every run
     text = latest.data
     assert run["run_id"] in text
     assert "| input tokens |" in text and "| output tokens |" in text
@@ -77,6 +79,17 @@ def test_a_session_runs_its_inputs_in_turn_on_one_thread(
     assert sorted(seqs) == list(range(1, len(seqs) + 1))
     # The second run continued the conversation: its model saw all six findings recorded.
     assert result["runs"][1]["steps"] == 1
+    tasks = sum(r["tasks"] for r in result["runs"])
+    names = [t.name for t in task_runs_of(result["flow_run_id"], expected=tasks)]
+    assert len(names) == tasks and len(set(names)) == tasks  # numbering runs on across inputs
+    assert flow_run_name(result["flow_run_id"]) == "flow_test_agents:recorder on findings"
+
+
+def test_a_flow_run_is_named_after_agent_week_and_thread() -> None:
+    assert session_name("competitive-analysis", {"week": 2}, "thread_ab") == (
+        "competitive-analysis week 2 on thread_ab"
+    )
+    assert session_name("x", {"week": "auto"}, "t") == "x on t"
 
 
 def test_the_weekly_agent_picks_week_two_once_memory_holds_the_format(db: str) -> None:
