@@ -160,6 +160,11 @@ class PrefectStepRunner:
         ctx = TaskRunContext.get()
         return str(ctx.task_run.id) if ctx is not None else None
 
+    def no_step_reason(self, hook: str) -> str:
+        """Why an event written now has no task run id: hooks that only read (memory and
+        skills loading) record what they did but run no task."""
+        return f"{hook} hook between steps: it acted without a task"
+
     @property
     def tasks_run(self) -> int:
         return sum(self.counts.values())

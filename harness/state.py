@@ -140,11 +140,14 @@ class RunState:
         detail: dict[str, Any] | None = None,
         ms: float | None = None,
     ) -> None:
-        """Record what a middleware did (committed with the step)."""
+        """Record what a middleware did (committed with the step), with the id of the step
+        task that did it, or why there is none."""
+        step_id = self.steps.current_step_id()
+        reason = None if step_id else _no_step_reason(self.steps, hook)
         self._batch.add(
             "events",
             (self.run_id, self.step, middleware, hook, action, tokens_before, tokens_after,
-             json.dumps(detail or {}, default=str), ms, self.steps.current_step_id(), now()),
+             json.dumps(detail or {}, default=str), ms, step_id, now(), reason),
         )  # fmt: skip
 
     def record_model_call(
@@ -187,3 +190,9 @@ class RunState:
 
     def elapsed_ms(self, start: float) -> float:
         return (time.perf_counter() - start) * 1000
+
+
+def _no_step_reason(steps: object, hook: str) -> str:
+    """Why an event has no step id: the runner's own words when it has them."""
+    explain = getattr(steps, "no_step_reason", None)
+    return str(explain(hook)) if callable(explain) else f"{hook} ran outside any step"

@@ -83,12 +83,16 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (path, version)
     );
     """,
+    # 2: why an event has no task run id (it was written outside any step task)
+    """
+    ALTER TABLE events ADD COLUMN task_reason VARCHAR;
+    """,
 ]
 
 _TABLE_COLUMNS = {
     "messages": 16,
     "model_calls": 13,
-    "events": 11,
+    "events": 12,
     "windows": 7,
     "summaries": 14,
 }

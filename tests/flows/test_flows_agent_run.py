@@ -40,13 +40,18 @@ def test_every_step_is_a_task_and_the_server_records_them_all(
 
     store = Store(db, hold=False)
     events = store.query(
-        "SELECT middleware, action, task_run_id FROM events WHERE run_id = ?", [run["run_id"]]
+        "SELECT middleware, action, hook, task_run_id, task_reason FROM events WHERE run_id = ?",
+        [run["run_id"]],
     )
     acting = [e for e in events if e["task_run_id"] is not None]
     assert len(acting) == 6
     assert all(steps[e["task_run_id"]] == e["middleware"] == "offload" for e in acting)
     # Hooks that only read (memory and skills loading) record an event but run no task.
     assert {e["middleware"] for e in events if e["task_run_id"] is None} <= {"memory", "skills"}
+    for e in events:  # never NULL without a reason
+        assert (e["task_run_id"] is None) == (e["task_reason"] is not None)
+        if e["task_reason"]:
+            assert e["task_reason"].startswith(f"{e['hook']} hook between steps")
 
 
 def test_each_run_publishes_a_markdown_artifact(prefect_server: ServerInfo, db: str) -> None:
