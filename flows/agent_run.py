@@ -30,7 +30,7 @@ from flows.agents import AgentOptions, AgentSpec, get_agent
 from flows.journal import Journal, ensure_tables
 from flows.report import render_markdown, run_report
 from flows.resume import FINISHED, ResumeRun, find_resume_point, release_run
-from flows.runner import PrefectStepRunner, hide_tool_failures_on_console
+from flows.runner import PrefectStepRunner, harness_logs_to_prefect, hide_tool_failures_on_console
 from harness.messages import new_id
 from harness.steps import InlineRunner
 from harness.store import Store, default_path, now
@@ -109,10 +109,11 @@ async def agent_run(
         first_turn = 0
     await _name_flow_run(session_name(session.agent, session.params, session.thread_id))
     numbering: Counter[str] = Counter()  # task names stay unique across the session's inputs
-    runs = [
-        await _run_turn(store, spec, session, turn, numbering)
-        for turn in range(first_turn, len(session.inputs))
-    ]
+    with harness_logs_to_prefect():
+        runs = [
+            await _run_turn(store, spec, session, turn, numbering)
+            for turn in range(first_turn, len(session.inputs))
+        ]
     return {
         "session_id": session.session_id,
         "agent": session.agent,

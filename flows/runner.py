@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from prefect import Task, task
@@ -70,6 +71,43 @@ def hide_tool_failures_on_console() -> None:
             isinstance(f, _HideToolFailures) for f in handler.filters
         ):
             handler.addFilter(_HideToolFailures())
+
+
+class _ToRunLogs(logging.Handler):
+    """Sends harness log lines (one per middleware decision) to the Prefect run they happen
+    in, task run included, whatever Prefect's own log level: the Logs tab shows each decision
+    while the terminal stays quiet."""
+
+    def __init__(self) -> None:
+        from prefect.logging.handlers import APILogHandler
+
+        super().__init__(logging.INFO)
+        self.api = APILogHandler()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from prefect.context import FlowRunContext, TaskRunContext
+
+        if TaskRunContext.get() is not None or FlowRunContext.get() is not None:
+            self.api.handle(record)
+
+
+@contextmanager
+def harness_logs_to_prefect() -> Iterator[None]:
+    """While the block runs, harness middleware decisions reach the current Prefect run's
+    logs."""
+    from harness.state import events_log
+
+    handler = _ToRunLogs()
+    level, propagate = events_log.level, events_log.propagate
+    events_log.addHandler(handler)
+    events_log.setLevel(logging.INFO)
+    events_log.propagate = False  # to the run's logs, not (at INFO) to the terminal
+    try:
+        yield
+    finally:
+        events_log.removeHandler(handler)
+        events_log.setLevel(level)
+        events_log.propagate = propagate
 
 
 def _retry_condition(_task: Task[Any, Any], _run: TaskRun, state: State[Any]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from harness.models.base import Model
 
 T = TypeVar("T")
+
+# One line per middleware decision (what `events` records), for run logs such as Prefect's.
+events_log = logging.getLogger("harness.events")
 
 
 @dataclass(eq=False)
@@ -144,6 +148,9 @@ class RunState:
         task that did it, or why there is none."""
         step_id = self.steps.current_step_id()
         reason = None if step_id else _no_step_reason(self.steps, hook)
+        if events_log.isEnabledFor(logging.INFO):
+            moved = "" if tokens_before is None else f": {tokens_before} -> {tokens_after} tokens"
+            events_log.info("%s %s at step %d (%s)%s", middleware, action, self.step, hook, moved)
         self._batch.add(
             "events",
             (self.run_id, self.step, middleware, hook, action, tokens_before, tokens_after,

@@ -7,7 +7,8 @@ import asyncio
 import logging
 from collections import Counter
 
-from flow_helpers import artifacts, flow_run_name, task_runs_of
+import pytest
+from flow_helpers import artifacts, flow_run_name, run_logs, task_runs_of
 from prefect.logging.handlers import PrefectConsoleHandler
 
 from flows.agent_run import agent_run, artifact_key, session_name
@@ -52,6 +53,17 @@ def test_every_step_is_a_task_and_the_server_records_them_all(
         assert (e["task_run_id"] is None) == (e["task_reason"] is not None)
         if e["task_reason"]:
             assert e["task_reason"].startswith(f"{e['hook']} hook between steps")
+
+
+def test_each_middleware_decision_reaches_the_runs_logs(
+    prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = asyncio.run(agent_run(agent=RECORDER, db=db))
+    logs = run_logs(result["flow_run_id"], expected=6)
+    offloads = [log for log in logs if log.name == "harness.events" and "offload" in log.message]
+    assert len(offloads) == 6  # one per offload decision, each under its task run
+    assert all(log.task_run_id is not None for log in offloads)
+    assert "harness.events" not in capsys.readouterr().err  # the Logs tab, not the terminal
 
 
 def test_each_run_publishes_a_markdown_artifact(prefect_server: ServerInfo, db: str) -> None:
