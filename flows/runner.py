@@ -135,7 +135,8 @@ class PrefectStepRunner:
     numbering: the counter task run names are numbered from; share one between the runners
         of a flow run's inputs, so that its task names stay unique (`model #7` exists once).
     model_retries / retry_delays: retries of a model call on 429, 5xx, timeouts; the delays
-        are seconds before each retry (the last one repeats), jittered by up to 50%.
+        are seconds before each retry (the last one repeats; default 10 s each), jittered by
+        up to 50%.
     """
 
     def __init__(
@@ -144,7 +145,7 @@ class PrefectStepRunner:
         journal: Journal | None = None,
         numbering: Counter[str] | None = None,
         model_retries: int = 4,
-        retry_delays: Sequence[float] = (2, 10, 30, 60),
+        retry_delays: Sequence[float] = (10,),
     ) -> None:
         self.journal = journal
         self.model_retries = model_retries
@@ -159,7 +160,7 @@ class PrefectStepRunner:
             if name == "model":
                 options = {
                     "retries": self.model_retries,
-                    "retry_delay_seconds": self.retry_delays,
+                    "retry_delay_seconds": self.retry_delay,
                     "retry_jitter_factor": 0.5,
                     "retry_condition_fn": _retry_condition,
                 }
@@ -202,6 +203,12 @@ class PrefectStepRunner:
         """Why an event written now has no task run id: hooks that only read (memory and
         skills loading) record what they did but run no task."""
         return f"{hook} hook between steps: it acted without a task"
+
+    @property
+    def retry_delay(self) -> float | list[float]:
+        """One number when the delays do not vary: Prefect's UI shows a list as `NaN`. The
+        SDK adapters already back off on their own retries; this is the second line."""
+        return self.retry_delays[0] if len(set(self.retry_delays)) == 1 else self.retry_delays
 
     @property
     def tasks_run(self) -> int:
