@@ -125,3 +125,19 @@ def test_scenario_exports_are_git_ignored() -> None:
     ignored = subprocess.run(["git", "check-ignore", "-q", "exports/competitive-analysis-small-0"],
                              cwd=ROOT, check=False)  # fmt: skip
     assert ignored.returncode == 0
+
+
+def test_check_prints_its_verdict_as_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    def gate(suite: str, baseline: Any, *, update: bool, say: Any) -> int:
+        say("REGRESSION  competitive-analysis/full/small/seed=0: accuracy 90.0% -> 80.0%")
+        return 1
+
+    monkeypatch.setattr("evals.check.run_check", gate)
+    assert main(["check", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["passed"] is False and doc["suite"] == "ci"
+    assert doc["lines"][0].startswith("REGRESSION")
