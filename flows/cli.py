@@ -94,8 +94,11 @@ def _save_details(prog: str, exc: BaseException) -> str:
     folder = Path(os.environ.get("CTXLAB_LOG_DIR") or Path(tempfile.gettempdir()) / "ctxlab")
     path = folder / f"error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{prog}\n" + "".join(traceback.format_exception(exc)))
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Only the user may read it: a provider's error can echo request details.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as log:
+            log.write(f"{prog}\n" + "".join(traceback.format_exception(exc)))
     except OSError:
         return "rerun with --debug for the traceback"
     return f"details: {path}; --debug shows the traceback"
@@ -563,9 +566,12 @@ def _plural(n: int, noun: str) -> str:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from evals.cli import writable_store
     from flows.demo import run_demo
 
     db = args.db or os.environ.get("CTXLAB_DB") or None
+    if db is not None:  # the demo's own store is made fresh; a given one must take writes
+        writable_store(db)
     return run_demo(db=db, out=args.out, port=args.port, ephemeral=args.ephemeral)
 
 

@@ -47,6 +47,7 @@ def corrupted(tmp_path: Path) -> str:
         ["sweep", "--scenario", "competitive-analysis", "--ephemeral"],
         ["run", "competitive-analysis", "--ephemeral"],
         ["report", "--run", "--scenario", "competitive-analysis"],
+        ["demo", "--ephemeral"],
     ],
 )
 def test_a_corrupted_store_fails_before_any_work(
@@ -55,6 +56,7 @@ def test_a_corrupted_store_fails_before_any_work(
 ) -> None:  # fmt: skip
     monkeypatch.setattr("flows.cli._run_flow", no_work)
     monkeypatch.setattr("evals.cli._run_with_progress", no_work)
+    monkeypatch.setattr("flows.demo.run_demo", no_work)
     assert main([*argv, "--db", corrupted]) == 1
     line = err_line(capsys)
     assert corrupted in line and "not a valid DuckDB database" in line
