@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 STRATEGIES = ("none", "truncate", "mask", "offload", "summarize", "context-edit", "full")
@@ -14,16 +16,24 @@ STRATEGIES = ("none", "truncate", "mask", "offload", "summarize", "context-edit"
 def register(subparsers: Any) -> None:
     """Add the eval commands to `ctxlab`'s subparsers."""
     sc = subparsers.add_parser("scenarios", help="list, describe or export the eval scenarios")
-    sc.add_argument("action", nargs="?", default="list", choices=("list", "describe", "export"))
+    sc.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=("list", "describe", "export"),
+        help="list (default), describe NAME, or export NAME to files",
+    )
     sc.add_argument("name", nargs="?", help="scenario name (describe, export)")
-    sc.add_argument("--seed", type=int, default=0)
-    sc.add_argument("--scale", default="small", choices=("small", "full"))
-    sc.add_argument("--out", help="export directory (default: exports/<name>-<scale>-<seed>)")
+    sc.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    sc.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
+    sc.add_argument(
+        "--out", help="export directory (default: exports/<name>-<scale>-<seed>, git-ignored)"
+    )
     sc.add_argument("--json", action="store_true", help="machine-readable output")
     sc.set_defaults(handler=_scenarios)
 
     ev = subparsers.add_parser("eval", help="replay a scenario under context strategies")
-    ev.add_argument("--scenario", required=True)
+    ev.add_argument("--scenario", required=True, help="scenario name (`ctxlab scenarios`)")
     ev.add_argument(
         "--strategy",
         action="append",
@@ -31,7 +41,7 @@ def register(subparsers: Any) -> None:
     )
     ev.add_argument("--seed", type=int, action="append", help="seed (repeat; default 0)")
     ev.add_argument("--seeds", type=int, help="run seeds 0..N-1")
-    ev.add_argument("--scale", default="small", choices=("small", "full"))
+    ev.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
     ev.add_argument(
         "--model",
         default="simulated",
@@ -44,6 +54,7 @@ def register(subparsers: Any) -> None:
         metavar="K=V",
         help="strategy parameter, e.g. summarize.trigger=0.7 (repeat)",
     )
+    add_model_options(ev)
     ev.add_argument(
         "--reader",
         default="fallible",
@@ -61,20 +72,28 @@ def register(subparsers: Any) -> None:
     ev.set_defaults(handler=_eval)
 
     rp = subparsers.add_parser("report", help="markdown table and PNG plot under reports/")
-    rp.add_argument("--scenario", action="append", help="scenario (repeat; default: all stored)")
-    rp.add_argument("--db", help="DuckDB file with eval results")
-    rp.add_argument("--out", default="reports")
+    rp.add_argument(
+        "--scenario",
+        action="append",
+        help="scenario (repeat; default: every scenario stored, or with --run every scenario)",
+    )
+    rp.add_argument(
+        "--db", help="DuckDB file with eval results (default $CTXLAB_DB or ./ctxlab.duckdb)"
+    )
+    rp.add_argument("--out", default="reports", help="folder for the .md and .png files")
     rp.add_argument(
         "--run",
         action="store_true",
-        help="first run every arm, with the fallible and the ideal reader, and store it",
+        help="first run every arm of each scenario (all four unless --scenario), with the "
+        "fallible and the ideal reader, store it, and report only these runs",
     )
     rp.add_argument("--scale", default="full", choices=("small", "full"), help="with --run")
     rp.add_argument("--seeds", type=int, default=1, help="with --run: seeds 0..N-1")
+    rp.add_argument("--json", action="store_true", help="print the reported settings as JSON")
     rp.set_defaults(handler=_report)
 
     ck = subparsers.add_parser("check", help="CI gate: run a fixed suite against a baseline")
-    ck.add_argument("--suite", default="ci")
+    ck.add_argument("--suite", default="ci", help="the cell suite to run (default ci)")
     ck.add_argument("--baseline", help="baseline JSON (default evals/baselines/ci.json)")
     ck.add_argument("--update", action="store_true", help="rewrite the baseline from this run")
     ck.add_argument(
@@ -87,7 +106,10 @@ def register(subparsers: Any) -> None:
         "--reader", default="fallible", choices=("fallible", "ideal"), help="with --sanity"
     )
     ck.add_argument(
-        "--json", action="store_true", help="with --sanity: one object per scenario and arm"
+        "--json",
+        action="store_true",
+        help="print the verdict and findings as JSON (with --sanity: one object per scenario "
+        "and arm)",
     )
     ck.set_defaults(handler=_check)
 
@@ -112,9 +134,11 @@ def _scenarios(args: argparse.Namespace) -> int:
                 print(f"{row['name']:<22} {row['title']}")
         return 0
     if not args.name:
-        print(f"ctxlab scenarios {args.action}: give a scenario name", file=sys.stderr)
-        return 2
-    scenario = get_scenario(args.name, args.seed, args.scale)
+        args.parser.error(
+            f"{args.action} needs a scenario name: one of {', '.join(list_scenarios())}"
+        )
+    with usage_errors(args):
+        scenario = get_scenario(args.name, args.seed, args.scale)
     if args.action == "describe":
         info = scenario.describe()
         if args.json:
@@ -134,31 +158,32 @@ def _scenarios(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from evals.runner import grid, parse_setting
-    from harness.errors import HarnessError
+    from harness.store import default_path
 
-    params = dict(parse_setting(s) for s in args.set)
-    seeds = list(range(args.seeds)) if args.seeds else (args.seed or [0])
-    cells = grid(
-        args.scenario,
-        args.strategy or STRATEGIES,
-        seeds=seeds,
-        scale=args.scale,
-        model=args.model,
-        params=params,
-        reader=args.reader,
-    )
-    try:
-        results = _run_with_progress(cells, max_usd=args.max_usd, quiet=args.json)
-    except HarnessError as exc:  # an unknown strategy or parameter, a missing API key
-        print(f"ctxlab eval: {exc}", file=sys.stderr)
-        return 2
+    use_model_options(args)
+    with usage_errors(args):
+        params = dict(parse_setting(s) for s in args.set)
+        seeds = list(range(args.seeds)) if args.seeds else (args.seed or [0])
+        cells = grid(
+            args.scenario,
+            args.strategy or STRATEGIES,
+            seeds=seeds,
+            scale=args.scale,
+            model=args.model,
+            params=params,
+            reader=args.reader,
+        )
+        check_cells(cells)
+    db = args.db or default_path()
     if not args.no_save:
-        from evals.storage import save_results
-        from harness.store import default_path
+        writable_store(db)
+    results = _run_with_progress(cells, max_usd=args.max_usd, quiet=args.json)
+    if not args.no_save:
+        from evals.storage import save_or_dump
 
-        batch = save_results(args.db or default_path(), results)
+        batch = save_or_dump(db, results)
         if not args.json:
-            print(f"stored {len(results)} runs (batch {batch}) in {args.db or default_path()}")
+            print(f"stored {plural(len(results), 'run')} (batch {batch}) in {db}")
     if args.json:
         for r in results:
             print(r.to_json(probes=args.probes))
@@ -167,13 +192,139 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def usage_errors(args: argparse.Namespace) -> Iterator[None]:
+    """What goes wrong while checking the options (an unknown scenario, strategy, parameter or
+    model) is the user's to fix: one line, exit 2, before any work."""
+    from harness.errors import HarnessError, ModelError, StoreError, UnknownModelError
+    from harness.profiles import known_models
+
+    try:
+        yield
+    except (StoreError, ModelError):
+        raise
+    except UnknownModelError as exc:
+        if not str(exc).startswith("no profile for model"):
+            args.parser.error(str(exc))
+        args.parser.error(
+            f"no profile for model {getattr(args, 'model', '')!r}; known: "
+            f"{', '.join(known_models())}; for another model give --window TOKENS (and "
+            "--max-output TOKENS, --price IN,CACHED,OUT) or --profile FILE"
+        )
+    except (ValueError, LookupError, HarnessError) as exc:
+        args.parser.error(str(exc))
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """--window, --max-output, --price and --profile: run a model ctxlab has no profile for."""
+    group = parser.add_argument_group("a model without a built-in profile (e.g. openai:gpt-4o)")
+    group.add_argument("--window", type=int, metavar="TOKENS", help="its context window")
+    group.add_argument(
+        "--max-output", type=int, metavar="TOKENS", help="its output cap (default 8000)"
+    )
+    group.add_argument(
+        "--price",
+        metavar="IN,CACHED,OUT",
+        help="USD per million input, cached input and output tokens (default 0,0,0)",
+    )
+    group.add_argument(
+        "--profile", metavar="TOML", help="model profiles in the format of harness/data/models.toml"
+    )
+
+
+def use_model_options(args: argparse.Namespace) -> None:
+    """Make `--model` known from --window/--max-output/--price or --profile, for this process
+    and the workers it starts (through `$CTXLAB_MODELS`)."""
+    import hashlib
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from harness.profiles import PROFILES_ENV
+
+    files = []
+    if args.profile:
+        if not Path(args.profile).is_file():
+            args.parser.error(f"no profile file {args.profile}")
+        files.append(str(Path(args.profile).resolve()))
+    if args.window is not None or args.max_output is not None or args.price is not None:
+        text = _profile_toml(args)
+        folder = Path(tempfile.gettempdir()) / "ctxlab"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"models-{hashlib.sha256(text.encode()).hexdigest()[:16]}.toml"
+        path.write_text(text)
+        files.append(str(path))
+    if files:
+        before = os.environ.get(PROFILES_ENV, "")
+        os.environ[PROFILES_ENV] = os.pathsep.join([*filter(None, [before]), *files])
+
+
+def _profile_toml(args: argparse.Namespace) -> str:
+    if args.window is None or args.window < 1:
+        args.parser.error("--max-output and --price need --window TOKENS (a positive number)")
+    max_output = 8_000 if args.max_output is None else args.max_output
+    if max_output < 1:
+        args.parser.error(f"--max-output must be positive, got {max_output}")
+    try:
+        prices = [float(p) for p in (args.price or "0,0,0").split(",")]
+    except ValueError:
+        prices = []
+    if len(prices) != 3 or any(p < 0 for p in prices):
+        args.parser.error(f"--price expects IN,CACHED,OUT in USD per million tokens, e.g. "
+                          f"2.5,1.25,10; got {args.price!r}")  # fmt: skip
+    return (
+        f"[models.{json.dumps(args.model)}]\ncontext_window = {args.window}\n"
+        f"max_output_tokens = {max_output}\ninput = {prices[0]}\ncached_input = {prices[1]}\n"
+        f'cache_write = {prices[0]}\noutput = {prices[2]}\nprices_as_of = "command line"\n'
+        'source = "the command line (--window, --max-output, --price)"\n'
+    )
+
+
+def check_cells(cells: Sequence[Any]) -> None:
+    """Raise on the first cell whose scenario, strategy, parameters or model is unknown, so a
+    mistake in the last arm does not surface after the others have run."""
+    from evals.scenarios import scenario_summary
+    from evals.scenarios.base import check_scale
+    from harness.profiles import get_profile
+    from harness.strategies import middleware_names, split_params
+
+    for cell in {
+        (c.scenario, c.strategy, c.scale, c.model, repr(c.params)): c for c in cells
+    }.values():
+        scenario_summary(cell.scenario)
+        check_scale(cell.scale)
+        split_params(
+            cell.params, middleware_names(cell.strategy), label=f"strategy {cell.strategy!r}"
+        )
+        get_profile(cell.model)
+
+
+def writable_store(path: str) -> str:
+    """Open the store for writing now: an unwritable location or a damaged file fails before
+    minutes of work, not when the results are saved."""
+    from harness.errors import StoreError
+    from harness.store import Store
+
+    try:
+        Store(path, hold=False)
+    except OSError as exc:
+        raise StoreError(f"cannot write store {path}: {exc}") from exc
+    return path
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _run_with_progress(cells: list, *, max_usd: float | None, quiet: bool) -> list:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from evals.runner import run_cells
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, transient=True, disable=quiet, console=_console()) as bar:
+    console = _console()
+    hidden = quiet or not console.is_terminal  # else a stray blank line when piped
+    with Progress(*columns, transient=True, disable=hidden, console=console) as bar:
         overall = bar.add_task("runs", total=len(cells))
         turns = bar.add_task("turns", total=1)
 
@@ -196,6 +347,7 @@ def _console() -> Any:
 
 def _print_table(results: list) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from evals.metrics import aggregate, pareto_front, recommend
@@ -207,7 +359,7 @@ def _print_table(results: list) -> None:
     readers = "/".join(sorted({r.reader for r in results}))
     label = f", simulated, {readers} reader" if simulated else ""
     title = f"{results[0].scenario} ({results[0].scale}{label})"
-    table = Table(title=title)
+    table = Table(title=escape(title))
     for col in (
         "setting",
         "seeds",
@@ -230,7 +382,7 @@ def _print_table(results: list) -> None:
         if s.accuracy.low != s.accuracy.high:
             acc += f" ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})"
         table.add_row(
-            s.label,
+            escape(s.label),
             str(len(s.seeds)),
             acc,
             f"{s.input_tokens.mean:,.0f}",
@@ -260,30 +412,77 @@ def _report(args: argparse.Namespace) -> int:
     from evals.report import write_report
     from evals.runner import grid
     from evals.scenarios import list_scenarios
-    from evals.storage import load_runs, results_from_frame, save_results
+    from evals.storage import results_from_frame, save_or_dump
     from harness.store import default_path
 
     db = args.db or default_path()
+    known = list_scenarios()
+    unknown = [n for n in args.scenario or () if n not in known]
+    if unknown:
+        args.parser.error(f"unknown scenario {unknown[0]!r}; choose one of {', '.join(known)}")
     if args.run:
+        writable_store(db)
         cells = [
             cell
-            for name in (args.scenario or ["competitive-analysis"])
+            for name in (args.scenario or known)
             for reader in ("fallible", "ideal")
             for cell in grid(
                 name, STRATEGIES, seeds=range(args.seeds), scale=args.scale, reader=reader
             )
         ]
-        save_results(db, _run_with_progress(cells, max_usd=None, quiet=False))
-    frame = load_runs(db)
-    if frame.is_empty():
-        print(f"no eval results in {db}: run `ctxlab eval` or `ctxlab report --run` first")
+        results = _run_with_progress(cells, max_usd=None, quiet=args.json)
+        save_or_dump(db, results)
+    else:
+        from pathlib import Path
+
+        if not Path(db).is_file():
+            args.parser.error(f"no store at {db}: give --db FILE, or --run to make the results")
+        results = latest(results_from_frame(_stored_runs(db)))
+        if not results:
+            print(f"{args.parser.prog}: no eval results in {db}: run `ctxlab eval` or "
+                  "`ctxlab report --run` first", file=sys.stderr)  # fmt: skip
+            return 1
+    wanted = args.scenario or [n for n in known if any(r.scenario == n for r in results)]
+    missing = [n for n in wanted if not any(r.scenario == n for r in results)]
+    if missing:
+        print(f"{args.parser.prog}: no stored results for {', '.join(missing)} in {db}",
+              file=sys.stderr)  # fmt: skip
         return 1
-    results = latest(results_from_frame(frame))
-    wanted = args.scenario or [n for n in list_scenarios() if any(r.scenario == n for r in results)]
-    written = write_report([r for r in results if r.scenario in wanted], args.out)
+    chosen = [r for r in results if r.scenario in wanted]
+    written = write_report(chosen, args.out)
+    if args.json:
+        print(json.dumps(_report_json(chosen, written), indent=2, default=str))
+        return 0
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def _stored_runs(db: str) -> Any:
+    """Every stored eval run, read without creating or changing anything."""
+    import polars as pl
+
+    from harness.store import read_only
+
+    con = read_only(db)
+    try:
+        tables = {row[0] for row in con.execute("SHOW TABLES").fetchall()}
+        if "eval_runs" not in tables:
+            return pl.DataFrame()
+        return con.sql("SELECT * FROM eval_runs ORDER BY created_at, run_key").pl()
+    finally:
+        con.close()
+
+
+def _report_json(results: list, written: list) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from evals.metrics import aggregate
+
+    return {
+        "files": [str(p) for p in written],
+        "settings": [{**asdict(s), "label": s.label} for s in aggregate(results)],
+    }
 
 
 def latest(results: list) -> list:
@@ -295,10 +494,19 @@ def latest(results: list) -> list:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from evals.check import DEFAULT_BASELINE, run_check
+    from evals.check import DEFAULT_BASELINE, SUITES, run_check
 
     if args.sanity:
         from evals.sanity import run_sanity
 
         return run_sanity(reader=args.reader, as_json=args.json)
-    return run_check(args.suite, args.baseline or DEFAULT_BASELINE, update=args.update)
+    if args.suite not in SUITES:
+        args.parser.error(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
+    baseline = args.baseline or DEFAULT_BASELINE
+    if not args.json:
+        return run_check(args.suite, baseline, update=args.update)
+    lines: list[str] = []
+    code = run_check(args.suite, baseline, update=args.update, say=lines.append)
+    doc = {"suite": args.suite, "baseline": str(baseline), "passed": code == 0, "lines": lines}
+    print(json.dumps(doc, indent=2))
+    return code

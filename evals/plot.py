@@ -167,8 +167,8 @@ class Point:
 def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: str) -> Path:
     """Accuracy (y) against cost (x); the Pareto front joined by a line, the recommended
     setting ringed."""
-    width, height = 960, 600
-    left, right, top, bottom = 100, 40, 60, 80
+    width, height = 960, 630
+    left, right, top, bottom = 100, 40, 60, 110
     c = Canvas(width, height)
     c.text(left, 10, title[:70], scale=2)
     step, x_max = _ticks(max((p.cost for p in points), default=0.0) * 1.1)
@@ -194,7 +194,8 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
         k += 1
     c.line(left, top, left, height - bottom, BLACK, 2)
     c.line(left, height - bottom, width - right, height - bottom, BLACK, 2)
-    c.text(left + plot_w // 2 - text_width(x_label) // 2, height - 35, x_label)
+    c.text(left + plot_w // 2 - text_width(x_label) // 2, height - 68, x_label)
+    legend(c, left, height - 30)
     c.text(12, top - 22, "accuracy")
     front = sorted((p for p in points if p.front), key=lambda p: p.cost)
     for a, b in zip(front, front[1:], strict=False):
@@ -216,3 +217,15 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(c.png())
     return out
+
+
+def legend(c: Canvas, x: int, y: int) -> None:
+    """What the marks mean, in one row with its top-left corner at (x, y)."""
+    c.line(x, y + 7, x + 30, y + 7, ORANGE, 3)
+    c.circle(x + 15, y + 7, 6, ORANGE)
+    x += 40 + c.text(x + 40, y, "Pareto front") + 30
+    c.circle(x + 15, y + 7, 6, BLUE)
+    x += 40 + c.text(x + 40, y, "not on the front") + 30
+    c.circle(x + 15, y + 7, 6, ORANGE)
+    c.circle(x + 15, y + 7, 12, BLACK, fill=False)
+    c.text(x + 40, y, "recommended")

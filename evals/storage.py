@@ -80,6 +80,38 @@ def save_results(store: Store | str | Path, results: Sequence[EvalResult]) -> st
     return batch
 
 
+def save_or_dump(store: str | Path, results: Sequence[EvalResult]) -> str:
+    """`save_results`, and if the store cannot take them, the results in a JSON file next to it
+    (else in the working or temporary folder): the raised error names the file, so no computed
+    run is lost."""
+    try:
+        return save_results(store, results)
+    except Exception as exc:
+        dumped = dump_results(Path(store), results)
+        raise StoreSaveError(
+            f"could not save {len(results)} results to {store} ({str(exc).splitlines()[0]}); "
+            f"they are in {dumped}"
+        ) from exc
+
+
+class StoreSaveError(RuntimeError):
+    """Results could not be stored; they were written to a JSON file instead."""
+
+
+def dump_results(store: Path, results: Sequence[EvalResult]) -> Path:
+    import tempfile
+
+    name = f"{store.stem}-unsaved-{uuid.uuid4().hex[:8]}.json"
+    text = json.dumps([r.to_dict(probes=True) for r in results], default=str, indent=1)
+    for folder in (store.parent, Path.cwd(), Path(tempfile.gettempdir())):
+        try:
+            (folder / name).write_text(text)
+            return folder / name
+        except OSError:
+            continue
+    raise OSError(f"could not write {name} anywhere")
+
+
 def _probe_row(p: ProbeResult) -> dict[str, object]:
     row = p.to_dict()
     row.pop("id")

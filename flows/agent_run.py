@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
+from functools import partial
 from typing import Any
 
 from prefect import flow
@@ -27,7 +29,7 @@ from flows.agents import AgentOptions, get_agent
 from flows.journal import ensure_tables
 from flows.report import render_markdown, run_report
 from flows.resume import Session, Turn, load_session, run_session, unfinished_run
-from flows.runner import PrefectStepRunner, hide_tool_failures_on_console
+from flows.runner import PrefectStepRunner, harness_logs_to_prefect, hide_tool_failures_on_console
 from harness.messages import new_id
 from harness.steps import InlineRunner
 from harness.store import Store, default_path
@@ -39,7 +41,14 @@ def _flow_run_name() -> str:
     params = current_flow_run.parameters
     if params.get("resume"):
         return f"resume {params['resume']}"
-    return f"{params.get('agent', 'agent')} on {params.get('thread_id') or 'a new thread'}"
+    return session_name(params.get("agent", "agent"), params.get("params") or {},
+                        params.get("thread_id") or "a new thread")  # fmt: skip
+
+
+def session_name(agent: str, params: dict[str, Any], thread: str) -> str:
+    """What a flow run is called: the agent, its week when it has one, and the thread."""
+    week = params.get("week")
+    return f"{agent}{f' week {week}' if week not in (None, 'auto') else ''} on {thread}"
 
 
 @flow(name="agent-run", flow_run_name=_flow_run_name, persist_result=False)
@@ -88,6 +97,7 @@ async def agent_run(
         first_turn = 0
     runs: list[dict[str, Any]] = []
     flow_run_id = str(current_flow_run.id) if current_flow_run.id else None
+    await _name_flow_run(session_name(session.agent, session.params, session.thread_id))
 
     async def started(run_id: str, attempt: int, previous: str | None) -> None:
         if previous and previous != flow_run_id:
@@ -98,10 +108,15 @@ async def agent_run(
     async def finished(turn: Turn) -> None:
         runs.append(await _publish(store, session, turn))
 
-    await run_session(store, spec, session, first_turn, runner=PrefectStepRunner,
-                      flow_run_id=flow_run_id, on_start=started, on_done=finished)  # fmt: skip
+    numbering: Counter[str] = Counter()  # task names stay unique across the session's inputs
+    with harness_logs_to_prefect():
+        await run_session(store, spec, session, first_turn,
+                          runner=partial(PrefectStepRunner, numbering=numbering),
+                          flow_run_id=flow_run_id, on_start=started, on_done=finished)  # fmt: skip
     return {
         "session_id": session.session_id,
+        "agent": session.agent,
+        "params": session.params,
         "thread_id": session.thread_id,
         "flow_run_id": current_flow_run.id,
         "db": store.path,
@@ -124,7 +139,7 @@ async def _publish(store: Store, session: Session, turn: Turn) -> dict[str, Any]
     }
     await acreate_markdown_artifact(
         render_markdown(report, extra=orchestration),
-        key=f"{_tag(session.agent)}-run",
+        key=artifact_key(session.agent, turn.run_id),
         description=f"{session.agent} run {turn.run_id}",
     )
     return {**report.as_dict(), "tasks": runner.tasks_run, "replayed": journal.replayed}
@@ -139,6 +154,21 @@ async def _tag_flow_run(*tags: str) -> None:
         run = await client.read_flow_run(flow_run_id)
         merged = [*run.tags, *(t for t in ("ctxlab", *tags) if t not in run.tags)]
         await client.update_flow_run(flow_run_id, tags=merged)
+
+
+def artifact_key(agent: str, run_id: str) -> str:
+    """Each run's artifact under its own key, so the Artifacts page lists every run."""
+    return f"agent-{_tag(agent)}-{_tag(run_id)}"
+
+
+async def _name_flow_run(name: str) -> None:
+    """Name the flow run after what it runs, once the thread is known (a new thread's id is
+    made inside the flow)."""
+    flow_run_id = current_flow_run.id
+    if flow_run_id is None:
+        return
+    async with get_client() as client:
+        await client.update_flow_run(flow_run_id, name=name)
 
 
 def _by_kind(runner: PrefectStepRunner) -> str:

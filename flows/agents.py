@@ -104,6 +104,15 @@ def _competitive_options(options: AgentOptions) -> tuple[Scenario, int]:
     return scenario, min(max(int(week), 1), len(scenario.sessions))
 
 
+def competitive_week(store: Store, params: dict[str, Any]) -> int:
+    """The week a competitive-analysis run with `params` does on `store` (`week=auto`: week 2
+    once week 1's format preference is in memory)."""
+    from harness.steps import InlineRunner
+
+    options = AgentOptions(store=store, step_runner=InlineRunner(), params=params)
+    return _competitive_options(options)[1]
+
+
 def _remembered_format(store: Store) -> bool:
     """Week 1 ends with the team's format preference saved to memory; a later week finds it."""
     from harness.filesystem import FileSystem

@@ -13,43 +13,105 @@ Each command imports what it needs when it runs, so `ctxlab --help` answers at o
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import logging
+import os
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from flows.server import ServerInfo
+
+if TYPE_CHECKING:
+    from harness.store import Store
 from flows.settings import apply_defaults
+
+
+class UsageError(Exception):
+    """A mistake on the command line: reported in one line on stderr, exit 2."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class Parser(argparse.ArgumentParser):
+    """Reports its own mistakes (and those a command finds while checking its options, through
+    `args.parser.error`) as one line instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     apply_defaults()  # before anything imports Prefect
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("CTXLAB_DEBUG", "") not in ("", "0")
+    if not debug and "prefect" not in sys.modules:
+        # Prefect would print a failed flow's traceback on the console; its UI keeps it.
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "handler"):
-        parser.print_help()
-        return 0
-    _show_progress_logs()
+    prog = parser.prog
     try:
-        return int(args.handler(args) or 0)
+        args = parser.parse_args(argv)
+        if not hasattr(args, "handler"):
+            parser.print_help()
+            return 0
+        prog = args.parser.prog
+        _show_progress_logs()
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()
+        return code
+    except UsageError as exc:
+        print(f"{exc.prog}: {exc} (see `{exc.prog} --help`)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
+        print(f"\n{prog}: interrupted", file=sys.stderr)
         return 130
-    except (LookupError, RuntimeError, ValueError) as exc:
-        # What the user can fix (an unknown agent or run, a bad grid, no server): no traceback.
-        print(f"ctxlab {args.command}: {exc}", file=sys.stderr)
+    except BrokenPipeError:
+        # The reader went away (`ctxlab scenarios | head -1`): nothing more to say to it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"{prog}: {_first_line(exc)} ({_save_details(prog, exc)})", file=sys.stderr)
         return 1
 
 
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _save_details(prog: str, exc: BaseException) -> str:
+    """Write the traceback to a log file; say where it went (or how to see it)."""
+    import tempfile
+    import time
+    import traceback
+
+    folder = Path(os.environ.get("CTXLAB_LOG_DIR") or Path(tempfile.gettempdir()) / "ctxlab")
+    path = folder / f"error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Only the user may read it: a provider's error can echo request details.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as log:
+            log.write(f"{prog}\n" + "".join(traceback.format_exception(exc)))
+    except OSError:
+        return "rerun with --debug for the traceback"
+    return f"details: {path}; --debug shows the traceback"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="ctxlab",
         description="A context-engineering harness for long-running LLM agents that you can "
         "measure. Start with `ctxlab demo`.",
     )
+    parser.add_argument("--version", action="version", version=f"ctxlab {_version()}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
 
     demo = sub.add_parser("demo", help="run the agent as a Prefect flow, then compare strategies")
@@ -82,8 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     server = sub.add_parser("server", help="start, stop or show the local Prefect server")
-    server.add_argument("action", nargs="?", default="start", choices=("start", "stop", "status"))
-    server.add_argument("--port", type=int, default=None, help="default 4200")
+    server.add_argument("action", nargs="?", default="start", choices=("start", "stop", "status"),
+                        help="start (default), stop or status")  # fmt: skip
+    server.add_argument("--port", type=int, default=None, help="API and UI port (default 4200)")
     server.add_argument("--foreground", action="store_true", help="run in this terminal")
     server.add_argument(
         "--all-services",
@@ -95,16 +158,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the weekly-competitive-analysis deployment")
     serve.add_argument("--cron", default="0 9 * * 1", help="schedule (default Mondays 09:00)")
     serve.add_argument("--timezone", default="UTC", help="IANA timezone of the schedule")
-    serve.add_argument("--model", default="simulated")
-    serve.add_argument("--strategy")
-    serve.add_argument("--set", action="append", default=[], metavar="K=V")
+    serve.add_argument(
+        "--model", default="simulated", help="simulated | openai:... | anthropic:..."
+    )
+    serve.add_argument("--strategy", help="context strategy (default: the agent's)")
+    serve.add_argument("--set", action="append", default=[], metavar="K=V",
+                       help="strategy or agent parameter (repeat), e.g. mask.keep=6")  # fmt: skip
     serve.add_argument("--db", help="DuckDB file the weekly runs write to")
     serve.add_argument("--run-now", action="store_true", help="also trigger one run at once")
     _server_options(serve, ephemeral=False)
     serve.set_defaults(handler=_serve)
 
     sweep = sub.add_parser("sweep", help="eval sweep: one Prefect task per grid cell")
-    sweep.add_argument("--scenario", required=True)
+    sweep.add_argument("--scenario", required=True, help="scenario name (`ctxlab scenarios`)")
     sweep.add_argument("--strategy", action="append", help="arm to compare (repeat; default full)")
     sweep.add_argument(
         "--grid",
@@ -114,15 +180,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="parameter values to sweep, e.g. summarize.trigger=0.6,0.85",
     )
     sweep.add_argument("--seeds", type=int, default=1, help="seeds per setting (default 1)")
-    sweep.add_argument("--scale", default="small", choices=("small", "full"))
-    sweep.add_argument("--model", default="simulated")
+    sweep.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
+    sweep.add_argument(
+        "--model", default="simulated", help="simulated | openai:... | anthropic:..."
+    )
     sweep.add_argument(
         "--reader",
         default="fallible",
         choices=("fallible", "ideal"),
         help="how the simulated model reads (default fallible)",
     )
-    sweep.add_argument("--runner", default="thread", choices=("thread", "process", "dask"))
+    sweep.add_argument("--runner", default="thread", choices=("thread", "process", "dask"),
+                       help="where cells run: threads, local processes, or Dask")  # fmt: skip
     sweep.add_argument("--workers", type=int, help="threads, processes or Dask workers")
     sweep.add_argument("--address", help="Dask scheduler address (with --runner dask)")
     sweep.add_argument("--max-usd", type=float, help="spending cap per cell (real models)")
@@ -131,19 +200,47 @@ def build_parser() -> argparse.ArgumentParser:
     _server_options(sweep)
     sweep.set_defaults(handler=_sweep)
 
-    if _has_evals_cli():
-        from evals.cli import register
+    sql = sub.add_parser(
+        "sql", help="query the store read-only and print a table (safe while runs write)"
+    )
+    sql.add_argument(
+        "query", help='SQL, e.g. "SELECT middleware, action, count(*) FROM events GROUP BY ALL"'
+    )
+    sql.add_argument("--db", help="DuckDB file (default $CTXLAB_DB or ./ctxlab.duckdb)")
+    sql.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to retry while a run holds the file for a step (default 30)",
+    )
+    sql.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    sql.set_defaults(handler=_sql)
 
-        register(sub)
+    from evals.cli import add_model_options, register
+
+    add_model_options(run)
+    add_model_options(serve)
+    add_model_options(sweep)
+    register(sub)
+    for command in sub.choices.values():
+        command.set_defaults(parser=command)
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help=_DEBUG_HELP)  # fmt: skip
     return parser
 
 
-def _has_evals_cli() -> bool:
-    """Whether `evals.cli` exists, found without importing `evals` (which loads DuckDB and
-    polars)."""
-    spec = importlib.util.find_spec("evals")
-    places = spec.submodule_search_locations if spec is not None else None
-    return any((Path(p) / "cli.py").exists() for p in places or ())
+_MODEL_HELP = "simulated | openai:... | anthropic:..."
+_DEBUG_HELP = "show the traceback of a failure instead of writing it to a log file"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ctxlab")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _server_options(parser: argparse.ArgumentParser, *, ephemeral: bool = True) -> None:
@@ -207,9 +304,14 @@ def _local_server(port: int | None) -> ServerInfo:
 def _server(args: argparse.Namespace) -> int:
     from flows import server
 
+    if args.port is not None and not 0 < args.port < 65536:
+        args.parser.error(f"--port must be between 1 and 65535, got {args.port}")
     if args.action == "stop":
-        stopped = server.stop_server()
-        print(f"stopped the server at {stopped.api_url}" if stopped else "no server to stop")
+        stopped = server.stop_server(args.port)
+        where = f" on port {args.port}" if args.port else ""
+        home = server.prefect_home()
+        print(f"stopped the server at {stopped.api_url}" if stopped else
+              f"no server{where} that ctxlab started from {home} is running")  # fmt: skip
         return 0
     if args.action == "status":
         found = server.find_server(args.port)
@@ -225,36 +327,45 @@ def _server(args: argparse.Namespace) -> int:
         print(f"A Prefect server is already running: UI {found.ui_url}  API {found.api_url}")
         return 0
     info = server.start_server(args.port or server.DEFAULT_PORT, lean=not args.all_services)
+    stop = f"ctxlab server stop --port {info.port}"
     print(f"Prefect server started in {info.start_seconds:.1f} s\n"
           f"  UI:  {info.ui_url}\n  API: {info.api_url}\n  log: {info.log_path}\n"
-          "ctxlab runs report there; stop it with `ctxlab server stop`.")  # fmt: skip
+          f"ctxlab runs report there; stop it with `{stop}`.")  # fmt: skip
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
-
-    from flows.agent_run import agent_run, latest_unfinished, load_session
-    from flows.agents import get_agent
+    from evals.cli import usage_errors, use_model_options, writable_store
     from harness.store import Store, default_path
 
     if not args.agent and not args.resume:
-        print("ctxlab run: give an AGENT (e.g. competitive-analysis) or --resume RUN_ID",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    db = args.db
+        args.parser.error("give an AGENT (e.g. competitive-analysis) or --resume RUN_ID")
+    # Mistakes surface here, before a flow run (or anything resumable) is recorded for them.
+    params: dict[str, Any] = {}
+    use_model_options(args)
+    if not args.resume:
+        with usage_errors(args):
+            params = _parse_sets(args.set)
+            check_agent(args.agent, args.model, args.strategy, params)
+    db = writable_store(args.db or default_path())
+    from flows.agent_run import agent_run, latest_unfinished, load_session
+
     resume = args.resume
     if resume == "last":
         resume = latest_unfinished(db)
         if resume is None:
-            print("nothing to resume: every recorded run finished", file=sys.stderr)
+            print(f"{args.parser.prog}: nothing to resume: every recorded run finished",
+                  file=sys.stderr)  # fmt: skip
             return 1
-    # Mistakes surface here, before a flow run is created for them.
     if resume:
-        load_session(Store(db or default_path(), hold=False), resume)
+        with usage_errors(args):
+            load_session(Store(db, hold=False), resume)
     else:
-        get_agent(args.agent)
-    params = _parse_sets(args.set)
+        params = resolve_params(args.agent, params, Store(db, hold=False))
     info = _connect(args)
+    if not resume:
+        log = logging.getLogger("ctxlab")
+        log.info("running %s%s", args.agent, f" ({describe_params(params)})" if params else "")
     call = agent_run(
         agent=args.agent or "", inputs=args.input, model=args.model, thread_id=args.thread,
         db=db, strategy=args.strategy, params=params, resume=resume,
@@ -267,10 +378,49 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(r["status"] == "completed" for r in result["runs"]) else 1
 
 
+def check_agent(agent: str, model: str, strategy: str | None, params: dict[str, Any]) -> None:
+    """Build the agent once on a scratch store, so an unknown agent, strategy, parameter or
+    model is refused before anything is recorded."""
+    from flows.agents import AgentOptions, get_agent
+    from harness.steps import InlineRunner
+    from harness.store import Store
+
+    spec = get_agent(agent)
+    scratch = Store(":memory:")
+    try:
+        options = AgentOptions(store=scratch, step_runner=InlineRunner(), model=model,
+                               strategy=strategy, params=params)  # fmt: skip
+        spec.build(options)
+    finally:
+        scratch.close()
+
+
+def resolve_params(agent: str, params: dict[str, Any], store: Store) -> dict[str, Any]:
+    """The parameters the run will use, with the competitive-analysis week and scale made
+    explicit, so the run says (and records) which it did."""
+    from flows.agents import COMPETITIVE, competitive_week, get_agent
+
+    if get_agent(agent).name != COMPETITIVE:
+        return params
+    resolved = {"scale": "small", **params}
+    if resolved.get("week", "auto") == "auto":
+        resolved["week"] = competitive_week(store, resolved)
+    return resolved
+
+
+def describe_params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" if "." not in k else f"{k}={v}" for k, v in params.items())
+
+
 def _print_session(result: dict[str, Any], info: ServerInfo | None) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"session {result['session_id']} on thread {result['thread_id']}")
+    what = describe_params(result.get("params") or {})
+    table = Table(
+        title=escape(f"{result.get('agent', 'session')}{f' ({what})' if what else ''}: "
+                     f"session {result['session_id']} on thread {result['thread_id']}")
+    )  # fmt: skip
     for col in ("run", "status", "model calls", "tokens in", "tokens out", "moved out",
                 "files", "cost $", "tasks"):  # fmt: skip
         table.add_column(col, justify="left" if col in ("run", "status") else "right")
@@ -283,35 +433,54 @@ def _print_session(result: dict[str, Any], info: ServerInfo | None) -> None:
     _console().print(table)
     if info is not None and result.get("flow_run_id"):
         print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
-    print(f"Store: {result['db']}  e.g.  duckdb {result['db']} -c "
+    print(f"Store: {result['db']}  e.g.  ctxlab sql --db {result['db']} "
           "\"SELECT middleware, action, count(*) FROM events GROUP BY ALL\"")  # fmt: skip
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from evals.cli import usage_errors, use_model_options, writable_store
+    from flows.agents import COMPETITIVE
     from flows.deploy import serve_weekly
     from flows.server import using_server
+    from harness.store import default_path
 
+    use_model_options(args)
+    with usage_errors(args):
+        params = _parse_sets(args.set)
+        check_agent(COMPETITIVE, args.model, args.strategy, params)
+    writable_store(args.db or default_path())
     info = _local_server(args.port)
     with using_server(info):
         serve_weekly(
             cron=args.cron, timezone=args.timezone, model=args.model, strategy=args.strategy,
-            params=_parse_sets(args.set), db=args.db, run_now=args.run_now, server=info,
+            params=params, db=args.db, run_now=args.run_now, server=info,
         )  # fmt: skip
     return 0
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from evals.cli import check_cells, usage_errors, use_model_options, writable_store
+    from harness.store import default_path
 
+    if args.seeds < 1:
+        args.parser.error(f"--seeds must be 1 or more, got {args.seeds}")
+    if args.workers is not None and args.workers < 1:
+        args.parser.error(f"--workers must be 1 or more, got {args.workers}")
     from flows.sweep import eval_sweep, expand, parse_grid, task_runner
 
-    grid = parse_grid(args.grid)
     strategies = args.strategy or ["full"]
-    expand(args.scenario, strategies, grid, [0])  # a bad grid key fails before the flow runs
+    use_model_options(args)
+    with usage_errors(args):
+        grid = parse_grid(args.grid)
+        cells = expand(args.scenario, strategies, grid, range(args.seeds), scale=args.scale,
+                       model=args.model, reader=args.reader)  # fmt: skip
+        check_cells(cells)
+    db = writable_store(args.db or default_path())
     runner = task_runner(args.runner, workers=args.workers, address=args.address)
     info = _connect(args)
     call = eval_sweep.with_options(task_runner=runner)(
         scenario=args.scenario, strategies=strategies, grid=grid,
-        seeds=args.seeds, scale=args.scale, model=args.model, reader=args.reader, db=args.db,
+        seeds=args.seeds, scale=args.scale, model=args.model, reader=args.reader, db=db,
         max_usd=args.max_usd, show_progress=not args.json,
     )  # fmt: skip
     result = _run_flow(call, info)
@@ -329,37 +498,86 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
-    """The sweep table: * marks the Pareto front, > the recommended setting."""
+    """The sweep table, one column per swept parameter (never cut): * marks the Pareto front,
+    > the recommended setting."""
     from rich.markup import escape
     from rich.table import Table
 
+    keys = sorted({k for r in rows for k in r.get("params") or {}})
     table = Table(title=escape(title), caption="* Pareto front (accuracy vs cost)   > recommended")
-    for col in ("", "setting", "seeds", "accuracy", "95% CI", "input tokens", "peak context",
-                "cost $", "overflow"):  # fmt: skip
-        table.add_column(col, justify="left" if col in ("", "setting") else "right")
+    table.add_column("")
+    table.add_column("strategy" if keys else "setting", no_wrap=True)
+    for key in keys:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    for col in ("seeds", "accuracy", "95% CI", "input tokens", "peak context", "cost $",
+                "overflow"):  # fmt: skip
+        table.add_column(col, justify="right")
     for r in rows:
         mark = (">" if r["recommended"] else " ") + ("*" if r["pareto"] else " ")
+        params = r.get("params") or {}
+        name = r.get("strategy", r["setting"]) if keys else r["setting"]
         table.add_row(
-            mark, escape(r["setting"]), str(r["seeds"]), f"{r['accuracy']:.1%}", r["accuracy_ci"],
-            f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
-            f"{r['overflow_rate']:.0%}",
+            mark, escape(str(name)), *(escape(str(params.get(k, "-"))) for k in keys),
+            str(r["seeds"]), f"{r['accuracy']:.1%}", r["accuracy_ci"], f"{r['input_tokens']:,}",
+            f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}", f"{r['overflow_rate']:.0%}",
         )  # fmt: skip
     _console().print(table)
 
 
 def _console() -> Any:
-    """Tables keep their full width (run ids must stay copyable) even when piped."""
+    """Tables keep their full width (run ids and parameters must stay whole); piped, they are
+    printed at their natural width, however wide."""
     import shutil
 
     from rich.console import Console
 
-    return Console(width=max(shutil.get_terminal_size().columns, 140))
+    console = Console()
+    if console.is_terminal:
+        return Console(width=max(shutil.get_terminal_size().columns, 140))
+    return Console(width=1_000)
+
+
+def _sql(args: argparse.Namespace) -> int:
+    import duckdb
+    from rich.markup import escape
+    from rich.table import Table
+
+    from harness.store import default_path, read_only
+
+    db = args.db or default_path()
+    if not Path(db).is_file():
+        args.parser.error(f"no store at {db}: give --db FILE or set $CTXLAB_DB")
+    con = read_only(db, timeout=args.wait)
+    try:
+        cursor = con.execute(args.query)
+        columns = [d[0] for d in cursor.description or ()]
+        rows = cursor.fetchall() if columns else []
+    except duckdb.Error as exc:  # a mistake in the query (or a write on a read-only store)
+        args.parser.error("; ".join(line for line in str(exc).splitlines() if line.strip()))
+    finally:
+        con.close()
+    if args.json:
+        print(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str))
+        return 0
+    table = Table(*(escape(c) for c in columns), caption=_plural(len(rows), "row"))
+    for row in rows:
+        table.add_row(*("NULL" if v is None else escape(str(v)) for v in row))
+    _console().print(table)
+    return 0
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from evals.cli import writable_store
     from flows.demo import run_demo
 
-    return run_demo(db=args.db, out=args.out, port=args.port, ephemeral=args.ephemeral)
+    db = args.db or os.environ.get("CTXLAB_DB") or None
+    if db is not None:  # the demo's own store is made fresh; a given one must take writes
+        writable_store(db)
+    return run_demo(db=db, out=args.out, port=args.port, ephemeral=args.ephemeral)
 
 
 if __name__ == "__main__":

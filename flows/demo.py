@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,10 @@ from typing import Any
 from flows.server import ServerInfo, ensure_server, using_server
 
 STRATEGIES = ["full", "mask", "truncate", "none"]
+QUERIES = (
+    "SELECT middleware, action, count(*) AS times FROM events GROUP BY ALL ORDER BY ALL",
+    "SELECT strategy, accuracy, cost_usd FROM eval_runs",
+)
 SCENARIO = "competitive-analysis"
 
 
@@ -73,20 +78,59 @@ async def _agent_weeks(db: str) -> list[dict[str, Any]]:
     for week in (1, 2):
         say(f"\nWeek {week}: running the competitive-analysis agent as a Prefect flow ...")
         t = time.perf_counter()
-        result = await agent_run(
-            agent="competitive-analysis", db=db, params={"week": week, "scale": "small"}
-        )
+        with step_progress(f"week {week}"):
+            result = await agent_run(
+                agent="competitive-analysis", db=db, params={"week": week, "scale": "small"}
+            )
         result["seconds"] = time.perf_counter() - t
         weeks.append(result)
         runs = result["runs"]
+        tasks = sum(r["tasks"] for r in runs)
         say(
-            f"  {len(runs)} runs, {sum(r['tasks'] for r in runs)} Prefect tasks, "
+            f"  {plural(len(runs), 'run')}, {plural(tasks, 'Prefect task')}, "
             f"{sum(r['input_tokens'] for r in runs):,} input tokens, "
             f"{sum(r['moved_out_tokens'] for r in runs):,} tokens moved out of the window, "
             f"${sum(r['cost_usd'] for r in runs):.4f} (simulated prices), "
             f"{result['seconds']:.1f} s"
         )
     return weeks
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+class StepCounter(logging.Handler):
+    """Counts the step tasks the Prefect runner starts and shows the latest on a status line."""
+
+    def __init__(self, phase: str, show: Any) -> None:
+        super().__init__(logging.DEBUG)
+        self.phase, self.show, self.tasks = phase, show, 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.tasks += 1
+        self.show(f"{self.phase}: {plural(self.tasks, 'Prefect task')}, now {record.getMessage()}")
+
+
+@contextmanager
+def step_progress(phase: str) -> Iterator[StepCounter]:
+    """A live status line on stderr while a phase runs (silent when stderr is not a terminal)."""
+    from rich.console import Console
+
+    from flows.runner import step_log
+
+    console = Console(stderr=True)
+    live = console.status(f"{phase}: starting ...") if console.is_terminal else None
+    with live or nullcontext():
+        counter = StepCounter(phase, live.update if live else lambda _text: None)
+        level = step_log.level
+        step_log.addHandler(counter)
+        step_log.setLevel(logging.DEBUG)
+        try:
+            yield counter
+        finally:
+            step_log.removeHandler(counter)
+            step_log.setLevel(level)
 
 
 async def _compare(db: str) -> dict[str, Any]:
@@ -154,11 +198,8 @@ def _print_next_steps(demo: DemoOutcome) -> None:
             say(f"  {demo.server.flow_run_url(week['flow_run_id'])}")
         say("  (the server keeps running; `ctxlab server stop` stops it)")
     say(f"\nQuery the store (DuckDB): {demo.db}")
-    say(f'  duckdb {demo.db} -c "SELECT middleware, action, count(*) FROM events GROUP BY ALL"')
-    say(
-        f"  uv run python -c \"import duckdb; print(duckdb.connect('{demo.db}', read_only=True)"
-        ".sql('SELECT strategy, accuracy, cost_usd FROM eval_runs').pl())\""
-    )
+    for query in QUERIES:
+        say(f'  ctxlab sql --db {demo.db} "{query}"')
 
 
 def write_reports(demo: DemoOutcome, out_dir: Path) -> tuple[Path, Path]:
@@ -246,8 +287,7 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         lines += [f"- Prefect UI: {demo.server.ui_url}/runs: each middleware step is a task"]
         lines += [f"  - {demo.server.flow_run_url(w['flow_run_id'])}" for w in demo.weeks]
     lines += [
-        f'- The store: `duckdb {demo.db} -c "SELECT middleware, action, count(*) FROM events '
-        'GROUP BY ALL"`',
+        f'- The store: `ctxlab sql --db {demo.db} "{QUERIES[0]}"`',
         f"- Eval results: `eval_runs` and `eval_probes` in `{demo.db}` (batch "
         f"`{demo.sweep['batch']}`)",
     ]

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from prefect import Task, task
@@ -28,6 +29,9 @@ from prefect.states import State
 from prefect.utilities.annotations import quote
 
 T = TypeVar("T")
+
+# One DEBUG line per step task started, for live progress (`ctxlab demo` counts them).
+step_log = logging.getLogger("ctxlab.steps")
 
 RETRYABLE_STATUS = frozenset({408, 429})
 _TRANSIENT_NAMES = frozenset({"APIConnectionError", "APITimeoutError", "TimeoutError"})
@@ -67,6 +71,43 @@ def hide_tool_failures_on_console() -> None:
             handler.addFilter(_HideToolFailures())
 
 
+class _ToRunLogs(logging.Handler):
+    """Sends harness log lines (one per middleware decision) to the Prefect run they happen
+    in, task run included, whatever Prefect's own log level: the Logs tab shows each decision
+    while the terminal stays quiet."""
+
+    def __init__(self) -> None:
+        from prefect.logging.handlers import APILogHandler
+
+        super().__init__(logging.INFO)
+        self.api = APILogHandler()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from prefect.context import FlowRunContext, TaskRunContext
+
+        if TaskRunContext.get() is not None or FlowRunContext.get() is not None:
+            self.api.handle(record)
+
+
+@contextmanager
+def harness_logs_to_prefect() -> Iterator[None]:
+    """While the block runs, harness middleware decisions reach the current Prefect run's
+    logs."""
+    from harness.state import events_log
+
+    handler = _ToRunLogs()
+    level, propagate = events_log.level, events_log.propagate
+    events_log.addHandler(handler)
+    events_log.setLevel(logging.INFO)
+    events_log.propagate = False  # to the run's logs, not (at INFO) to the terminal
+    try:
+        yield
+    finally:
+        events_log.removeHandler(handler)
+        events_log.setLevel(level)
+        events_log.propagate = propagate
+
+
 def _retry_condition(_task: Task[Any, Any], _run: TaskRun, state: State[Any]) -> bool:
     return isinstance(state.data, BaseException) and is_transient(state.data)
 
@@ -84,19 +125,24 @@ async def _invoke(
 class PrefectStepRunner:
     """Runs harness steps as Prefect tasks (implements `harness.steps.StepRunner`).
 
+    numbering: the counter task run names are numbered from; share one between the runners
+        of a flow run's inputs, so that its task names stay unique (`model #7` exists once).
     model_retries / retry_delays: retries of a model call on 429, 5xx, timeouts; the delays
-        are seconds before each retry (the last one repeats), jittered by up to 50%.
+        are seconds before each retry (the last one repeats; default 10 s each), jittered by
+        up to 50%.
     """
 
     def __init__(
         self,
         *,
+        numbering: Counter[str] | None = None,
         model_retries: int = 4,
-        retry_delays: Sequence[float] = (2, 10, 30, 60),
+        retry_delays: Sequence[float] = (10,),
     ) -> None:
         self.model_retries = model_retries
         self.retry_delays = list(retry_delays)
         self.counts: Counter[str] = Counter()
+        self.numbering: Counter[str] = Counter() if numbering is None else numbering
         self._tasks: dict[str, Task[Any, Any]] = {}
 
     def _task(self, name: str) -> Task[Any, Any]:
@@ -105,7 +151,7 @@ class PrefectStepRunner:
             if name == "model":
                 options = {
                     "retries": self.model_retries,
-                    "retry_delay_seconds": self.retry_delays,
+                    "retry_delay_seconds": self.retry_delay,
                     "retry_jitter_factor": 0.5,
                     "retry_condition_fn": _retry_condition,
                 }
@@ -122,7 +168,10 @@ class PrefectStepRunner:
         self, name: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
     ) -> T:
         self.counts[name] += 1
-        step = self._task(name).with_options(task_run_name=f"{name} #{self.counts[name]}")
+        self.numbering[name] += 1
+        number = self.numbering[name]
+        step_log.debug("%s #%d", name, number, extra={"step_name": name})
+        step = self._task(name).with_options(task_run_name=f"{name} #{number}")
         result: T = await step(fn, quote(args), quote(kwargs))
         return result
 
@@ -130,6 +179,17 @@ class PrefectStepRunner:
         """The Prefect task run id of the step running now; None between steps."""
         ctx = TaskRunContext.get()
         return str(ctx.task_run.id) if ctx is not None else None
+
+    def no_step_reason(self, hook: str) -> str:
+        """Why an event written now has no task run id: hooks that only read (memory and
+        skills loading) record what they did but run no task."""
+        return f"{hook} hook between steps: it acted without a task"
+
+    @property
+    def retry_delay(self) -> float | list[float]:
+        """One number when the delays do not vary: Prefect's UI shows a list as `NaN`. The
+        SDK adapters already back off on their own retries; this is the second line."""
+        return self.retry_delays[0] if len(set(self.retry_delays)) == 1 else self.retry_delays
 
     @property
     def tasks_run(self) -> int:

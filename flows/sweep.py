@@ -27,7 +27,7 @@ from prefect.runtime import flow_run as current_flow_run
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
-from evals import save_results as save_eval_results
+from evals.storage import save_or_dump
 from harness.store import default_path
 from harness.strategies import middleware_names, valid_params
 
@@ -102,6 +102,8 @@ def table_rows(
     return [
         {
             "setting": s.label,
+            "strategy": s.strategy,
+            "params": dict(s.params),
             "seeds": len(s.seeds),
             "accuracy": round(s.accuracy.mean, 4),
             "accuracy_ci": f"{s.accuracy.low:.3f}-{s.accuracy.high:.3f}",
@@ -228,7 +230,7 @@ async def run_sweep(
             progress(len(done), len(cells), result)
     results = [done[i] for i in range(len(cells))]  # in the grid's order, whatever finished first
     path = db or default_path()
-    batch = save_eval_results(path, results)
+    batch = save_or_dump(path, results)  # if the store fails now, the results go to JSON
     settings = aggregate(results)
     front = pareto_front(settings)
     best = recommend(settings)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 from harness.errors import UnknownModelError
 from harness.messages import Usage
@@ -41,18 +43,35 @@ class ModelProfile:
         return replace(self, name=name)
 
 
-@cache
+PROFILES_ENV = "CTXLAB_MODELS"
+
+
 def _table() -> dict[str, ModelProfile]:
-    return parse_profiles(resources.files("harness").joinpath("data/models.toml").read_text())
+    """The bundled profiles, plus those in the TOML files `$CTXLAB_MODELS` lists (same format,
+    separated like PATH), which win. An environment variable, so that worker processes see the
+    same models as the command that started them."""
+    return _load(os.environ.get(PROFILES_ENV, ""))
 
 
-def parse_profiles(text: str) -> dict[str, ModelProfile]:
+@cache
+def _load(extra: str) -> dict[str, ModelProfile]:
+    table = parse_profiles(resources.files("harness").joinpath("data/models.toml").read_text())
+    for path in filter(None, extra.split(os.pathsep)):
+        try:
+            table.update(parse_profiles(Path(path).read_text(), origin=path))
+        except (OSError, tomllib.TOMLDecodeError, TypeError, ValueError) as exc:
+            raise UnknownModelError(f"cannot read model profiles from {path}: {exc}") from exc
+    return table
+
+
+def parse_profiles(text: str, origin: str | None = None) -> dict[str, ModelProfile]:
     """Profiles from a models TOML: `[providers.<name>]` carry the pricing page, the date and
     the provider's cache multipliers; `[models."<provider>:<model>"]` the per-model numbers.
 
     A cache price a model does not list is derived from its provider's rule, so one
-    provider's models cannot disagree on it. An entry without a source or a date is refused:
-    a price nobody can check is not a price."""
+    provider's models cannot disagree on it. In the bundled table an entry without a source or
+    a date is refused: a price nobody can check is not a price. A user's own file (`origin`)
+    is its own source, undated unless it says."""
     raw = tomllib.loads(text)
     providers = raw.get("providers", {})
     table: dict[str, ModelProfile] = {}
@@ -60,8 +79,8 @@ def parse_profiles(text: str) -> dict[str, ModelProfile]:
         spec = dict(given)
         provider_name = spec.pop("provider", name.split(":", 1)[0] if ":" in name else "")
         provider = providers.get(provider_name, {})
-        source = spec.pop("source", provider.get("source", ""))
-        as_of = spec.pop("prices_as_of", provider.get("prices_as_of", ""))
+        source = spec.pop("source", provider.get("source", origin or ""))
+        as_of = spec.pop("prices_as_of", provider.get("prices_as_of", "undated" if origin else ""))
         if not source or not as_of:
             raise ValueError(
                 f"model profile {name!r} has no price source or date: give it (or its "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from harness.models.base import Model
 
 T = TypeVar("T")
+
+# One line per middleware decision (what `events` records), for run logs such as Prefect's.
+events_log = logging.getLogger("harness.events")
 
 
 @dataclass(eq=False)
@@ -167,11 +171,17 @@ class RunState:
         detail: dict[str, Any] | None = None,
         ms: float | None = None,
     ) -> None:
-        """Record what a middleware did (committed with the step)."""
+        """Record what a middleware did (committed with the step), with the id of the step
+        task that did it, or why there is none."""
+        step_id = self.steps.current_step_id()
+        reason = None if step_id else _no_step_reason(self.steps, hook)
+        if events_log.isEnabledFor(logging.INFO):
+            moved = "" if tokens_before is None else f": {tokens_before} -> {tokens_after} tokens"
+            events_log.info("%s %s at step %d (%s)%s", middleware, action, self.step, hook, moved)
         self._batch.add(
             "events",
             (self.run_id, self.step, middleware, hook, action, tokens_before, tokens_after,
-             json.dumps(detail or {}, default=str), ms, self.steps.current_step_id(), now()),
+             json.dumps(detail or {}, default=str), ms, step_id, now(), reason),
         )  # fmt: skip
 
     def record_model_call(
@@ -214,3 +224,9 @@ class RunState:
 
     def elapsed_ms(self, start: float) -> float:
         return (time.perf_counter() - start) * 1000
+
+
+def _no_step_reason(steps: object, hook: str) -> str:
+    """Why an event has no step id: the runner's own words when it has them."""
+    explain = getattr(steps, "no_step_reason", None)
+    return str(explain(hook)) if callable(explain) else f"{hook} ran outside any step"

@@ -33,3 +33,6 @@ class InlineRunner:
 
     def current_step_id(self) -> str | None:
         return None
+
+    def no_step_reason(self, hook: str) -> str:
+        return "inline run: steps are not tasks"

@@ -106,12 +106,16 @@ MIGRATIONS: list[str] = [
     ALTER TABLE files ADD COLUMN chars BIGINT;
     ALTER TABLE files ADD COLUMN lines BIGINT;
     """,
+    # 4: why an event has no task run id (it was written outside any step task)
+    """
+    ALTER TABLE events ADD COLUMN task_reason VARCHAR;
+    """,
 ]
 
 _TABLE_COLUMNS = {
     "messages": 16,
     "model_calls": 13,
-    "events": 11,
+    "events": 12,
     "windows": 7,
     "summaries": 14,
 }
@@ -585,3 +589,23 @@ class Store:
             [thread_id, at_seq],
         )
         return [by_id[i] for i in ids if i in by_id] + [row_to_message(r) for r in later]
+
+
+def read_only(path: str | os.PathLike[str], *, timeout: float = 30.0) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to an existing store, for queries while runs write: a writer
+    holds the file's lock only for one step's transaction, so a conflict is retried with
+    backoff for up to `timeout` seconds. Never creates the file."""
+    if not Path(path).is_file():
+        raise StoreError(f"no store at {path}")
+    delay = 0.01
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=True)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise StoreError(f"cannot read store {path}: {exc}") from exc
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 0.5)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read store {path}: {exc}") from exc

@@ -38,7 +38,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerI
             with using_server(info):
                 yield info
         finally:
-            stop_server()
+            stop_server(info.port)
 
 
 @pytest.fixture

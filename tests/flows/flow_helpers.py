@@ -43,6 +43,14 @@ def flow_run_state(flow_run_id: Any) -> str:
     return asyncio.run(read())
 
 
+def flow_run_name(flow_run_id: Any) -> str:
+    async def read() -> str:
+        async with get_client() as client:
+            return (await client.read_flow_run(flow_run_id)).name
+
+    return asyncio.run(read())
+
+
 def artifacts(key: str) -> list[Any]:
     """Every version of the artifact under `key`, newest first."""
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
@@ -56,3 +64,25 @@ def artifacts(key: str) -> list[Any]:
             )
 
     return asyncio.run(read())
+
+
+def run_logs(flow_run_id: Any, expected: int = 1, timeout: float = 30.0) -> list[Any]:
+    """The log lines the server holds for a flow run (its tasks' included)."""
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=timeout)
+
+    async def read() -> list[Any]:
+        async with get_client() as client:
+            return await client.read_logs(
+                log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])),
+                limit=200,
+            )
+
+    deadline = time.monotonic() + timeout
+    while True:
+        logs = asyncio.run(read())
+        if len(logs) >= expected or time.monotonic() > deadline:
+            return logs
+        time.sleep(0.5)

@@ -7,10 +7,11 @@ import asyncio
 import logging
 from collections import Counter
 
-from flow_helpers import artifacts, task_runs_of
+import pytest
+from flow_helpers import artifacts, flow_run_name, run_logs, task_runs_of
 from prefect.logging.handlers import PrefectConsoleHandler
 
-from flows.agent_run import agent_run
+from flows.agent_run import agent_run, artifact_key, session_name
 from flows.agents import AgentOptions, competitive_session
 from flows.server import ServerInfo
 from harness.filesystem import FileSystem
@@ -40,19 +41,37 @@ def test_every_step_is_a_task_and_the_server_records_them_all(
 
     store = Store(db, hold=False)
     events = store.query(
-        "SELECT middleware, action, task_run_id FROM events WHERE run_id = ?", [run["run_id"]]
+        "SELECT middleware, action, hook, task_run_id, task_reason FROM events WHERE run_id = ?",
+        [run["run_id"]],
     )
     acting = [e for e in events if e["task_run_id"] is not None]
     assert len(acting) == 6
     assert all(steps[e["task_run_id"]] == e["middleware"] == "offload" for e in acting)
     # Hooks that only read (memory and skills loading) record an event but run no task.
     assert {e["middleware"] for e in events if e["task_run_id"] is None} <= {"memory", "skills"}
+    for e in events:  # never NULL without a reason
+        assert (e["task_run_id"] is None) == (e["task_reason"] is not None)
+        if e["task_reason"]:
+            assert e["task_reason"].startswith(f"{e['hook']} hook between steps")
+
+
+def test_each_middleware_decision_reaches_the_runs_logs(
+    prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = asyncio.run(agent_run(agent=RECORDER, db=db))
+    logs = run_logs(result["flow_run_id"], expected=6)
+    offloads = [log for log in logs if log.name == "harness.events" and "offload" in log.message]
+    assert len(offloads) == 6  # one per offload decision, each under its task run
+    assert all(log.task_run_id is not None for log in offloads)
+    assert "harness.events" not in capsys.readouterr().err  # the Logs tab, not the terminal
 
 
 def test_each_run_publishes_a_markdown_artifact(prefect_server: ServerInfo, db: str) -> None:
     result = asyncio.run(agent_run(agent=RECORDER, db=db))
     (run,) = result["runs"]
-    (latest, *_) = artifacts("flow-test-agents-recorder-run")
+    key = artifact_key(RECORDER, run["run_id"])
+    assert key == f"agent-flow-test-agents-recorder-{run['run_id'].replace('_', '-')}"
+    (latest,) = artifacts(key)  # its own key: the Artifacts page lists every run
     text = latest.data
     assert run["run_id"] in text
     assert "| input tokens |" in text and "| output tokens |" in text
@@ -77,6 +96,17 @@ def test_a_session_runs_its_inputs_in_turn_on_one_thread(
     assert sorted(seqs) == list(range(1, len(seqs) + 1))
     # The second run continued the conversation: its model saw all six findings recorded.
     assert result["runs"][1]["steps"] == 1
+    tasks = sum(r["tasks"] for r in result["runs"])
+    names = [t.name for t in task_runs_of(result["flow_run_id"], expected=tasks)]
+    assert len(names) == tasks and len(set(names)) == tasks  # numbering runs on across inputs
+    assert flow_run_name(result["flow_run_id"]) == "flow_test_agents:recorder on findings"
+
+
+def test_a_flow_run_is_named_after_agent_week_and_thread() -> None:
+    assert session_name("competitive-analysis", {"week": 2}, "thread_ab") == (
+        "competitive-analysis week 2 on thread_ab"
+    )
+    assert session_name("x", {"week": "auto"}, "t") == "x on t"
 
 
 def test_the_weekly_agent_picks_week_two_once_memory_holds_the_format(db: str) -> None:

@@ -48,11 +48,13 @@ def test_run_prints_the_session_as_json(
 def test_run_prints_a_table_and_where_to_look(
     prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["run", "flow_test_agents:recorder", "--db", db]) == 0
+    argv = ["run", "flow_test_agents:recorder", "--db", db, "--strategy", "mask"]
+    assert main([*argv, "--set", "mask.keep=3"]) == 0
     text = capsys.readouterr().out
+    assert "flow_test_agents:recorder (mask.keep=3)" in text  # what ran, with its parameters
     assert "completed" in text
     assert f"{prefect_server.ui_url}/runs/flow-run/" in text
-    assert f"duckdb {db}" in text
+    assert f"ctxlab sql --db {db}" in text
 
 
 def test_server_status_finds_the_running_server(
@@ -65,9 +67,9 @@ def test_server_status_finds_the_running_server(
 def test_mistakes_are_reported_before_any_flow_runs(
     db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["run", "no-such-agent", "--db", db]) == 1
+    assert main(["run", "no-such-agent", "--db", db]) == 2
     assert "no agent named 'no-such-agent'" in capsys.readouterr().err
-    assert main(["run", "--resume", "run_unknown", "--db", db]) == 1
+    assert main(["run", "--resume", "run_unknown", "--db", db]) == 2
     assert "no flow run recorded for run 'run_unknown'" in capsys.readouterr().err
-    assert main(["sweep", "--scenario", "competitive-analysis", "--grid", "mask.kep=3"]) == 1
+    assert main(["sweep", "--scenario", "competitive-analysis", "--grid", "mask.kep=3"]) == 2
     assert "mask.kep" in capsys.readouterr().err

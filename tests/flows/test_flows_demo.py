@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from flows.demo import STRATEGIES, run_demo
+from flows.cli import main
+from flows.demo import QUERIES, STRATEGIES, run_demo
 from flows.server import ServerInfo
 from harness.filesystem import FileSystem
 from harness.store import Store
@@ -31,8 +33,13 @@ def test_the_demo_runs_the_agent_compares_strategies_and_writes_its_reports(
 
     assert "Week 2 report follows the remembered format (bullets): yes" in out
     assert f"{prefect_server.ui_url}/runs/flow-run/" in out
-    assert f"duckdb {tmp_path / 'demo.duckdb'}" in out
+    assert f"ctxlab sql --db {tmp_path / 'demo.duckdb'}" in out
+    assert " 1 runs" not in out
 
+    # The queries the demo suggests work with what is installed, and return rows.
+    for query in QUERIES:
+        assert main(["sql", "--db", str(tmp_path / "demo.duckdb"), "--json", query]) == 0
+        assert json.loads(capsys.readouterr().out)
     store = Store(str(tmp_path / "demo.duckdb"), hold=False)
     assert "bullets" in FileSystem(store, "any").read_text("/memories/AGENTS.md")
     assert store.scalar("SELECT count(*) FROM runs WHERE status <> 'completed'") == 0

@@ -217,3 +217,10 @@ def test_a_long_flow_has_every_task_run_on_the_server(prefect_server: object) ->
         "summarize": 100,
         "offload": 100,
     }
+
+
+def test_the_model_tasks_retry_delay_is_a_number_the_ui_can_show() -> None:
+    runner = PrefectStepRunner()
+    # A list shows as "Retry Delay NaNs" on the task page.
+    assert runner._task("model").retry_delay_seconds == 10
+    assert PrefectStepRunner(retry_delays=(1, 5)).retry_delay == [1, 5]

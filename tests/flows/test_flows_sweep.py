@@ -4,6 +4,10 @@ artifact with the Pareto front and a recommended setting."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from flow_helpers import artifacts, task_runs_of
@@ -90,3 +94,25 @@ def test_dask_runs_the_cells_when_prefect_dask_is_installed(
     )
     assert [r["setting"] for r in result["rows"]] == ["full", "truncate"]
     assert load_runs(db).height == 2
+
+
+@pytest.mark.slow
+def test_the_process_runner_records_every_task_run_on_the_found_server(
+    prefect_server: ServerInfo, subprocess_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The real path: `ctxlab sweep --runner process` finds the server from its record (no
+    PREFECT_API_URL exported), and the workers' task runs all reach it."""
+    assert prefect_server.log_path is not None
+    env = {k: v for k, v in subprocess_env.items() if k != "PREFECT_API_URL"}
+    env["PREFECT_HOME"] = str(Path(prefect_server.log_path).parent)
+    out = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "sweep", "--scenario", "competitive-analysis",
+         "--strategy", "none", "--strategy", "truncate", "--strategy", "mask", "--seeds", "4",
+         "--runner", "process", "--workers", "2", "--db", str(tmp_path / "s.duckdb"), "--json"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    runs = task_runs_of(result["flow_run_id"], expected=12)
+    assert len(runs) == 12
+    assert all(r.state_name == "Completed" for r in runs)
