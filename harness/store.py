@@ -15,20 +15,24 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import duckdb
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import StoreError
 from harness.messages import Message, ToolCall, Usage
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
 
 MIGRATIONS: list[str] = [
     # 1: the core tables
@@ -94,6 +98,11 @@ _TABLE_COLUMNS = {
 }
 
 
+# DuckDB's default is 80% of the machine's memory, kept as cache once touched; the agent's
+# writes are small and its reads are by key, so a few hundred MB serve them.
+DEFAULT_MEMORY_LIMIT = "256MB"
+
+
 def now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -152,11 +161,24 @@ def row_to_message(row: dict[str, Any]) -> Message:
 class Store:
     """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, hold: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        hold: bool = True,
+        memory_limit: str = DEFAULT_MEMORY_LIMIT,
+        threads: int = 1,
+    ) -> None:
+        """`memory_limit` caps DuckDB's buffers in this process (an in-memory store spills
+        what is over it to a temporary folder); `threads` is DuckDB's worker count: the
+        store's work is small writes, where more threads only add wake-ups."""
         self.path = str(path) if path is not None else default_path()
         self.hold = hold or self.path == ":memory:"
+        self.memory_limit = memory_limit
+        self.threads = threads
         self._con: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.RLock()
+        self._spill_dir: str | None = None
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with self.transaction() as con:
@@ -168,17 +190,44 @@ class Store:
     # -- connections -------------------------------------------------------------------
 
     def _open(self) -> duckdb.DuckDBPyConnection:
+        import duckdb  # loads with the first store, not with `import harness`
+
         delay = 0.01
         deadline = time.monotonic() + 30
         while True:
             try:
-                return duckdb.connect(self.path)
+                con = duckdb.connect(self.path)
             except duckdb.IOException as exc:
                 # Another process holds the file: wait for it to finish its step.
                 if "lock" not in str(exc).lower() or time.monotonic() > deadline:
                     raise StoreError(f"cannot open store {self.path}: {exc}") from exc
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
+                continue
+            self._configure(con)
+            return con
+
+    def _configure(self, con: duckdb.DuckDBPyConnection) -> None:
+        # SET rather than connect(config=...): a second connection to the same file in this
+        # process (the user's) would otherwise be refused for a differing configuration.
+        import duckdb
+
+        try:
+            con.execute("SET memory_limit = ?", [self.memory_limit])
+            con.execute("SET threads = ?", [self.threads])
+        except duckdb.Error as exc:
+            con.close()
+            raise StoreError(
+                f"bad store setting (memory_limit={self.memory_limit!r}, "
+                f"threads={self.threads!r}): {exc}"
+            ) from exc
+        if self.path == ":memory:":
+            # Spilled blocks would otherwise land in ./.tmp of whatever the working folder is.
+            # DuckDB creates the folder only if it spills.
+            if self._spill_dir is None:
+                name = f"ctxlab-duckdb-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+                self._spill_dir = os.path.join(tempfile.gettempdir(), name)
+            con.execute("SET temp_directory = ?", [self._spill_dir])
 
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -212,6 +261,9 @@ class Store:
             if self._con is not None:
                 self._con.close()
                 self._con = None
+            if self._spill_dir is not None:
+                shutil.rmtree(self._spill_dir, ignore_errors=True)
+                self._spill_dir = None
 
     def __enter__(self) -> Store:
         return self
@@ -241,7 +293,9 @@ class Store:
     # -- generic access ----------------------------------------------------------------
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        with self.transaction() as con:
+        """Run one statement, committed on its own (DuckDB autocommits a single statement:
+        an explicit BEGIN/COMMIT would only add two round trips)."""
+        with self.connection() as con:
             con.execute(sql, params or [])
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
@@ -256,7 +310,9 @@ class Store:
         return row[0] if row else None
 
     def frame(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
-        """A polars DataFrame of a query, for analysis."""
+        """A polars DataFrame of a query, for analysis (polars loads on first use)."""
+        import polars  # noqa: F401  (DuckDB's `.pl()` needs it importable)
+
         with self.connection() as con:
             frame: pl.DataFrame = con.sql(sql, params=list(params or [])).pl()
             return frame

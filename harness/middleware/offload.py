@@ -108,8 +108,8 @@ class OffloadLargeResults(Middleware):
         path = f"{TOOL_RESULTS_DIR}/{safe_segment(result.tool_call_id or result.id)}"
         notice = (
             f"The result of {result.name or 'this tool'} was too large for the conversation "
-            f"({tokens:,} tokens; the limit is {self.tool_token_limit:,}), so it was saved in "
-            f"full to the file {path}"
+            f"(more than {self.tool_token_limit:,} tokens), so it was saved in full to the file "
+            f"{path}"
         )
         message = self._move_to_file(state, result, path, notice)
         state.event(
@@ -146,9 +146,8 @@ class OffloadLargeResults(Middleware):
             original = window[i]
             path = f"{HUMAN_DIR}/{safe_segment(original.id)}.md"
             notice = (
-                f"The user's message was too long to keep in the conversation ({tokens:,} tokens; "
-                f"the limit is {self.human_token_limit:,}), so it was saved in full to the file "
-                f"{path}"
+                f"The user's message was too long to keep in the conversation (more than "
+                f"{self.human_token_limit:,} tokens), so it was saved in full to the file {path}"
             )
             window[i] = self._move_to_file(state, original, path, notice)
             state.scratch[self.name]["checked"].add(window[i].id)
@@ -229,9 +228,9 @@ ORDER BY f.path
 
 
 def _tokens_over(state: RunState, text: str, limit: int) -> int | None:
-    """The token count of `text` if it exceeds `limit`, else None. A token is at least one
-    UTF-8 byte, so short texts are cleared without running the tokenizer."""
+    """None if `text` has at most `limit` tokens, else a lower bound above `limit`: text that
+    is offloaded is never counted whole (its preview is). A token is at least one UTF-8 byte,
+    so short texts are cleared without running the tokenizer."""
     if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
         return None
-    tokens = state.counter.count_text(text)
-    return tokens if tokens > limit else None
+    return state.counter.count_over(text, limit)
