@@ -114,7 +114,7 @@ class OffloadLargeResults(Middleware):
         message = self._move_to_file(state, result, path, notice)
         state.event(
             self.name, "wrap_tool_call", OFFLOAD_TOOL,
-            tokens_before=tokens, tokens_after=state.counter.count_text(message.content),
+            tokens_before=tokens, tokens_after=state.counter.count_message(message),
             detail={"path": path, "tool": result.name, "tool_call_id": result.tool_call_id},
             ms=state.elapsed_ms(start),
         )  # fmt: skip
@@ -153,7 +153,7 @@ class OffloadLargeResults(Middleware):
             state.scratch[self.name]["checked"].add(window[i].id)
             state.event(
                 self.name, "before_model", OFFLOAD_HUMAN,
-                tokens_before=tokens, tokens_after=state.counter.count_text(window[i].content),
+                tokens_before=tokens, tokens_after=state.counter.count_message(window[i]),
                 detail={"path": path, "message_id": original.id},
                 ms=state.elapsed_ms(start),
             )  # fmt: skip

@@ -128,6 +128,7 @@ def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, A
         "cpu_ms_per_step": cpu * 1000 / steps,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "rss_growth_mb_per_step_after_100": growth,
+        "rss_mb_at": {k: round(v) for k, v in samples.items() if k in (1, 11, 101, 201, 401, 1001)},
     }
 
 
