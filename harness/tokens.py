@@ -91,8 +91,9 @@ def _bindings() -> Any:
     return module
 
 
-# encoding -> message id (or "text:" + text) -> tokens, shared by every counter of the encoding.
-_SHARED: dict[str, OrderedDict[str, int]] = {}
+# encoding -> (message id, content hash, tool calls) -> tokens, shared by every counter of the
+# encoding.
+_SHARED: dict[str, OrderedDict[tuple[str, int, int], int]] = {}
 
 
 class TokenCounter:
@@ -143,7 +144,11 @@ class TokenCounter:
             size *= 2
 
     def count_message(self, message: Message) -> int:
-        cached = self._cache.get(message.id)
+        # Keyed by id and content: callers may choose ids (replays reuse a turn's id across
+        # runs), and the cache is shared by every counter of the encoding. A string caches its
+        # hash, so this stays a lookup.
+        key = (message.id, hash(message.content), len(message.tool_calls))
+        cached = self._cache.get(key)
         if cached is not None:
             return cached
         n = MESSAGE_OVERHEAD + self.count_text(message.content)
@@ -152,9 +157,9 @@ class TokenCounter:
             n += self.count_text(call.raw_arguments or json.dumps(call.arguments))
         if message.name:
             n += 1
-        return self._remember(message.id, n)
+        return self._remember(key, n)
 
-    def _remember(self, key: str, n: int) -> int:
+    def _remember(self, key: tuple[str, int, int], n: int) -> int:
         self._cache[key] = n
         if len(self._cache) > self._cache_size:
             # Oldest first rather than least used: the earliest messages are the first to

@@ -65,3 +65,13 @@ def test_changed_content_gets_a_new_count() -> None:
     longer = msg.with_content("a much longer text than before, many more tokens")
     assert longer.id != msg.id
     assert counter.count_message(longer) > counter.count_message(msg)
+
+
+def test_counts_are_shared_across_counters_but_never_across_contents() -> None:
+    # Replays give a turn the same id in every run; another run may carry other text.
+    first = user("Acme earned 12 million in Q3.")
+    second = user("Acme earned 12 million in Q3, and Beta earned 40 million in Q4.")
+    second = type(second)(role="user", content=second.content, id=first.id)
+    a, b = TokenCounter(), TokenCounter()
+    assert a.count_message(first) < b.count_message(second)
+    assert b.count_message(first) == a.count_message(first)

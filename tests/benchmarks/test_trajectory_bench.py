@@ -147,6 +147,7 @@ def _measure_fresh(companies: int, rows: int, backend: str, db_dir: Path) -> dic
 def test_trajectory(benchmark, companies: int, rows: int, tmp_path: Path) -> None:
     steps = steps_for(companies)
     fresh = _measure_fresh(companies, rows, "memory", tmp_path)
+    on_file = _measure_fresh(companies, rows, "file", tmp_path)
     rounds = iter(range(1_000))
 
     def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -164,9 +165,8 @@ def test_trajectory(benchmark, companies: int, rows: int, tmp_path: Path) -> Non
         rows=rows,
         steps=steps,
         ms_per_step=benchmark.stats.stats.mean * 1000 / steps,
-        fresh_ms_per_step=fresh["ms_per_step"],
-        peak_rss_mb=fresh["peak_rss_mb"],
-        rss_growth_mb_per_step_after_100=fresh["rss_growth_mb_per_step_after_100"],
+        memory_store=fresh,
+        file_store=on_file,
     )
 
 
