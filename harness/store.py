@@ -297,8 +297,9 @@ class Store:
     # -- generic access ----------------------------------------------------------------
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        """Run one statement, committed on its own (DuckDB autocommits a single statement:
-        an explicit BEGIN/COMMIT would only add two round trips)."""
+        """Run SQL, each statement committed on its own (DuckDB autocommits; an explicit
+        BEGIN/COMMIT around one statement only added two round trips). Statements that must
+        land together go through `transaction()`."""
         with self.connection() as con:
             con.execute(sql, params or [])
 

@@ -7,7 +7,7 @@ an encoding without bundled data counts as cl100k_base, and `TokenCounter.encodi
 which encoding counted (it is recorded on every `model_calls` row).
 
 Counts are cached per encoding, shared by every counter of that encoding (the agent's, the test
-doubles', the summarizer's): a message is counted once, by id, whoever asks.
+doubles', the summarizer's): a message is counted once, by id and content, whoever asks.
 """
 
 from __future__ import annotations
@@ -123,25 +123,34 @@ class TokenCounter:
             return self._tokenizer.count(_without_surrogates(text))
 
     def count_over(self, text: str, limit: int) -> int | None:
-        """None when `text` has at most `limit` tokens, else a lower bound above `limit`,
-        found without counting the whole text: only a prefix ending where the tokenizer would
-        split anyway is counted (so its tokens are the whole text's first tokens), starting
-        at PREFIX_CHARS_PER_TOKEN characters per token of the limit, doubled while needed."""
+        """None when `text` has at most `limit` tokens; else its size in tokens, counted
+        without counting the whole text when it is long: only a prefix that ends where the
+        tokenizer splits anyway (so its tokens are the whole text's first tokens) is counted,
+        starting at PREFIX_CHARS_PER_TOKEN characters per token of the limit, doubled while
+        needed. The decision is exact; the size is then the prefix's count scaled by length
+        (an estimate, never below `limit + 1`)."""
         if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
             return None  # a token is at least one UTF-8 byte
         size = PREFIX_CHARS_PER_TOKEN * (limit + 1)
         while True:
             end = _split_point(text, size)
-            head = text if end is None else text[:end]
-            try:
-                n = self._tokenizer.count_till_limit(head, limit)
-            except UnicodeEncodeError:
-                n = self._tokenizer.count_till_limit(_without_surrogates(head), limit)
-            if n is None:
-                return limit + 1
-            if end is None:
-                return None
+            if end is not None:
+                n = self.count_text(text[:end])
+                if n > limit:
+                    return max(limit + 1, round(n * len(text) / end))
+            elif len(text) <= size + size // 2:
+                n = self.count_text(text)  # short enough to count whole
+                return n if n > limit else None
             size *= 2
+            if size >= len(text) and end is None:
+                # One long line with nowhere safe to cut: the tokenizer stops at the limit.
+                try:
+                    over = self._tokenizer.count_till_limit(text, limit) is None
+                except UnicodeEncodeError:
+                    over = (
+                        self._tokenizer.count_till_limit(_without_surrogates(text), limit) is None
+                    )
+                return limit + 1 if over else None
 
     def count_message(self, message: Message) -> int:
         # Keyed by id and content: callers may choose ids (replays reuse a turn's id across
@@ -213,9 +222,9 @@ class TokenCounter:
 
 
 def _split_point(text: str, size: int) -> int | None:
-    """An index near `size` where cl100k and o200k both start a new piece whatever follows:
-    just after a newline and before a letter or digit (no pattern of either encoding spans
-    that boundary). None when the text is not much longer or has no such point past half."""
+    """An index in [size/2, size) where cl100k and o200k both start a new piece whatever
+    follows: just after a newline and before a letter or digit (no pattern of either encoding
+    spans that boundary). None when the text is not much longer or has no such point there."""
     if len(text) <= size + size // 2:
         return None
     i = text.rfind("\n", size // 2, size)

@@ -75,3 +75,15 @@ def test_counts_are_shared_across_counters_but_never_across_contents() -> None:
     a, b = TokenCounter(), TokenCounter()
     assert a.count_message(first) < b.count_message(second)
     assert b.count_message(first) == a.count_message(first)
+
+
+def test_count_over_estimates_a_long_text_from_a_bounded_prefix() -> None:
+    counter = TokenCounter()
+    text = "\n".join(f"row {i % 997:03d},EMEA,{i * 7 % 1000:03d}" for i in range(20_000))
+    full = counter.count_text(text)
+    estimate = counter.count_over(text, 1_000)
+    assert estimate is not None and abs(estimate - full) < full * 0.05
+    assert counter.count_over(text, full) is None
+    assert counter.count_over(text, full - 1) == full  # near the limit the prefix is the text
+    one_line = "x" * 200_000  # nowhere to cut: the tokenizer itself stops at the limit
+    assert counter.count_over(one_line, 100) == 101

@@ -135,4 +135,4 @@ def test_count_over_agrees_with_the_full_count(pieces: list[str], limit: int) ->
         over = counter.count_over(text, limit)
         full = counter.count_text(text)
         assert (over is None) == (full <= limit)
-        assert over is None or limit < over <= full
+        assert over is None or over > limit
