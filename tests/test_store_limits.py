@@ -31,6 +31,7 @@ def test_memory_store_is_not_capped_below_its_data_and_spills_outside_cwd(tmp_pa
     assert store.memory_limit is None
     spill = _setting(store, "temp_directory")
     assert spill.startswith(__import__("tempfile").gettempdir()) and "ctxlab-duckdb-" in spill
+    assert _setting(store, "checkpoint_threshold").startswith("931.3 GiB")  # 1 TB: never
     store.close()
 
 
