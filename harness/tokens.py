@@ -41,6 +41,8 @@ TOOL_OVERHEAD = 8
 # `count_over` first looks at this many characters per token of the limit: English runs ~4.5
 # characters a token, CSV and code fewer, so one look usually settles it.
 PREFIX_CHARS_PER_TOKEN = 4
+# How much of an offloaded text is counted to estimate its size for reports.
+SAMPLE_CHARS = 16_384
 _TEXT_CACHE_SIZE = 64
 
 
@@ -123,34 +125,36 @@ class TokenCounter:
             return self._tokenizer.count(_without_surrogates(text))
 
     def count_over(self, text: str, limit: int) -> int | None:
-        """None when `text` has at most `limit` tokens; else its size in tokens, counted
-        without counting the whole text when it is long: only a prefix that ends where the
-        tokenizer splits anyway (so its tokens are the whole text's first tokens) is counted,
-        starting at PREFIX_CHARS_PER_TOKEN characters per token of the limit, doubled while
-        needed. The decision is exact; the size is then the prefix's count scaled by length
-        (an estimate, never below `limit + 1`)."""
+        """None when `text` has at most `limit` tokens; else its size in tokens, found without
+        counting the whole text when it is long. The decision is exact: only a prefix that
+        ends where the tokenizer splits anyway (so its tokens are the whole text's first
+        tokens) is looked at, from PREFIX_CHARS_PER_TOKEN characters per token of the limit,
+        doubled while needed, and the tokenizer stops at the limit. The size is then an
+        estimate: the tokens of the first SAMPLE_CHARS or so, scaled by length (never below
+        `limit + 1`)."""
         if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
             return None  # a token is at least one UTF-8 byte
         size = PREFIX_CHARS_PER_TOKEN * (limit + 1)
         while True:
             end = _split_point(text, size)
             if end is not None:
-                n = self.count_text(text[:end])
-                if n > limit:
-                    return max(limit + 1, round(n * len(text) / end))
+                if self._count_till(text[:end], limit) is None:
+                    sample = end if end <= SAMPLE_CHARS else _split_point(text, SAMPLE_CHARS) or end
+                    n = self.count_text(text[:sample])
+                    return max(limit + 1, round(n * len(text) / sample))
             elif len(text) <= size + size // 2:
                 n = self.count_text(text)  # short enough to count whole
                 return n if n > limit else None
             size *= 2
             if size >= len(text) and end is None:
                 # One long line with nowhere safe to cut: the tokenizer stops at the limit.
-                try:
-                    over = self._tokenizer.count_till_limit(text, limit) is None
-                except UnicodeEncodeError:
-                    over = (
-                        self._tokenizer.count_till_limit(_without_surrogates(text), limit) is None
-                    )
-                return limit + 1 if over else None
+                return limit + 1 if self._count_till(text, limit) is None else None
+
+    def _count_till(self, text: str, limit: int) -> int | None:
+        try:
+            return self._tokenizer.count_till_limit(text, limit)
+        except UnicodeEncodeError:
+            return self._tokenizer.count_till_limit(_without_surrogates(text), limit)
 
     def count_message(self, message: Message) -> int:
         # Keyed by id and content: callers may choose ids (replays reuse a turn's id across
