@@ -124,8 +124,8 @@ def _scan_file(
             continue
         if ends and col == 0:  # a whole line in one piece: the common case
             one = unit if len(text) > LONG_LINE else "line"
-            for hit, _ in _matches(f.path, line, text, 0, 0, len(text), True, matcher, one,
-                                   deadline):  # fmt: skip
+            for hit, _, _ in _matches(f.path, line, text, 0, 0, len(text), True, matcher, one,
+                                      deadline):  # fmt: skip
                 yield hit
             continue
         buf += text
@@ -134,11 +134,14 @@ def _scan_file(
         end = len(buf) if ends else len(buf) - OVERLAP
         hits = _matches(f.path, line, buf, buf_col, start, end, ends, matcher, unit, deadline)
         resume = end
-        for hit, deferred in hits:
+        for hit, deferred, hit_end in hits:
             if deferred:
                 resume = hit.column - buf_col
                 break
             yield hit
+            # The next window starts after this match, never inside it: the matches found are
+            # the same non-overlapping ones a search of the whole line finds.
+            resume = max(resume, hit_end)
             if unit != "match":
                 skip_line = not ends
                 break
@@ -160,9 +163,9 @@ def _matches(
     matcher: Matcher,
     unit: Unit,
     deadline: Deadline,
-) -> Iterator[tuple[GrepMatch, bool]]:
+) -> Iterator[tuple[GrepMatch, bool, int]]:
     """Matches starting in `buf[start:end]`, each with whether it must be searched again in the
-    next window: it reaches the end of `buf`, which is not the end of the line. A match that
+    next window and where in `buf` it ends: it reaches the end of `buf`, which is not the end of the line. A match that
     fills the whole window is kept as found, so the scan always moves on."""
     pos = start
     while pos <= end:
@@ -171,7 +174,7 @@ def _matches(
             break
         s, e = span
         deferred = not final and e == len(buf) and s > start
-        yield _hit(path, line, buf, buf_col, s, e, final), deferred
+        yield _hit(path, line, buf, buf_col, s, e, final), deferred, e
         if deferred or unit != "match":
             return
         pos = e if e > s else s + 1

@@ -64,6 +64,14 @@ class RunState:
     _batch: StepBatch = field(default_factory=StepBatch)
     _window_row: tuple[Any, ...] | None = None
 
+    def __repr__(self) -> str:
+        # The generated repr would print every message: asyncio reprs the running task (and
+        # so this state) when `asyncio.run` restores its SIGINT handler on Python 3.11.
+        return (
+            f"RunState(run_id={self.run_id!r}, thread_id={self.thread_id!r}, step={self.step}, "
+            f"messages={len(self.messages)}, window_tokens={self.window_tokens})"
+        )
+
     # -- the window and the transcript ---------------------------------------------------
 
     def restore(self, window: Sequence[Message], next_seq: int) -> None:

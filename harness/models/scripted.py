@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.errors import HarnessError
 from harness.messages import Message, ModelResponse, ToolCall, Usage, new_id
@@ -13,17 +13,37 @@ from harness.profiles import ModelProfile, get_profile
 from harness.tokens import TokenCounter
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ModelCall:
-    """One recorded request to a test double."""
+    """One recorded request to a test double. A call whose messages begin with the previous
+    call's keeps only the new ones and a link to that call: recording a long run costs memory
+    per new message, not a copy of the whole window per call."""
 
-    messages: tuple[Message, ...]
+    _base: ModelCall | None
+    _shared: int  # how many of `_base`'s messages come first
+    _tail: tuple[Message, ...]
     settings: ModelSettings
     params: RequestParams
 
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        chain: list[ModelCall] = []
+        call: ModelCall | None = self
+        while call is not None:
+            chain.append(call)
+            call = call._base
+        out: tuple[Message, ...] = ()
+        for c in reversed(chain):
+            out = out[: c._shared] + c._tail
+        return out
+
+    def __repr__(self) -> str:
+        return f"ModelCall(messages={self._shared + len(self._tail)}, params={self.params!r})"
+
 
 class _CountingModel:
-    """Shared bookkeeping: records calls and reports usage counted with tiktoken, so token
+    """Shared bookkeeping: records calls and reports usage counted as the harness counts (the
+    counts are shared per encoding, so nothing the harness counted is encoded again), so token
     accounting in tests behaves like a real provider's."""
 
     def __init__(self, name: str, profile: ModelProfile | None) -> None:
@@ -31,18 +51,40 @@ class _CountingModel:
         self.profile = profile or get_profile("test").with_name(name)
         self.calls: list[ModelCall] = []
         self._counter = TokenCounter(self.profile.encoding)
+        # The last request's messages and their token total: the next request usually extends
+        # them, so only its new messages are looked up.
+        self._last: tuple[Message, ...] = ()
+        self._last_tokens = 0
 
     def _record(
         self, messages: Sequence[Message], settings: ModelSettings, params: RequestParams
     ) -> None:
-        self.calls.append(ModelCall(tuple(messages), settings, params))
+        messages = tuple(messages)
+        shared = self._shared_prefix(messages)
+        base = self.calls[-1] if self.calls and shared else None
+        if base is not None and params.system_prompt == base.params.system_prompt:
+            # The prompt is rebuilt every step; keep one copy of it while it does not change.
+            params = replace(params, system_prompt=base.params.system_prompt)
+        self.calls.append(ModelCall(base, shared, messages[shared:], settings, params))
+        if not shared:
+            self._last_tokens = 0
+        self._last_tokens += self._counter.count_messages(messages[shared:])
+        self._last = messages
+
+    def _shared_prefix(self, messages: tuple[Message, ...]) -> int:
+        """How many of the last request's messages this one starts with (all or none: a
+        rewritten window is recorded whole). Tuple equality checks identity first."""
+        n = len(self._last)
+        return n if n and messages[:n] == self._last else 0
 
     def _usage(
         self, messages: Sequence[Message], params: RequestParams, out: ModelResponse
     ) -> Usage:
         if out.usage.requests:
             return out.usage
-        n_in = self._counter.count_request(params.system_prompt, messages, params.tools)
+        n_in = self._counter.count_request(
+            params.system_prompt, messages, params.tools, messages_tokens=self._last_tokens
+        )
         n_out = self._counter.count_text(out.text) + sum(
             self._counter.count_text(str(c.arguments)) for c in out.tool_calls
         )

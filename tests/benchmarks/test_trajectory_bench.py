@@ -1,0 +1,177 @@
+"""Per-step cost and memory on a long scripted trajectory (issue 12).
+
+Per company the model fetches a market export (`rows` CSV rows, ~95k characters at 3,000 rows:
+offloaded) and then a news page (kept in the window). The `full` strategy runs with a window
+large enough that only offloading acts. The scripted model counts its own usage, as in tests.
+
+Run with `uv run pytest tests/benchmarks/test_trajectory_bench.py --benchmark-only`. Timing is
+in-process; peak RSS and RSS growth per step come from one run in a fresh interpreter (peak RSS
+is per process and never goes down), recorded in `extra_info`. Run the file directly for one
+measurement: `uv run python tests/benchmarks/test_trajectory_bench.py 200 3000 [memory|file]`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Store, create_agent, tool
+from harness.messages import ModelResponse, ToolCall
+from harness.models import ScriptedModel
+from harness.profiles import ModelProfile
+
+# Only offloading acts: summarization never reaches its trigger in this window.
+WINDOW = ModelProfile(name="bench-traj", context_window=100_000_000, encoding="cl100k_base")
+REGIONS = ["EMEA", "APAC", "NA", "LATAM"]
+PRODUCTS = ["widgets", "gadgets", "sprockets", "gizmos", "doohickeys"]
+
+
+def export_text(company: str, rows: int) -> str:
+    """A CSV market export, ~32 characters a row (~97k characters at 3,000 rows). The rows are
+    made once per size: the benchmark times the harness, not the tool."""
+    return f"company,{company}\n{_export_rows(rows)}"
+
+
+@cache
+def _export_rows(rows: int) -> str:
+    rng = random.Random(rows)
+    lines = ["date,region,product,units,revenue"]
+    for i in range(rows):
+        lines.append(
+            f"2025-{1 + i % 12:02d}-{1 + i % 28:02d},{rng.choice(REGIONS)},"
+            f"{rng.choice(PRODUCTS)},{rng.randint(1, 99)},{rng.randint(1_000, 9_999)}"
+        )
+    return "\n".join(lines)
+
+
+def news_text(company: str) -> str:
+    """A short news page (~1.5k characters), small enough to stay in the window."""
+    rng = random.Random("news" + company)
+    words = ["revenue", "growth", "market", "share", "launch", "quarter", "guidance", "margin"]
+    body = " ".join(rng.choice(words) for _ in range(220))
+    return f"# {company} news\n\n{body}"
+
+
+def build_agent(companies: int, rows: int, store: Store) -> Any:
+    @tool
+    def market_export(company: str) -> str:
+        """Download the market export of a company."""
+        return export_text(company, rows)
+
+    @tool
+    def news(company: str) -> str:
+        """Fetch the latest news page of a company."""
+        return news_text(company)
+
+    script: list[ModelResponse] = []
+    for c in range(companies):
+        name = f"company-{c}"
+        script.append(
+            ModelResponse(tool_calls=(ToolCall(f"x{c}", "market_export", {"company": name}),))
+        )
+        script.append(ModelResponse(tool_calls=(ToolCall(f"n{c}", "news", {"company": name}),)))
+    script.append(ModelResponse(text="Done: every company reviewed."))
+    model = ScriptedModel(script, profile=WINDOW)
+    return create_agent(
+        model,
+        [market_export, news],
+        store=store,
+        strategy="full",
+        max_steps=len(script) + 1,
+    )
+
+
+def steps_for(companies: int) -> int:
+    return 2 * companies + 1
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, Any]:
+    """One run in this process: ms per step, peak RSS, RSS growth per step after step 100."""
+    path = ":memory:" if backend == "memory" else str(Path(db_dir) / "traj.duckdb")
+    samples: dict[int, float] = {}
+    agent = build_agent(companies, rows, Store(path))
+
+    from harness.middleware.base import Middleware
+
+    class Sampler(Middleware):
+        name = "rss-sampler"
+
+        async def after_model(self, state: Any, response: Any) -> None:
+            samples[state.step] = _rss_mb()
+
+    agent.middleware = (*agent.middleware, Sampler())
+    start, cpu = time.perf_counter(), time.process_time()
+    result = agent.run_sync("Review every company: export, then news.")
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    agent.store.close()
+    steps = result.steps
+    last = max(samples)
+    growth = (samples[last] - samples[101]) / (last - 101) if last > 151 else None
+    return {
+        "steps": steps,
+        "ms_per_step": elapsed * 1000 / steps,
+        # CPU time is the steadier number on a machine shared with other work.
+        "cpu_ms_per_step": cpu * 1000 / steps,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_growth_mb_per_step_after_100": growth,
+        "rss_mb_at": {k: round(v) for k, v in samples.items() if k in (1, 11, 101, 201, 401, 1001)},
+    }
+
+
+def _measure_fresh(companies: int, rows: int, backend: str, db_dir: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, str(companies), str(rows), backend, str(db_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("rows", [3_000])
+@pytest.mark.parametrize("companies", [5, 50, 200, 500])
+def test_trajectory(benchmark, companies: int, rows: int, tmp_path: Path) -> None:
+    steps = steps_for(companies)
+    fresh = _measure_fresh(companies, rows, "memory", tmp_path)
+    on_file = _measure_fresh(companies, rows, "file", tmp_path)
+    rounds = iter(range(1_000))
+
+    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (build_agent(companies, rows, Store(":memory:")),), {}
+
+    def run(agent: Any) -> None:
+        result = agent.run_sync("Review every company: export, then news.")
+        assert result.steps == steps
+        agent.store.close()
+        next(rounds)
+
+    benchmark.pedantic(run, setup=setup, rounds=3 if steps <= 101 else 1, iterations=1)
+    benchmark.extra_info.update(
+        companies=companies,
+        rows=rows,
+        steps=steps,
+        ms_per_step=benchmark.stats.stats.mean * 1000 / steps,
+        memory_store=fresh,
+        file_store=on_file,
+    )
+
+
+if __name__ == "__main__":
+    n_companies, n_rows = int(sys.argv[1]), int(sys.argv[2])
+    where = sys.argv[3] if len(sys.argv) > 3 else "memory"
+    folder = sys.argv[4] if len(sys.argv) > 4 else "/tmp"
+    print(json.dumps(measure(n_companies, n_rows, where, folder)))

@@ -1,0 +1,117 @@
+"""Count what you must, once: an offloaded result is never counted whole, the test doubles
+reuse the harness's counts, and the encoding that counted is recorded per model call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import harness.tokens as tokens_module
+from harness import Store, create_agent, tool
+from harness.messages import ModelResponse, ToolCall
+from harness.middleware.offload import OffloadLargeResults
+from harness.models import FunctionModel, ScriptedModel, call, reply
+from harness.profiles import ModelProfile
+from harness.tokens import PREFIX_CHARS_PER_TOKEN
+
+LIMIT = 2_000
+
+
+def export(rows: int = 3_000) -> str:
+    return "\n".join(
+        f"2026-{1 + i % 12:02d}-{1 + i % 28:02d},EMEA,{i * 7},{i * 131}" for i in range(rows)
+    )
+
+
+@tool
+def market_export() -> str:
+    """The full market export."""
+    return export()
+
+
+@tool
+def news() -> str:
+    """Today's news."""
+    return "Acme ships widgets."
+
+
+class SpyTokenizer:
+    """Records the length of every text the tokenizer is handed, and how."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.seen: list[tuple[str, int]] = []
+
+    def count(self, text: str) -> int:
+        self.seen.append(("count", len(text)))
+        return int(self.real.count(text))
+
+    def count_till_limit(self, text: str, token_limit: int) -> int | None:
+        self.seen.append(("count_till_limit", len(text)))
+        result: int | None = self.real.count_till_limit(text, token_limit)
+        return result
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> SpyTokenizer:
+    spy = SpyTokenizer(tokens_module.load_tokenizer("cl100k_base"))
+    monkeypatch.setattr(tokens_module, "load_tokenizer", lambda name: spy)
+    return spy
+
+
+def test_an_offloaded_result_is_never_counted_whole(bare_agent, spy: SpyTokenizer) -> None:
+    text = export()
+    bound = PREFIX_CHARS_PER_TOKEN * (LIMIT + 1)
+    assert len(text) > 3 * bound  # so counting it whole would show
+    model = ScriptedModel([reply("", call("market_export", "c1")), "done"])
+    agent = bare_agent(model, [market_export], [OffloadLargeResults(tool_token_limit=LIMIT)])
+    agent.run_sync("export", thread_id="t")
+
+    preview = model.calls[1].messages[-1]
+    assert preview.full_content == text  # it was offloaded
+    # The harness and the scripted model's usage counting both went through the spy: the
+    # export was only ever looked at through a bounded prefix, the preview counted once.
+    assert max(n for _, n in spy.seen) <= max(bound, len(preview.content))
+    assert sum(n for _, n in spy.seen if n == len(preview.content)) == len(preview.content)
+    (event,) = agent.store.query("SELECT tokens_before FROM events WHERE action LIKE 'offload%'")
+    assert event["tokens_before"] > LIMIT
+
+
+def test_scripted_model_reuses_the_harness_counts(spy: SpyTokenizer) -> None:
+    model = ScriptedModel([reply("", call("market_export", "c1")), "done"])
+    agent = create_agent(
+        model, [market_export], store=Store(":memory:"), strategy="none", file_tools=False,
+        memory=(),
+    )  # fmt: skip
+    agent.run_sync("Please export the market data for Acme.")
+    # Each text went to the tokenizer once, whichever of harness and model asked first.
+    counted = [n for kind, n in spy.seen if kind == "count"]
+    assert counted.count(len(export())) == 1
+    assert counted.count(len("Please export the market data for Acme.")) == 1
+
+
+def test_model_calls_record_the_encoding_that_counted() -> None:
+    o200k = ModelProfile(name="o200k-model", context_window=1_000_000, encoding="o200k_base")
+    agent = create_agent(ScriptedModel(["hi"], profile=o200k), store=Store(":memory:"))
+    result = agent.run_sync("hello")
+    assert result.encoding == "o200k_base"
+    rows = agent.store.query("SELECT encoding FROM model_calls")
+    assert [r["encoding"] for r in rows] == ["o200k_base"]
+
+
+def test_recorded_calls_share_the_messages_they_have_in_common() -> None:
+    sent: list[tuple[Any, ...]] = []
+
+    def fn(messages: Any, params: Any) -> ModelResponse | str:
+        sent.append(tuple(messages))
+        if len(sent) < 4:
+            return ModelResponse(tool_calls=(ToolCall(f"c{len(sent)}", "news", {}),))
+        return "done"
+
+    model = FunctionModel(fn)
+    agent = create_agent(model, [news], store=Store(":memory:"), strategy="none")
+    agent.run_sync("go")
+    assert [c.messages for c in model.calls] == sent
+    # Each call after the first keeps only what it added (an assistant turn and a result).
+    assert [len(c._tail) for c in model.calls] == [1, 2, 2, 2]
