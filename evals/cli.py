@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 STRATEGIES = ("none", "truncate", "mask", "offload", "summarize", "context-edit", "full")
@@ -52,6 +53,13 @@ def register(subparsers: Any) -> None:
         "confuses look-alikes) or ideal (never misses what is in view)",
     )
     ev.add_argument("--max-usd", type=float, help="spending cap for a real model")
+    ev.add_argument(
+        "--window",
+        type=_positive_int,
+        metavar="N",
+        help="cap the model's context window at N tokens: thresholds and overflow are computed "
+        "against N, so a live model is compacted as the simulated one is",
+    )
     ev.add_argument("--json", action="store_true", help="one JSON object per run")
     ev.add_argument("--probes", action="store_true", help="with --json: include probe results")
     ev.add_argument(
@@ -90,6 +98,18 @@ def register(subparsers: Any) -> None:
         "--json", action="store_true", help="with --sanity: one object per scenario and arm"
     )
     ck.set_defaults(handler=_check)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of tokens, got {text!r}"
+        ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
+    return value
 
 
 # -- scenarios -------------------------------------------------------------------------------
@@ -147,6 +167,8 @@ def _eval(args: argparse.Namespace) -> int:
         params=params,
         reader=args.reader,
     )
+    if args.window is not None:
+        cells = [replace(cell, window=args.window) for cell in cells]
     try:
         results = _run_with_progress(cells, max_usd=args.max_usd, quiet=args.json)
     except HarnessError as exc:  # an unknown strategy or parameter, a missing API key

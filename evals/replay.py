@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evals.scenarios.base import FileCheck, Probe, Scenario
@@ -32,6 +32,7 @@ from harness.filesystem import FileSystem
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
+from harness.profiles import ModelProfile
 from harness.strategies import middleware_names, valid_params
 
 Progress = Callable[[int, int], None]
@@ -90,20 +91,29 @@ def build_model(
     reader: str,
     max_usd: float | None,
     view: Break | None = None,
+    window: int | None = None,
 ) -> SimulatedModel:
     """The replay model: simulated throughout (reading as `reader`, shown the request through
     the break arm `view` if any), or simulated steps with a real model (a spec such as
     "openai:gpt-6.2-sol", or a `Model`) deciding. Live, that model's window and prices
-    apply."""
+    apply, unless `window` caps the window: the harness then computes every threshold and
+    overflow against it, so a 1M-window model is compacted as the simulated one is."""
+    if window is not None and window <= 0:
+        raise ValueError(f"window must be a positive number of tokens, got {window}")
     if model == "simulated":
         return SimulatedModel(
-            scenario.plan, profile=scenario.profile, seed=seed, reader=get_reader(reader),
-            view=view,
+            scenario.plan, profile=_capped(scenario.profile, window), seed=seed,
+            reader=get_reader(reader), view=view,
         )  # fmt: skip
     delegate = resolve_model(model)
     return SimulatedModel(
-        scenario.plan, profile=delegate.profile, seed=seed, delegate=delegate, max_usd=max_usd
-    )
+        scenario.plan, profile=_capped(delegate.profile, window), seed=seed, delegate=delegate,
+        max_usd=max_usd,
+    )  # fmt: skip
+
+
+def _capped(profile: ModelProfile, window: int | None) -> ModelProfile:
+    return profile if window is None else replace(profile, context_window=window)
 
 
 async def replay(
@@ -119,13 +129,17 @@ async def replay(
     max_usd: float | None = None,
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
+    window: int | None = None,
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
     scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
     middleware of yours for each session's agent (placed after the strategy's compaction).
-    `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check."""
+    `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check.
+    `window`: caps the model's window (see `build_model`)."""
     store = store if store is not None else Store(":memory:")
-    sim = build_model(scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view)
+    sim = build_model(
+        scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view, window=window
+    )
     merged = {**scale_defaults(scenario, strategy), **(params or {})}
     out = Replay(store=store)
     total = sum(len(s.turns) for s in scenario.sessions)

@@ -31,6 +31,7 @@ class Cell:
     reader: str = DEFAULT_READER
     middleware: MiddlewareFactory | None = None
     label: str | None = None
+    window: int | None = None
 
 
 async def arun_cell(
@@ -46,13 +47,14 @@ async def arun_cell(
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
     label: str | None = None,
+    window: int | None = None,
 ) -> EvalResult:
     """`run_cell` for callers already inside an event loop."""
     built = get_scenario(scenario, seed=seed, scale=scale)
     start = time.perf_counter()
     outcome = await replay(
         built, strategy, dict(params or {}), seed=seed, model=model, reader=reader,
-        max_usd=max_usd, progress=progress, middleware=middleware,
+        max_usd=max_usd, progress=progress, middleware=middleware, window=window,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
@@ -77,6 +79,7 @@ def run_cell(
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
     label: str | None = None,
+    window: int | None = None,
 ) -> EvalResult:
     """Replay `scenario` under `strategy` with `params` (dotted keys such as
     `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
@@ -87,11 +90,12 @@ def run_cell(
     model: "simulated", or "openai:..." / "anthropic:..." to let that model act at the
     decision points (spend capped by `max_usd`).
     middleware: a factory of your own middleware, added to the strategy's stack; `label`
-    names the result's strategy (e.g. "none+my-compactor")."""
+    names the result's strategy (e.g. "none+my-compactor"). `window` caps the model's
+    context window (tokens), so a live model is compacted as the simulated one is."""
     return asyncio.run(
         arun_cell(
             scenario, strategy, params, seed, scale, model, reader=reader, max_usd=max_usd,
-            progress=progress, middleware=middleware, label=label,
+            progress=progress, middleware=middleware, label=label, window=window,
         )
     )  # fmt: skip
 
@@ -117,7 +121,7 @@ def run_cells(
         result = run_cell(
             cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
             reader=cell.reader, max_usd=left, progress=step, middleware=cell.middleware,
-            label=cell.label,
+            label=cell.label, window=cell.window,
         )  # fmt: skip
         spent += result.live_cost_usd
         results.append(result)

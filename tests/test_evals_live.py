@@ -1,0 +1,74 @@
+"""Live mode against the local fake provider: a capped window compacts a 1M-window model as
+the simulated one is, natural answers are scored fairly, and an LLM judge's verdicts and cost
+are stored per probe within the spending cap. No test needs a key."""
+
+import argparse
+import asyncio
+import json
+
+import pytest
+from fake_provider import FakeProvider, final
+
+from evals.cli import register
+from evals.replay import replay
+from evals.scenarios import get_scenario
+from harness import Store
+from harness.models.openai import OpenAIResponsesModel
+
+TRIGGER = 0.85  # the summarization middleware's default trigger, a fraction of the window
+
+
+@pytest.fixture(autouse=True)
+def _openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-live")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def live_model(fake: FakeProvider) -> OpenAIResponsesModel:
+    return OpenAIResponsesModel("gpt-6.2-sol", base_url=fake.openai_base_url)
+
+
+def summaries(fake: FakeProvider, window: int | None) -> list[dict]:
+    fake.script(*[final("I don't know.") for _ in range(200)])
+    scenario = get_scenario("competitive-analysis", 0, "small")
+    store = Store(":memory:")
+    out = asyncio.run(replay(scenario, "summarize", model=live_model(fake), store=store,
+                             window=window))  # fmt: skip
+    assert out.error is None and out.overflow_turn is None
+    return store.query("SELECT tokens_before FROM summaries ORDER BY cycle")
+
+
+def test_a_capped_window_summarizes_a_live_model_at_the_same_fraction(fake_provider) -> None:
+    window = get_scenario("competitive-analysis", 0, "small").profile.context_window
+    assert window is not None and window < live_model(fake_provider).profile.context_window
+    assert summaries(fake_provider, None) == []  # the model's own 1M window: never compacted
+    capped = summaries(fake_provider, window)
+    assert capped
+    assert all(TRIGGER <= row["tokens_before"] / window < 1 for row in capped)
+
+
+def test_a_window_must_be_positive() -> None:
+    scenario = get_scenario("support-transcript", 0, "small")
+    with pytest.raises(ValueError, match="window must be a positive"):
+        asyncio.run(replay(scenario, "full", window=0))
+
+
+def cli(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return parser.parse_args(argv)
+
+
+def test_the_window_flag_reaches_the_run(capsys) -> None:
+    def run(*extra: str) -> dict:
+        args = cli("eval", "--scenario", "support-transcript", "--strategy", "none", "--json",
+                   "--no-save", *extra)  # fmt: skip
+        assert args.handler(args) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    assert not run()["overflowed"]
+    squeezed = run("--window", "3000")
+    assert squeezed["overflowed"] and squeezed["peak_context_tokens"] <= 3000
+    with pytest.raises(SystemExit):
+        cli("eval", "--scenario", "support-transcript", "--window", "-5")
+    assert "must be a positive number of tokens" in capsys.readouterr().err
