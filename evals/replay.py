@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evals.scenarios.base import FileCheck, Probe, Scenario
+from evals.scoring import is_correct, outcome
 from evals.simulated import (
-    DONT_KNOW,
     Break,
     BudgetExceededError,
     CallRecord,
@@ -142,6 +141,7 @@ async def replay(
     )
     merged = {**scale_defaults(scenario, strategy), **(params or {})}
     out = Replay(store=store)
+    said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)
     done = 0
     for index, session in enumerate(scenario.sessions):
@@ -196,10 +196,10 @@ async def replay(
                     ProbeResult(
                         id=probe.id, kind=probe.kind, session=index, question=probe.question,
                         expected=probe.answer, answer=result.output,
-                        correct=is_correct(probe, result.output), status="answered",
+                        correct=is_correct(probe, result.output, said), status="answered",
                         retrieval_calls=sum(c.retrieval_calls for c in calls),
                         input_tokens=sum(c.input_tokens for c in calls),
-                        outcome=outcome(probe, result.output),
+                        outcome=outcome(probe, result.output, said),
                     )
                 )  # fmt: skip
         files = FileSystem(store, session.thread)
@@ -217,6 +217,12 @@ async def replay(
     out.offloads = _count(store, "SELECT count(*) FROM events WHERE action LIKE 'offload_%'")
     out.skill_reads, out.subagent_calls, out.memory_writes = _techniques(store)
     return out
+
+
+def user_words(scenario: Scenario) -> tuple[str, ...]:
+    """What the user wrote, apart from the probe questions (an answer quoting a question
+    back proves nothing)."""
+    return tuple(t.text for s in scenario.sessions for t in s.turns if not t.probe)
 
 
 def _techniques(store: Store) -> tuple[int, int, int]:
@@ -291,35 +297,7 @@ def _checked(probe: Probe, files: FileSystem) -> ProbeResult:
     )  # fmt: skip
 
 
-# -- scoring -------------------------------------------------------------------------------
-
-
-def normalize(text: str) -> str:
-    return " ".join(text.lower().replace("**", "").split())
-
-
-def _mentions(text: str, value: str) -> bool:
-    """Whether `text` names `value` as a whole (41.2 is not in 141.2 nor in 41.25)."""
-    pattern = r"(?<![\w.])" + re.escape(normalize(value)) + r"(?![\w]|\.\d)"
-    return re.search(pattern, text) is not None
-
-
-def is_correct(probe: Probe, answer: str) -> bool:
-    """Right when the answer names the expected value and none of the distractors."""
-    text = normalize(answer)
-    if not text or not _mentions(text, probe.answer):
-        return False
-    expected = normalize(probe.answer)
-    return not any(_mentions(text, d) for d in probe.distractors if normalize(d) not in expected)
-
-
-def outcome(probe: Probe, answer: str) -> str:
-    """right, unknown (said it does not know, or said nothing) or wrong (anything else)."""
-    if is_correct(probe, answer):
-        return "right"
-    if not answer.strip() or answer.strip() == DONT_KNOW:
-        return "unknown"
-    return "wrong"
+# -- file checks -------------------------------------------------------------------------------
 
 
 def check_file(check: FileCheck, text: str) -> bool:

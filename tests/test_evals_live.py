@@ -10,8 +10,10 @@ import pytest
 from fake_provider import FakeProvider, final
 
 from evals.cli import register
-from evals.replay import replay
+from evals.replay import replay, user_words
 from evals.scenarios import get_scenario
+from evals.scenarios.base import Cue, Probe
+from evals.scoring import is_correct, outcome
 from harness import Store
 from harness.models.openai import OpenAIResponsesModel
 
@@ -72,3 +74,61 @@ def test_the_window_flag_reaches_the_run(capsys) -> None:
     with pytest.raises(SystemExit):
         cli("eval", "--scenario", "support-transcript", "--window", "-5")
     assert "must be a positive number of tokens" in capsys.readouterr().err
+
+
+SAID = ("Thanks. Use bullets, not paragraphs, in the report sections, and please remember it.",)
+
+
+def probe(answer: str, *distractors: str) -> Probe:
+    return Probe(id="p", kind="recall", question="?", answer=answer, cue=Cue(("?",)),
+                 distractors=distractors)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("expected", "distractors", "answer", "right"),
+    [
+        # numbers: separators, currency, scale words, surrounding punctuation
+        ("$1,234.5M", (), "Revenue was 1234.5 million.", True),
+        ("1234.5 million", (), "It came to **$1,234.5M**.", True),
+        ("9,474.58", (), "The invoice total is EUR 9474.58", True),
+        ("101.8", ("140.8",), "Quarterly revenue: $101.8M (up 4%).", True),
+        ("+31 80 149 8330", (), 'Call "+31 80 149 8330."', True),
+        # case, markdown, quotes, sentence punctuation
+        ("Tilburg", ("Zadar",), "It was **tilburg**, I believe.", True),
+        ("/notes/borealis-grid.md", (), "Saved to `/notes/borealis-grid.md`.", True),
+        ("FX-52553", ("BY-50789",), "The order is 'FX-52553'.", True),
+        # the user's own words quoted back, contrast and all
+        ("bullets", ("paragraphs",), 'You asked: "Use bullets, not paragraphs."', True),
+        (
+            "bullets",
+            ("paragraphs",),
+            "You told me to use bullets not paragraphs in the report sections.",
+            True,
+        ),
+        # must stay wrong: another number, a look-alike, a scale, a hedge, a partial quote
+        ("$1,234.5M", (), "Revenue was 1234.5 billion.", False),
+        ("101.8", ("140.8",), "Quarterly revenue: $101.85M.", False),
+        ("101.8", ("140.8",), "It was 1,018.", False),
+        ("101.8", ("140.8",), "Either 101.8 or 140.8.", False),
+        ("9,474.58", (), "The invoice total is 9,474.5", False),
+        ("FX-52553", ("BY-50789",), "The order is FX-52558.", False),
+        ("Tilburg", ("Zadar",), "Tilburgh", False),
+        ("bullets", ("paragraphs",), "Bullets or paragraphs, either is fine.", False),
+        ("bullets", ("paragraphs",), "Not paragraphs: bullets.", False),
+        ("bullets", ("paragraphs",), "", False),
+    ],
+)
+def test_natural_answers_are_scored_on_their_value(expected, distractors, answer, right) -> None:
+    assert is_correct(probe(expected, *distractors), answer, SAID) is right
+
+
+def test_a_quote_only_counts_from_the_users_own_words() -> None:
+    bullets = probe("bullets", "paragraphs")
+    quoted = 'You asked: "Use bullets, not paragraphs."'
+    assert not is_correct(bullets, quoted)  # no user words given: the distractor counts
+    assert outcome(bullets, quoted, SAID) == "right"
+    assert outcome(bullets, "I don't know.", SAID) == "unknown"
+    assert outcome(bullets, "I do not know; maybe paragraphs?", SAID) == "wrong"
+    said = user_words(get_scenario("competitive-analysis", 0, "small"))
+    assert any("Use bullets, not paragraphs" in s for s in said)
+    assert not any("bullets or paragraphs?" in s for s in said)  # the probe's own question
