@@ -60,6 +60,12 @@ def register(subparsers: Any) -> None:
         help="cap the model's context window at N tokens: thresholds and overflow are computed "
         "against N, so a live model is compacted as the simulated one is",
     )
+    ev.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help="also grade every answer with this model (prompt: evals/prompts/judge.md); "
+        "verdicts and cost are stored per probe, and the cost counts against --max-usd",
+    )
     ev.add_argument("--json", action="store_true", help="one JSON object per run")
     ev.add_argument("--probes", action="store_true", help="with --json: include probe results")
     ev.add_argument(
@@ -167,8 +173,8 @@ def _eval(args: argparse.Namespace) -> int:
         params=params,
         reader=args.reader,
     )
-    if args.window is not None:
-        cells = [replace(cell, window=args.window) for cell in cells]
+    if args.window is not None or args.judge is not None:
+        cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
     try:
         results = _run_with_progress(cells, max_usd=args.max_usd, quiet=args.json)
     except HarnessError as exc:  # an unknown strategy or parameter, a missing API key

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evals.judge import Judge
 from evals.scenarios.base import FileCheck, Probe, Scenario
 from evals.scoring import is_correct, outcome
 from evals.simulated import (
@@ -42,7 +43,8 @@ MiddlewareFactory = Callable[[], Sequence[Middleware]]
 class ProbeResult:
     """One probe's outcome. `status`: answered, checked (scored from a file), or not_reached
     (the session died first). `outcome`: right, wrong (a confident wrong answer), unknown
-    (the agent said it does not know), or not_reached."""
+    (the agent said it does not know), or not_reached. `judge_verdict`: right, wrong or
+    unparsed from the LLM judge, if one graded the answer (None otherwise)."""
 
     id: str
     kind: str
@@ -55,6 +57,9 @@ class ProbeResult:
     retrieval_calls: int = 0
     input_tokens: int = 0
     outcome: str = "not_reached"
+    judge_model: str | None = None
+    judge_verdict: str | None = None
+    judge_cost_usd: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -129,12 +134,15 @@ async def replay(
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
     window: int | None = None,
+    judge: Judge | None = None,
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
     scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
     middleware of yours for each session's agent (placed after the strategy's compaction).
     `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check.
-    `window`: caps the model's window (see `build_model`)."""
+    `window`: caps the model's window (see `build_model`). `judge`: an LLM judge that also
+    grades every answered probe; its calls are real-model calls (a `delegate` record on the
+    ledger, stream "judge"), so they count in `live_cost_usd` and against `max_usd`."""
     store = store if store is not None else Store(":memory:")
     sim = build_model(
         scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view, window=window
@@ -192,16 +200,21 @@ async def replay(
             out.statuses[result.status] = out.statuses.get(result.status, 0) + 1
             if probe is not None:
                 calls = sim.ledger[before:]
-                out.probes.append(
-                    ProbeResult(
-                        id=probe.id, kind=probe.kind, session=index, question=probe.question,
-                        expected=probe.answer, answer=result.output,
-                        correct=is_correct(probe, result.output, said), status="answered",
-                        retrieval_calls=sum(c.retrieval_calls for c in calls),
-                        input_tokens=sum(c.input_tokens for c in calls),
-                        outcome=outcome(probe, result.output, said),
-                    )
+                answered = ProbeResult(
+                    id=probe.id, kind=probe.kind, session=index, question=probe.question,
+                    expected=probe.answer, answer=result.output,
+                    correct=is_correct(probe, result.output, said), status="answered",
+                    retrieval_calls=sum(c.retrieval_calls for c in calls),
+                    input_tokens=sum(c.input_tokens for c in calls),
+                    outcome=outcome(probe, result.output, said),
                 )  # fmt: skip
+                if judge is not None:
+                    try:
+                        answered = await _judged(judge, sim, max_usd, answered, turn.id)
+                    except BudgetExceededError as exc:
+                        alive = False
+                        out.error = str(exc)
+                out.probes.append(answered)
         files = FileSystem(store, session.thread)
         for probe in scenario.probes:
             if probe.check is not None and probe.session == index:
@@ -217,6 +230,27 @@ async def replay(
     out.offloads = _count(store, "SELECT count(*) FROM events WHERE action LIKE 'offload_%'")
     out.skill_reads, out.subagent_calls, out.memory_writes = _techniques(store)
     return out
+
+
+async def _judged(
+    judge: Judge, sim: SimulatedModel, max_usd: float | None, result: ProbeResult, turn: str
+) -> ProbeResult:
+    if max_usd is not None and sim.spent_usd >= max_usd:
+        raise BudgetExceededError(
+            f"spent ${sim.spent_usd:.4f} of the ${max_usd:.2f} cap; stopping before judging"
+        )
+    verdict = await judge.judge(result.question, result.expected, result.answer)
+    sim.ledger.append(
+        CallRecord(
+            role="delegate", stream="judge", turn=turn, input_tokens=verdict.input_tokens,
+            cached_tokens=verdict.cached_tokens, cache_write_tokens=verdict.cache_write_tokens,
+            output_tokens=verdict.output_tokens, tool_calls=0, cost_usd=verdict.cost_usd,
+        )
+    )  # fmt: skip
+    return replace(
+        result, judge_model=judge.name, judge_verdict=verdict.verdict,
+        judge_cost_usd=verdict.cost_usd,
+    )  # fmt: skip
 
 
 def user_words(scenario: Scenario) -> tuple[str, ...]:

@@ -6,15 +6,20 @@ import argparse
 import asyncio
 import json
 
+import polars as pl
 import pytest
 from fake_provider import FakeProvider, final
 
 from evals.cli import register
+from evals.judge import PROMPT_PATH, Judge, parse_verdict
 from evals.replay import replay, user_words
+from evals.runner import run_cell
 from evals.scenarios import get_scenario
 from evals.scenarios.base import Cue, Probe
 from evals.scoring import is_correct, outcome
-from harness import Store
+from evals.storage import load_probes, open_store, save_results
+from harness import Store, get_profile
+from harness.models import FunctionModel
 from harness.models.openai import OpenAIResponsesModel
 
 TRIGGER = 0.85  # the summarization middleware's default trigger, a fraction of the window
@@ -132,3 +137,84 @@ def test_a_quote_only_counts_from_the_users_own_words() -> None:
     said = user_words(get_scenario("competitive-analysis", 0, "small"))
     assert any("Use bullets, not paragraphs" in s for s in said)
     assert not any("bullets or paragraphs?" in s for s in said)  # the probe's own question
+
+
+JUDGE_COST = (100 * 2.00 + 10 * 10.00) / 1e6  # the fake's default usage at gpt-6.2-sol prices
+
+
+def judged_run(fake: FakeProvider, max_usd: float | None = None):
+    return run_cell("support-transcript", "full", {}, 0, "small", max_usd=max_usd,
+                    judge=live_model(fake))  # fmt: skip
+
+
+def test_the_judge_grades_every_answer_and_its_verdicts_and_cost_are_stored(
+    fake_provider, tmp_path
+) -> None:
+    probes = get_scenario("support-transcript", 0, "small").probes
+    answered = sum(p.check is None for p in probes)  # a file check is not an answer
+    replies = ["VERDICT: right\nSame city.", "Verdict: **WRONG**\nAnother number.", "Hmm."]
+    fake_provider.script(*[final(replies[i % 3]) for i in range(answered)])
+    run = judged_run(fake_provider)
+    graded = [p for p in run.probe_results if p.status == "answered"]
+    assert len(graded) == answered == fake_provider.request_count
+    assert [p.judge_verdict for p in graded] == [
+        ("right", "wrong", "unparsed")[i % 3] for i in range(answered)
+    ]
+    assert all(p.judge_cost_usd == pytest.approx(JUDGE_COST) for p in graded)
+    assert all(p.judge_model == "openai:gpt-6.2-sol" for p in graded)
+    assert run.live_cost_usd == pytest.approx(JUDGE_COST * answered)
+    first = fake_provider.bodies()[0]["input"][0]["content"]
+    assert graded[0].question in str(first) and graded[0].expected in str(first)
+    db = tmp_path / "e.duckdb"
+    save_results(db, [run])
+    rows = load_probes(db).filter(pl.col("status") == "answered")
+    stored = dict(zip(rows["probe_id"], rows["judge_verdict"], strict=True))
+    assert stored == {p.id: p.judge_verdict for p in graded}
+    assert rows["judge_cost_usd"].sum() == pytest.approx(JUDGE_COST * answered)
+
+
+def test_the_spending_cap_stops_the_judge(fake_provider) -> None:
+    fake_provider.script(*[final("VERDICT: right") for _ in range(10)])
+    run = judged_run(fake_provider, max_usd=JUDGE_COST * 1.5)
+    assert fake_provider.request_count == 2  # the second call started under the cap
+    assert run.status == "budget_exceeded"
+    assert [p.judge_verdict for p in run.probe_results if p.judge_verdict] == ["right"] * 2
+    third, *rest = run.probe_results[2:]
+    assert third.status == "answered" and third.judge_verdict is None  # kept, ungraded
+    assert rest and all(p.status == "not_reached" for p in rest)
+
+
+def test_an_old_probe_table_gets_the_judge_columns(tmp_path) -> None:
+    store = Store(tmp_path / "old.duckdb")
+    store.execute("CREATE TABLE eval_probes (run_key VARCHAR NOT NULL, probe_id VARCHAR)")
+    open_store(store)
+    columns = {
+        r["column_name"]
+        for r in store.query(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'eval_probes'"
+        )
+    }
+    assert {"judge_model", "judge_verdict", "judge_cost_usd"} <= columns
+
+
+def test_the_judge_prompt_comes_from_its_file_and_answers_stay_text() -> None:
+    judge = Judge(FunctionModel(lambda m, p: "VERDICT: right", profile=get_profile("test")))
+    assert judge.template == PROMPT_PATH.read_text(encoding="utf-8")
+    text = judge.render("Which city?", "Tilburg", "The {expected} city")
+    assert "The {expected} city" in text and "Tilburg" in text
+    with pytest.raises(ValueError, match="lacks {answer}"):
+        Judge(judge.model, prompt="{question} {expected}")
+    assert parse_verdict("I think VERDICT: Right.") == "right"
+    assert parse_verdict("right") == "unparsed"
+
+
+def test_the_judge_flag_grades_a_cli_run(fake_provider, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_provider.openai_base_url)
+    fake_provider.script(*[final("VERDICT: wrong") for _ in range(20)])
+    args = cli("eval", "--scenario", "support-transcript", "--strategy", "full", "--json",
+               "--probes", "--no-save", "--judge", "openai:gpt-6.2-sol")  # fmt: skip
+    assert args.handler(args) == 0
+    run = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    verdicts = [p["judge_verdict"] for p in run["probe_results"]]
+    assert verdicts and set(verdicts) == {"wrong"}
+    assert run["live_cost_usd"] == pytest.approx(JUDGE_COST * len(verdicts))
