@@ -63,8 +63,10 @@ async def arun_cell(
     wall = time.perf_counter() - start
     if outcome.store is not None:
         outcome.store.close()
+    # A capped window is part of the setting: runs with and without it must not be pooled.
+    recorded = {**(params or {}), **({"window": window} if window is not None else {})}
     return from_replay(
-        outcome, scenario=scenario, strategy=label or strategy, params=dict(params or {}),
+        outcome, scenario=scenario, strategy=label or strategy, params=recorded,
         seed=seed, scale=scale, model=model if isinstance(model, str) else model.name,
         reader=reader if model == "simulated" else "live", wall_s=wall,
     )  # fmt: skip

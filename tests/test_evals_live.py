@@ -76,6 +76,7 @@ def test_the_window_flag_reaches_the_run(capsys) -> None:
     assert not run()["overflowed"]
     squeezed = run("--window", "3000")
     assert squeezed["overflowed"] and squeezed["peak_context_tokens"] <= 3000
+    assert squeezed["params"] == {"window": 3000}  # not pooled with uncapped runs
     with pytest.raises(SystemExit):
         cli("eval", "--scenario", "support-transcript", "--window", "-5")
     assert "must be a positive number of tokens" in capsys.readouterr().err
