@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 STRATEGIES = ("none", "truncate", "mask", "offload", "summarize", "context-edit", "full")
@@ -63,6 +64,12 @@ def register(subparsers: Any) -> None:
         "confuses look-alikes) or ideal (never misses what is in view)",
     )
     ev.add_argument("--max-usd", type=float, help="spending cap for a real model")
+    ev.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help="also grade every answer with this model (prompt: evals/prompts/judge.md); "
+        "verdicts and cost are stored per probe, and the cost counts against --max-usd",
+    )
     ev.add_argument("--json", action="store_true", help="one JSON object per run")
     ev.add_argument("--probes", action="store_true", help="with --json: include probe results")
     ev.add_argument(
@@ -112,6 +119,18 @@ def register(subparsers: Any) -> None:
         "and arm)",
     )
     ck.set_defaults(handler=_check)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of tokens, got {text!r}"
+        ) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
+    return value
 
 
 # -- scenarios -------------------------------------------------------------------------------
@@ -173,6 +192,8 @@ def _eval(args: argparse.Namespace) -> int:
             params=params,
             reader=args.reader,
         )
+        if args.window is not None or args.judge is not None:
+            cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
         check_cells(cells)
     db = args.db or default_path()
     if not args.no_save:
@@ -218,7 +239,14 @@ def usage_errors(args: argparse.Namespace) -> Iterator[None]:
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """--window, --max-output, --price and --profile: run a model ctxlab has no profile for."""
     group = parser.add_argument_group("a model without a built-in profile (e.g. openai:gpt-4o)")
-    group.add_argument("--window", type=int, metavar="TOKENS", help="its context window")
+    group.add_argument(
+        "--window",
+        type=_positive_int,
+        metavar="TOKENS",
+        help="the context window: a model without a profile gets it as its own; a known "
+        "model's window is capped at it (thresholds and overflow computed against it, so a "
+        "1M-window live model is compacted as the simulated one is)",
+    )
     group.add_argument(
         "--max-output", type=int, metavar="TOKENS", help="its output cap (default 8000)"
     )
@@ -260,23 +288,41 @@ def use_model_options(args: argparse.Namespace) -> None:
 
 
 def _profile_toml(args: argparse.Namespace) -> str:
-    if args.window is None or args.window < 1:
+    """A profile for `--model` from the flags. A known model keeps what the flags leave out
+    (its prices and their source): `--window` alone caps its window, so a 1M-window model is
+    compacted as the simulated one is."""
+    from harness.errors import UnknownModelError
+    from harness.profiles import get_profile
+
+    try:
+        known = get_profile(args.model)
+    except UnknownModelError:
+        known = None
+    window = args.window if args.window is not None else known and known.context_window
+    if not window:
         args.parser.error("--max-output and --price need --window TOKENS (a positive number)")
-    max_output = 8_000 if args.max_output is None else args.max_output
+    max_output = args.max_output or (known.max_output_tokens if known else 8_000)
     if max_output < 1:
         args.parser.error(f"--max-output must be positive, got {max_output}")
-    try:
-        prices = [float(p) for p in (args.price or "0,0,0").split(",")]
-    except ValueError:
-        prices = []
-    if len(prices) != 3 or any(p < 0 for p in prices):
-        args.parser.error(f"--price expects IN,CACHED,OUT in USD per million tokens, e.g. "
-                          f"2.5,1.25,10; got {args.price!r}")  # fmt: skip
+    if args.price is None and known is not None:
+        prices = [known.input, known.cached_input, known.output]
+        cache_write, source = known.cache_write, known.source
+        as_of = known.prices_as_of
+    else:
+        try:
+            prices = [float(p) for p in (args.price or "0,0,0").split(",")]
+        except ValueError:
+            prices = []
+        if len(prices) != 3 or any(p < 0 for p in prices):
+            args.parser.error(f"--price expects IN,CACHED,OUT in USD per million tokens, e.g. "
+                              f"2.5,1.25,10; got {args.price!r}")  # fmt: skip
+        cache_write, source, as_of = prices[0], "the command line (--price)", "command line"
+    encoding = f'encoding = "{known.encoding}"\n' if known else ""
     return (
-        f"[models.{json.dumps(args.model)}]\ncontext_window = {args.window}\n"
-        f"max_output_tokens = {max_output}\ninput = {prices[0]}\ncached_input = {prices[1]}\n"
-        f'cache_write = {prices[0]}\noutput = {prices[2]}\nprices_as_of = "command line"\n'
-        'source = "the command line (--window, --max-output, --price)"\n'
+        f"[models.{json.dumps(args.model)}]\ncontext_window = {window}\n"
+        f"max_output_tokens = {max_output}\n{encoding}input = {prices[0]}\n"
+        f"cached_input = {prices[1]}\ncache_write = {cache_write}\noutput = {prices[2]}\n"
+        f"prices_as_of = {json.dumps(as_of)}\nsource = {json.dumps(source)}\n"
     )
 
 

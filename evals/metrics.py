@@ -28,7 +28,8 @@ class EvalResult:
     `summaries`, `skill_reads`, `subagent_calls`, `memory_writes`: how often each technique
     acted.
     In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
-    sent) and `live_cost_usd` is what the real model's own calls cost."""
+    sent) and `live_cost_usd` is what the real model's own calls cost (with a judge, its calls
+    too). A capped window (`--window`) is recorded in `params` as "window"."""
 
     scenario: str
     strategy: str

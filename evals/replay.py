@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evals.judge import Judge
 from evals.scenarios.base import FileCheck, Probe, Scenario
+from evals.scoring import is_correct, outcome
 from evals.simulated import (
-    DONT_KNOW,
     Break,
     BudgetExceededError,
     CallRecord,
@@ -32,6 +32,7 @@ from harness.filesystem import FileSystem
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
+from harness.profiles import ModelProfile
 from harness.strategies import middleware_names, valid_params
 
 Progress = Callable[[int, int], None]
@@ -42,7 +43,8 @@ MiddlewareFactory = Callable[[], Sequence[Middleware]]
 class ProbeResult:
     """One probe's outcome. `status`: answered, checked (scored from a file), or not_reached
     (the session died first). `outcome`: right, wrong (a confident wrong answer), unknown
-    (the agent said it does not know), or not_reached."""
+    (the agent said it does not know), or not_reached. `judge_verdict`: right, wrong or
+    unparsed from the LLM judge, if one graded the answer (None otherwise)."""
 
     id: str
     kind: str
@@ -55,6 +57,9 @@ class ProbeResult:
     retrieval_calls: int = 0
     input_tokens: int = 0
     outcome: str = "not_reached"
+    judge_model: str | None = None
+    judge_verdict: str | None = None
+    judge_cost_usd: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -90,20 +95,29 @@ def build_model(
     reader: str,
     max_usd: float | None,
     view: Break | None = None,
+    window: int | None = None,
 ) -> SimulatedModel:
     """The replay model: simulated throughout (reading as `reader`, shown the request through
     the break arm `view` if any), or simulated steps with a real model (a spec such as
     "openai:gpt-6.2-sol", or a `Model`) deciding. Live, that model's window and prices
-    apply."""
+    apply, unless `window` caps the window: the harness then computes every threshold and
+    overflow against it, so a 1M-window model is compacted as the simulated one is."""
+    if window is not None and window <= 0:
+        raise ValueError(f"window must be a positive number of tokens, got {window}")
     if model == "simulated":
         return SimulatedModel(
-            scenario.plan, profile=scenario.profile, seed=seed, reader=get_reader(reader),
-            view=view,
+            scenario.plan, profile=_capped(scenario.profile, window), seed=seed,
+            reader=get_reader(reader), view=view,
         )  # fmt: skip
     delegate = resolve_model(model)
     return SimulatedModel(
-        scenario.plan, profile=delegate.profile, seed=seed, delegate=delegate, max_usd=max_usd
-    )
+        scenario.plan, profile=_capped(delegate.profile, window), seed=seed, delegate=delegate,
+        max_usd=max_usd,
+    )  # fmt: skip
+
+
+def _capped(profile: ModelProfile, window: int | None) -> ModelProfile:
+    return profile if window is None else replace(profile, context_window=window)
 
 
 async def replay(
@@ -119,15 +133,23 @@ async def replay(
     max_usd: float | None = None,
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
+    window: int | None = None,
+    judge: Judge | None = None,
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
     scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
     middleware of yours for each session's agent (placed after the strategy's compaction).
-    `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check."""
+    `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check.
+    `window`: caps the model's window (see `build_model`). `judge`: an LLM judge that also
+    grades every answered probe; its calls are real-model calls (a `delegate` record on the
+    ledger, stream "judge"), so they count in `live_cost_usd` and against `max_usd`."""
     store = store if store is not None else Store(":memory:")
-    sim = build_model(scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view)
+    sim = build_model(
+        scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view, window=window
+    )
     merged = {**scale_defaults(scenario, strategy), **(params or {})}
     out = Replay(store=store)
+    said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)
     done = 0
     for index, session in enumerate(scenario.sessions):
@@ -178,16 +200,21 @@ async def replay(
             out.statuses[result.status] = out.statuses.get(result.status, 0) + 1
             if probe is not None:
                 calls = sim.ledger[before:]
-                out.probes.append(
-                    ProbeResult(
-                        id=probe.id, kind=probe.kind, session=index, question=probe.question,
-                        expected=probe.answer, answer=result.output,
-                        correct=is_correct(probe, result.output), status="answered",
-                        retrieval_calls=sum(c.retrieval_calls for c in calls),
-                        input_tokens=sum(c.input_tokens for c in calls),
-                        outcome=outcome(probe, result.output),
-                    )
+                answered = ProbeResult(
+                    id=probe.id, kind=probe.kind, session=index, question=probe.question,
+                    expected=probe.answer, answer=result.output,
+                    correct=is_correct(probe, result.output, said), status="answered",
+                    retrieval_calls=sum(c.retrieval_calls for c in calls),
+                    input_tokens=sum(c.input_tokens for c in calls),
+                    outcome=outcome(probe, result.output, said),
                 )  # fmt: skip
+                if judge is not None:
+                    try:
+                        answered = await _judged(judge, sim, max_usd, answered, turn.id)
+                    except BudgetExceededError as exc:
+                        alive = False
+                        out.error = str(exc)
+                out.probes.append(answered)
         files = FileSystem(store, session.thread)
         for probe in scenario.probes:
             if probe.check is not None and probe.session == index:
@@ -203,6 +230,33 @@ async def replay(
     out.offloads = _count(store, "SELECT count(*) FROM events WHERE action LIKE 'offload_%'")
     out.skill_reads, out.subagent_calls, out.memory_writes = _techniques(store)
     return out
+
+
+async def _judged(
+    judge: Judge, sim: SimulatedModel, max_usd: float | None, result: ProbeResult, turn: str
+) -> ProbeResult:
+    if max_usd is not None and sim.spent_usd >= max_usd:
+        raise BudgetExceededError(
+            f"spent ${sim.spent_usd:.4f} of the ${max_usd:.2f} cap; stopping before judging"
+        )
+    verdict = await judge.judge(result.question, result.expected, result.answer)
+    sim.ledger.append(
+        CallRecord(
+            role="delegate", stream="judge", turn=turn, input_tokens=verdict.input_tokens,
+            cached_tokens=verdict.cached_tokens, cache_write_tokens=verdict.cache_write_tokens,
+            output_tokens=verdict.output_tokens, tool_calls=0, cost_usd=verdict.cost_usd,
+        )
+    )  # fmt: skip
+    return replace(
+        result, judge_model=judge.name, judge_verdict=verdict.verdict,
+        judge_cost_usd=verdict.cost_usd,
+    )  # fmt: skip
+
+
+def user_words(scenario: Scenario) -> tuple[str, ...]:
+    """What the user wrote, apart from the probe questions (an answer quoting a question
+    back proves nothing)."""
+    return tuple(t.text for s in scenario.sessions for t in s.turns if not t.probe)
 
 
 def _techniques(store: Store) -> tuple[int, int, int]:
@@ -277,35 +331,7 @@ def _checked(probe: Probe, files: FileSystem) -> ProbeResult:
     )  # fmt: skip
 
 
-# -- scoring -------------------------------------------------------------------------------
-
-
-def normalize(text: str) -> str:
-    return " ".join(text.lower().replace("**", "").split())
-
-
-def _mentions(text: str, value: str) -> bool:
-    """Whether `text` names `value` as a whole (41.2 is not in 141.2 nor in 41.25)."""
-    pattern = r"(?<![\w.])" + re.escape(normalize(value)) + r"(?![\w]|\.\d)"
-    return re.search(pattern, text) is not None
-
-
-def is_correct(probe: Probe, answer: str) -> bool:
-    """Right when the answer names the expected value and none of the distractors."""
-    text = normalize(answer)
-    if not text or not _mentions(text, probe.answer):
-        return False
-    expected = normalize(probe.answer)
-    return not any(_mentions(text, d) for d in probe.distractors if normalize(d) not in expected)
-
-
-def outcome(probe: Probe, answer: str) -> str:
-    """right, unknown (said it does not know, or said nothing) or wrong (anything else)."""
-    if is_correct(probe, answer):
-        return "right"
-    if not answer.strip() or answer.strip() == DONT_KNOW:
-        return "unknown"
-    return "wrong"
+# -- file checks -------------------------------------------------------------------------------
 
 
 def check_file(check: FileCheck, text: str) -> bool:

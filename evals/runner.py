@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.judge import Judge
 from evals.metrics import EvalResult, from_replay
 from evals.replay import MiddlewareFactory, Progress, replay
 from evals.scenarios import get_scenario
@@ -31,6 +32,8 @@ class Cell:
     reader: str = DEFAULT_READER
     middleware: MiddlewareFactory | None = None
     label: str | None = None
+    window: int | None = None
+    judge: str | Model | None = None
 
 
 async def arun_cell(
@@ -46,19 +49,24 @@ async def arun_cell(
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
     label: str | None = None,
+    window: int | None = None,
+    judge: str | Model | None = None,
 ) -> EvalResult:
     """`run_cell` for callers already inside an event loop."""
     built = get_scenario(scenario, seed=seed, scale=scale)
     start = time.perf_counter()
     outcome = await replay(
         built, strategy, dict(params or {}), seed=seed, model=model, reader=reader,
-        max_usd=max_usd, progress=progress, middleware=middleware,
+        max_usd=max_usd, progress=progress, middleware=middleware, window=window,
+        judge=Judge(judge) if judge is not None else None,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
         outcome.store.close()
+    # A capped window is part of the setting: runs with and without it must not be pooled.
+    recorded = {**(params or {}), **({"window": window} if window is not None else {})}
     return from_replay(
-        outcome, scenario=scenario, strategy=label or strategy, params=dict(params or {}),
+        outcome, scenario=scenario, strategy=label or strategy, params=recorded,
         seed=seed, scale=scale, model=model if isinstance(model, str) else model.name,
         reader=reader if model == "simulated" else "live", wall_s=wall,
     )  # fmt: skip
@@ -77,6 +85,8 @@ def run_cell(
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
     label: str | None = None,
+    window: int | None = None,
+    judge: str | Model | None = None,
 ) -> EvalResult:
     """Replay `scenario` under `strategy` with `params` (dotted keys such as
     `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
@@ -87,11 +97,14 @@ def run_cell(
     model: "simulated", or "openai:..." / "anthropic:..." to let that model act at the
     decision points (spend capped by `max_usd`).
     middleware: a factory of your own middleware, added to the strategy's stack; `label`
-    names the result's strategy (e.g. "none+my-compactor")."""
+    names the result's strategy (e.g. "none+my-compactor"). `window` caps the model's
+    context window (tokens), so a live model is compacted as the simulated one is. `judge`:
+    a model that also grades every answered probe (its cost counts against `max_usd`)."""
     return asyncio.run(
         arun_cell(
             scenario, strategy, params, seed, scale, model, reader=reader, max_usd=max_usd,
-            progress=progress, middleware=middleware, label=label,
+            progress=progress, middleware=middleware, label=label, window=window,
+            judge=judge,
         )
     )  # fmt: skip
 
@@ -117,7 +130,7 @@ def run_cells(
         result = run_cell(
             cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
             reader=cell.reader, max_usd=left, progress=step, middleware=cell.middleware,
-            label=cell.label,
+            label=cell.label, window=cell.window, judge=cell.judge,
         )  # fmt: skip
         spent += result.live_cost_usd
         results.append(result)

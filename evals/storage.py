@@ -33,11 +33,12 @@ CREATE TABLE IF NOT EXISTS eval_runs (
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
     question VARCHAR, expected VARCHAR, answer VARCHAR, correct BOOLEAN, status VARCHAR,
-    retrieval_calls INTEGER, input_tokens BIGINT, outcome VARCHAR
+    retrieval_calls INTEGER, input_tokens BIGINT, outcome VARCHAR, judge_model VARCHAR,
+    judge_verdict VARCHAR, judge_cost_usd DOUBLE
 );
 """
-# Stores written before the fallible reader: add what they lack (their runs read as "ideal"
-# readers when `rot` was off; the old column stays, unread).
+# Stores written before the fallible reader or the judge: add what they lack (their runs read
+# as "ideal" readers when `rot` was off; the old column stays, unread).
 UPGRADE = """
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS reader VARCHAR;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS wrong INTEGER;
@@ -46,6 +47,9 @@ ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS skill_reads INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS subagent_calls INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS memory_writes INTEGER;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_model VARCHAR;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_verdict VARCHAR;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_cost_usd DOUBLE;
 """
 _JSON_COLUMNS = ("params", "accuracy_by_kind")
 

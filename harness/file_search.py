@@ -164,9 +164,10 @@ def _matches(
     unit: Unit,
     deadline: Deadline,
 ) -> Iterator[tuple[GrepMatch, bool, int]]:
-    """Matches starting in `buf[start:end]`, each with whether it must be searched again in the
-    next window and where in `buf` it ends: it reaches the end of `buf`, which is not the end of the line. A match that
-    fills the whole window is kept as found, so the scan always moves on."""
+    """Matches starting in `buf[start:end]`, each with where in `buf` it ends and whether it
+    must be searched again in the next window: it reaches the end of `buf`, which is not the
+    end of the line. A match that fills the whole window is kept as found, so the scan always
+    moves on."""
     pos = start
     while pos <= end:
         span = matcher.find(buf, pos, deadline)

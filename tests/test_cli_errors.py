@@ -187,7 +187,34 @@ def test_an_unknown_model_runs_with_a_profile_from_the_command_line(
     (profile,) = seen
     assert (profile.context_window, profile.max_output_tokens) == (128_000, 8_000)
     assert (profile.input, profile.cached_input, profile.output) == (2.5, 1.25, 10.0)
+    monkeypatch.setenv(PROFILES_ENV, "")  # the model is unknown again
     assert main([*argv, "--price", "2.5,10"]) == 2
     assert "--window" in one_line(capsys)
     assert main([*argv, "--window", "1000", "--price", "2.5,x,1"]) == 2
     assert "IN,CACHED,OUT" in one_line(capsys)
+
+
+def test_window_alone_caps_a_known_model_and_keeps_its_prices(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.profiles import PROFILES_ENV, get_profile
+
+    monkeypatch.setenv(PROFILES_ENV, "")
+    known = get_profile("openai:gpt-6.2-sol")
+    seen = []
+
+    def stop(cells: list[Any], **_kwargs: Any) -> Any:
+        seen.append((get_profile(cells[0].model), cells[0].window))
+        raise RuntimeError("stop before calling the provider")
+
+    monkeypatch.setattr("evals.cli._run_with_progress", stop)
+    argv = ["eval", "--scenario", CA, "--strategy", "full", "--model", "openai:gpt-6.2-sol"]
+    assert main([*argv, "--no-save", "--window", "16000"]) == 1
+    ((profile, window),) = seen
+    assert (profile.context_window, window) == (16_000, 16_000)
+    assert (profile.input, profile.cached_input, profile.output, profile.source) == (
+        known.input,
+        known.cached_input,
+        known.output,
+        known.source,
+    )

@@ -1,0 +1,103 @@
+"""Scoring a natural answer against a probe's expected value.
+
+Both sides go through the same normalisation, so the rule is symmetric and a formatting
+choice never decides a verdict: case, markdown emphasis, quotes and sentence punctuation
+go; thousands separators go ("9,474.58" is 9474.58); currency signs and codes go; a scale
+after a number is spelled one way ("$1,234.5M" and "1234.5 million" are both
+"1234.5 million", which stays different from "1234.5 billion"). Punctuation inside a token
+stays (101.8, /notes/a.md, FX-52553, +31), so a look-alike stays a different value.
+
+An answer that names a distractor is wrong, except where the distractor sits inside the
+user's own words quoted back with the expected value ("You asked: 'Use bullets, not
+paragraphs.'"): the contrast is the user's, not a hedge of the agent's."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from evals.scenarios.base import Probe
+from evals.simulated import DONT_KNOW
+
+# The shortest run of words taken as quoting the user rather than sharing a phrase with them.
+MIN_QUOTE_WORDS = 3
+
+_ADMISSIONS = ("i don't know", "i do not know", "i'm not sure", "i am not sure")
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+_CURRENCY = re.compile(r"[$€£¥]|\b(?:usd|eur|gbp|jpy|dollars?|euros?|pounds?)\b")
+_SCALES = (
+    (re.compile(r"(\d)\s*(?:m|mn|mio|mln|millions?)\b"), r"\1 million"),
+    (re.compile(r"(\d)\s*(?:b|bn|billions?)\b"), r"\1 billion"),
+    (re.compile(r"(\d)\s*(?:k|thousands?)\b"), r"\1 thousand"),
+)
+# Punctuation not inside a token (between two letters or digits) is sentence punctuation;
+# `/`, `+`, `#`, `@`, `_` and `%` always belong to the value they touch.
+_LOOSE_PUNCT = re.compile(r"[^\w\s/+#@%](?![^\W_])|(?<![^\W_])[^\w\s/+#@%]")
+
+
+def normalize(text: str) -> str:
+    """The comparable form of an answer or an expected value (see the module doc)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
+    text = _CURRENCY.sub(" ", text)
+    for pattern, spelled in _SCALES:
+        text = pattern.sub(spelled, text)
+    text = _LOOSE_PUNCT.sub(" ", text)
+    return " ".join(text.split())
+
+
+def mentions(text: str, value: str) -> bool:
+    """Whether normalised `text` names `value` as a whole (41.2 is not in 141.2 nor in
+    41.25)."""
+    wanted = normalize(value)
+    if not wanted:
+        return False
+    pattern = r"(?<![\w.])" + re.escape(wanted) + r"(?![\w]|\.\d)"
+    return re.search(pattern, text) is not None
+
+
+def is_correct(probe: Probe, answer: str, said: Sequence[str] = ()) -> bool:
+    """Right when the answer names the expected value and no distractor outside the user's
+    own words (`said`: what the user wrote) quoted back with it."""
+    text = normalize(answer)
+    if not text or not mentions(text, probe.answer):
+        return False
+    outside = _without_quotes(text, probe.answer, said)
+    expected = normalize(probe.answer)
+    return not any(mentions(outside, d) for d in probe.distractors if normalize(d) not in expected)
+
+
+def outcome(probe: Probe, answer: str, said: Sequence[str] = ()) -> str:
+    """right, unknown (said nothing, or opened by saying it does not know and named no
+    distractor) or wrong (anything else)."""
+    if is_correct(probe, answer, said):
+        return "right"
+    text = normalize(answer)
+    admits = text == normalize(DONT_KNOW) or text.startswith(_ADMISSIONS)
+    if not text or (admits and not any(mentions(text, d) for d in probe.distractors)):
+        return "unknown"
+    return "wrong"
+
+
+def _without_quotes(text: str, expected: str, said: Sequence[str]) -> str:
+    """`text` with each longest run of words found verbatim in one of the user's messages
+    (at least `MIN_QUOTE_WORDS` long, naming `expected`) cut out."""
+    sources = [f" {normalize(s)} " for s in said]
+    if not sources:
+        return text
+    words = text.split()
+    kept: list[str] = []
+    i = 0
+    while i < len(words):
+        end = i
+        while end < len(words) and any(f" {' '.join(words[i : end + 1])} " in s for s in sources):
+            end += 1
+        run = " ".join(words[i:end])
+        if end - i >= MIN_QUOTE_WORDS and mentions(run, expected):
+            kept.append("|")  # keeps the text on either side from joining into one value
+            i = end
+        else:
+            kept.append(words[i])
+            i += 1
+    return " ".join(kept)
