@@ -37,10 +37,10 @@ def write_plot(
     if points and isinstance(points[0], Aggregate):
         aggs = [p for p in points if isinstance(p, Aggregate)]
         front = {p.label for p in pareto_front(aggs)}
-        best = recommend(aggs)
+        picked = recommend(aggs)
+        chosen = set(picked.labels) if picked else set()
         drawn = [
-            Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front,
-                  best is not None and p.label == best.label)
+            Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front, p.label in chosen)
             for p in aggs
         ]  # fmt: skip
     else:
@@ -55,7 +55,9 @@ def write_plot(
 
 def render_table(settings: Sequence[Aggregate]) -> list[str]:
     front = {p.label for p in pareto_front(settings)}
-    best = recommend(settings)
+    picked = recommend(settings)
+    chosen = set(picked.labels) if picked else set()
+    tied = {c.label for c in picked.candidates} if picked and len(picked.candidates) > 1 else set()
     lines = [
         "| | setting | seeds | accuracy (95% CI) | wrong | recall | artifact | continuation "
         "| decision | input tokens | cached | peak context | calls | retrievals | summarizer tok "
@@ -63,9 +65,9 @@ def render_table(settings: Sequence[Aggregate]) -> list[str]:
         "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
-        mark = ("**rec.** " if best is not None and s.label == best.label else "") + (
-            "front" if s.label in front else ""
-        )
+        marks = ("**rec.**" if s.label in chosen else "", "tied" if s.label in tied else "",
+                 "front" if s.label in front else "")  # fmt: skip
+        mark = " ".join(m for m in marks if m)
         ci = (
             f"{s.accuracy.mean:.1%}"
             if s.accuracy.low == s.accuracy.high
@@ -74,17 +76,19 @@ def render_table(settings: Sequence[Aggregate]) -> list[str]:
         kinds = " | ".join(_pct(s.accuracy_by_kind.get(k)) for k in
                            ("recall", "artifact", "continuation", "decision"))  # fmt: skip
         lines.append(
-            f"| {mark.strip()} | {s.label} | {len(s.seeds)} | {ci} | {s.wrong:.1f} | {kinds} | "
+            f"| {mark} | {s.label} | {len(s.seeds)} | {ci} | {s.wrong:.1f} | {kinds} | "
             f"{s.input_tokens.mean:,.0f} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
             f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {s.cost_usd.mean:.4f} | "
             f"{s.overflow_rate:.0%} |"
         )
-    if best is not None:
+    if picked is not None:
         lines += [
             "",
-            f"Recommended: **{best.label}**, the cheapest setting within 1 pp of the best "
-            f"accuracy ({best.accuracy.mean:.1%} at ${best.cost_usd.mean:.4f}).",
+            picked.explain(),
+            "",
+            "`tied`: the accuracy interval overlaps the best setting's, so these are not ranked "
+            "against each other; the recommendation is the cheapest of them.",
         ]
     return lines
 

@@ -136,8 +136,8 @@ def _print_results(demo: DemoOutcome) -> None:
 
     say("")
     print_sweep(demo.sweep["rows"], title=f"{SCENARIO}, small scale, simulated model")
-    if demo.sweep["recommended"]:
-        say(f"Recommended: {demo.sweep['recommended']} (cheapest within 1 pp of the best accuracy)")
+    if demo.sweep["recommendation"]:
+        say(demo.sweep["recommendation"])
     bullets = _uses_bullets(demo.report_text(2))
     say(f"Week 2 report follows the remembered format (bullets): {'yes' if bullets else 'no'}")
 
@@ -231,8 +231,8 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
     lines += [
         "",
         f"Pareto front (accuracy against cost): {', '.join(demo.sweep['front'])}. "
-        f"Recommended: **{demo.sweep['recommended']}**, the cheapest setting within 1 pp of the "
-        "best accuracy.",
+        f"Recommended: **{' and '.join(demo.sweep['recommended'])}**. "
+        f"{demo.sweep['recommendation']}",
         "",
         f"![accuracy against cost]({png_name})",
         "",
