@@ -8,9 +8,9 @@ import json
 import sys
 from typing import Any
 
+from evals.stats import DEFAULT_SEEDS
+
 STRATEGIES = ("none", "truncate", "mask", "offload", "summarize", "context-edit", "full")
-# Enough seeds for a bootstrap interval to mean something; fewer are asked for explicitly.
-DEFAULT_SEEDS = 5
 
 
 def register(subparsers: Any) -> None:
@@ -237,7 +237,7 @@ def _print_table(results: list) -> None:
         "seeds",
         "accuracy (95% CI)",
         "vs full (95% CI)",
-        "input tok",
+        "input tok (95% CI)",
         "cached",
         "peak ctx",
         "calls",
@@ -264,7 +264,7 @@ def _print_table(results: list) -> None:
             str(len(s.seeds)),
             f"{s.accuracy.mean:.1%} ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})",
             vs_full,
-            f"{s.input_tokens.mean:,.0f}",
+            f"{s.input_tokens.mean:,.0f} ({s.input_tokens.low:,.0f}-{s.input_tokens.high:,.0f})",
             f"{s.cached_input_tokens:,.0f}",
             f"{s.peak_context_tokens:,.0f}",
             f"{s.model_calls:,.0f}",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 RESAMPLES = 2_000
 LEVEL = 0.95
+# The seeds a report runs unless told otherwise: enough for an interval to mean something.
+DEFAULT_SEEDS = 5
 
 
 @dataclass(frozen=True)

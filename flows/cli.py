@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K=V1,V2",
         help="parameter values to sweep, e.g. summarize.trigger=0.6,0.85",
     )
-    sweep.add_argument("--seeds", type=int, default=1, help="seeds per setting (default 1)")
+    sweep.add_argument("--seeds", type=int, default=5, help="seeds per setting (default 5)")
     sweep.add_argument("--scale", default="small", choices=("small", "full"))
     sweep.add_argument("--model", default="simulated")
     sweep.add_argument(

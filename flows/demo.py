@@ -94,7 +94,7 @@ async def _compare(db: str) -> dict[str, Any]:
 
     say(f"\nComparing {', '.join(STRATEGIES)} on the {SCENARIO} scenario (small scale) ...")
     return await eval_sweep.with_options(task_runner=task_runner("thread"))(
-        scenario=SCENARIO, strategies=STRATEGIES, db=db, show_progress=True
+        scenario=SCENARIO, strategies=STRATEGIES, seeds=1, db=db, show_progress=True
     )
 
 

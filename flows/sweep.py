@@ -29,6 +29,7 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
 from evals import save_results as save_eval_results
 from evals.metrics import Recommendation
+from evals.stats import DEFAULT_SEEDS
 from harness.store import default_path
 from harness.strategies import middleware_names, valid_params
 
@@ -149,7 +150,7 @@ async def eval_sweep(
     scenario: str,
     strategies: list[str] | None = None,
     grid: dict[str, list[Any]] | None = None,
-    seeds: int = 1,
+    seeds: int = DEFAULT_SEEDS,
     scale: str = "small",
     model: str = "simulated",
     reader: str = "fallible",

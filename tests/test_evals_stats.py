@@ -193,3 +193,23 @@ def test_the_table_shows_intervals_marks_ties_and_says_why(capsys) -> None:
     (none,) = [line for line in out.splitlines() if line.startswith("│ none")]
     assert "tied" not in none and "-55.0%" in none
     assert "Recommended: mask" in out
+
+
+def test_the_report_shows_intervals_the_paired_difference_and_ties() -> None:
+    from evals.report import render_markdown
+
+    runs = [
+        *(result("full", s, accuracy=a, cost_usd=0.10 + s / 100)
+          for s, a in enumerate((0.9, 0.8, 0.85))),
+        *(result("mask", s, accuracy=a, cost_usd=0.04) for s, a in enumerate((0.8, 0.85, 0.8))),
+        *(result("none", s, accuracy=0.3, cost_usd=0.01) for s in range(3)),
+    ]  # fmt: skip
+    text = render_markdown(runs, scenario="competitive-analysis", plots={})
+    (mask,) = [line for line in text.splitlines() if line.startswith("| **rec.** tied")]
+    assert "| mask | 3 | 81.7% (80.0%-85.0%) | -3.3% (" in mask
+    (full,) = [line for line in text.splitlines() if "| full |" in line]
+    assert "| tied front | full |" in full and "+0.0% (+0.0% to +0.0%)" in full
+    assert "0.1100 (0.1000-0.1200)" in full  # cost with its interval
+    (none,) = [line for line in text.splitlines() if "| none |" in line]
+    assert "tied" not in none and "-55.0% (" in none
+    assert "Recommended: mask" in text

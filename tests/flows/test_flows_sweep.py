@@ -46,7 +46,7 @@ def test_a_sweep_runs_one_task_per_cell_and_stores_and_publishes_the_results(
     result = asyncio.run(
         eval_sweep.with_options(task_runner=task_runner("thread", workers=2))(
             scenario="competitive-analysis", strategies=["full", "none"],
-            grid={"offload.tool_token_limit": [2500, 4000]}, db=db,
+            grid={"offload.tool_token_limit": [2500, 4000]}, seeds=1, db=db,
         )
     )  # fmt: skip
     settings = [r["setting"] for r in result["rows"]]
@@ -96,7 +96,7 @@ def test_dask_runs_the_cells_when_prefect_dask_is_installed(
     pytest.importorskip("prefect_dask")
     result = asyncio.run(
         eval_sweep.with_options(task_runner=task_runner("dask", workers=2))(
-            scenario="competitive-analysis", strategies=["full", "truncate"], db=db
+            scenario="competitive-analysis", strategies=["full", "truncate"], seeds=1, db=db
         )
     )
     assert [r["setting"] for r in result["rows"]] == ["full", "truncate"]
