@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from evals.stats import DEFAULT_SEEDS
+
 STRATEGIES = ("none", "truncate", "mask", "offload", "summarize", "context-edit", "full")
 
 
@@ -40,8 +42,10 @@ def register(subparsers: Any) -> None:
         action="append",
         help=f"an arm to run (repeat; default: all of {', '.join(STRATEGIES)})",
     )
-    ev.add_argument("--seed", type=int, action="append", help="seed (repeat; default 0)")
-    ev.add_argument("--seeds", type=int, help="run seeds 0..N-1")
+    ev.add_argument(
+        "--seed", type=int, action="append", help=f"seed (repeat; default 0..{DEFAULT_SEEDS - 1})"
+    )
+    ev.add_argument("--seeds", type=int, help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS})")
     ev.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
     ev.add_argument(
         "--model",
@@ -73,6 +77,12 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--json", action="store_true", help="one JSON object per run")
     ev.add_argument("--probes", action="store_true", help="with --json: include probe results")
     ev.add_argument(
+        "--summary",
+        action="store_true",
+        help="with --json: then one object per arm (means, 95%% intervals, paired difference "
+        "against full)",
+    )
+    ev.add_argument(
         "--db", help="DuckDB file for the results (default $CTXLAB_DB or ./ctxlab.duckdb)"
     )
     ev.add_argument("--no-save", action="store_true", help="do not store the results")
@@ -95,7 +105,7 @@ def register(subparsers: Any) -> None:
         "fallible and the ideal reader, store it, and report only these runs",
     )
     rp.add_argument("--scale", default="full", choices=("small", "full"), help="with --run")
-    rp.add_argument("--seeds", type=int, default=1, help="with --run: seeds 0..N-1")
+    rp.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="with --run: seeds 0..N-1")
     rp.add_argument("--json", action="store_true", help="print the reported settings as JSON")
     rp.set_defaults(handler=_report)
 
@@ -179,10 +189,12 @@ def _eval(args: argparse.Namespace) -> int:
     from evals.runner import grid, parse_setting
     from harness.store import default_path
 
+    if args.summary and not args.json:
+        args.parser.error("--summary adds to --json output; give --json too")
     use_model_options(args)
     with usage_errors(args):
         params = dict(parse_setting(s) for s in args.set)
-        seeds = list(range(args.seeds)) if args.seeds else (args.seed or [0])
+        seeds = list(range(args.seeds)) if args.seeds else (args.seed or list(range(DEFAULT_SEEDS)))
         cells = grid(
             args.scenario,
             args.strategy or STRATEGIES,
@@ -208,6 +220,11 @@ def _eval(args: argparse.Namespace) -> int:
     if args.json:
         for r in results:
             print(r.to_json(probes=args.probes))
+        if args.summary:
+            from evals.metrics import summaries
+
+            for row in summaries(results):
+                print(json.dumps({"summary": True, **row}, sort_keys=True))
     else:
         _print_table(results)
     return 0
@@ -396,54 +413,69 @@ def _print_table(results: list) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from evals.metrics import aggregate, pareto_front, recommend
+    from evals.metrics import aggregate, pareto_front, recommend, summaries
 
     settings = aggregate(results)
+    rows = summaries(results)
     front = {p.label for p in pareto_front(settings)}
-    best = recommend(settings)
+    picked = recommend(settings)
+    candidates = {c.label for c in picked.candidates} if picked else set()
     simulated = all(r.simulated for r in results)
     readers = "/".join(sorted({r.reader for r in results}))
     label = f", simulated, {readers} reader" if simulated else ""
     title = f"{results[0].scenario} ({results[0].scale}{label})"
-    table = Table(title=escape(title))
+    table = Table(
+        title=escape(title),
+        caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
+        "difference on the same seeds and probes; tied: interval overlaps the best's",
+    )
     for col in (
         "setting",
         "seeds",
-        "accuracy",
-        "input tok",
+        "accuracy (95% CI)",
+        "vs full (95% CI)",
+        "input tok (95% CI)",
         "cached",
         "peak ctx",
         "calls",
         "retrievals",
-        "cost $",
+        "cost $ (95% CI)",
         "overflow",
         "",
     ):
         table.add_column(col, justify="left" if col in ("setting", "") else "right")
-    for s in settings:
-        mark = ("recommended " if best and s.label == best.label else "") + (
-            "front" if s.label in front else ""
+    for s, row in zip(settings, rows, strict=True):
+        marks = [
+            "recommended" if picked and s.label in picked.labels else "",
+            "tied" if s.label in candidates and len(candidates) > 1 else "",
+            "front" if s.label in front else "",
+        ]
+        diff = row["accuracy_vs_full_ci95"]
+        vs_full = (
+            "-"
+            if diff is None
+            else f"{row['accuracy_vs_full_mean']:+.1%} ({diff[0]:+.0%} to {diff[1]:+.0%})"
         )
-        acc = f"{s.accuracy.mean:.1%}"
-        if s.accuracy.low != s.accuracy.high:
-            acc += f" ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})"
         table.add_row(
             escape(s.label),
             str(len(s.seeds)),
-            acc,
-            f"{s.input_tokens.mean:,.0f}",
+            f"{s.accuracy.mean:.1%} ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})",
+            vs_full,
+            f"{s.input_tokens.mean:,.0f} ({s.input_tokens.low:,.0f}-{s.input_tokens.high:,.0f})",
             f"{s.cached_input_tokens:,.0f}",
             f"{s.peak_context_tokens:,.0f}",
             f"{s.model_calls:,.0f}",
             f"{s.retrieval_calls:,.0f}",
-            f"{s.cost_usd.mean:.4f}",
+            f"{s.cost_usd.mean:.4f} ({s.cost_usd.low:.4f}-{s.cost_usd.high:.4f})",
             f"{s.overflow_rate:.0%}",
-            mark.strip(),
+            " ".join(m for m in marks if m),
         )
     console = Console()
     if not console.is_terminal:  # piped: print the whole table rather than squeeze it
-        console = Console(width=200)
+        console = Console(width=240)
     console.print(table)
+    if picked is not None:
+        print(picked.explain())
     if simulated:
         print(
             "Simulated results: they compare strategies, not models; not comparable with "

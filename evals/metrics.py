@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from typing import Any
 
 from evals.replay import ProbeResult, Replay
 from evals.scenarios.base import PROBE_KINDS
+from evals.stats import Interval, bootstrap, paired_difference
 
 
 @dataclass(frozen=True)
@@ -160,28 +160,6 @@ def from_replay(
 
 
 @dataclass(frozen=True)
-class Interval:
-    mean: float
-    low: float
-    high: float
-
-
-def bootstrap(values: Sequence[float], *, resamples: int = 2_000, level: float = 0.95) -> Interval:
-    """Mean and percentile bootstrap interval over seeds (a fixed resampling seed, so the
-    interval is as reproducible as the runs)."""
-    if not values:
-        raise ValueError("no values to bootstrap")
-    mean = statistics.fmean(values)
-    if len(values) == 1:
-        return Interval(mean, mean, mean)
-    r = random.Random(0)
-    n = len(values)
-    means = sorted(statistics.fmean(r.choices(values, k=n)) for _ in range(resamples))
-    tail = (1 - level) / 2
-    return Interval(mean, means[int(tail * resamples)], means[int((1 - tail) * resamples) - 1])
-
-
-@dataclass(frozen=True)
 class Aggregate:
     """One setting over its seeds."""
 
@@ -278,13 +256,130 @@ def pareto_front(results: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
     return sorted(front, key=lambda p: (p.cost_usd.mean, -p.accuracy.mean, p.label))
 
 
-def recommend(
-    results: Sequence[EvalResult | Aggregate], *, tolerance: float = 0.01
-) -> Aggregate | None:
-    """The cheapest setting whose accuracy is within `tolerance` (1 pp) of the best."""
+@dataclass(frozen=True)
+class Recommendation:
+    """The cheapest setting whose accuracy interval overlaps the best one's, and why.
+    `picks` holds more than one setting only when they tie exactly (same mean accuracy and
+    cost): they are reported together, never split by their names."""
+
+    picks: tuple[Aggregate, ...]
+    best: Aggregate
+    candidates: tuple[Aggregate, ...]
+
+    @property
+    def labels(self) -> list[str]:
+        return [p.label for p in self.picks]
+
+    def explain(self) -> str:
+        pick = self.picks[0]
+        names = " and ".join(self.labels)
+        head = (
+            f"Tied: {names} (each {_acc(pick)} at ${pick.cost_usd.mean:.4f} a run)"
+            if len(self.picks) > 1
+            else f"Recommended: {names}, {_acc(pick)} at ${pick.cost_usd.mean:.4f} a run "
+            f"({pick.input_tokens.mean:,.0f} input tokens)"
+        )
+        if self.best.label in self.labels:
+            why = (
+                f"the best accuracy, and the cheapest of the {len(self.candidates)} "
+                "setting(s) whose intervals overlap it"
+            )
+        else:
+            why = (
+                f"its interval overlaps the best, {self.best.label} at {_acc(self.best)} for "
+                f"${self.best.cost_usd.mean:.4f}; cheapest of {len(self.candidates)} tied settings"
+            )
+        seeds = min(len(c.seeds) for c in self.candidates)
+        note = "; one seed: intervals are points, run more seeds" if seeds < 2 else ""
+        return f"{head}: {why}{note}."
+
+
+def _acc(s: Aggregate) -> str:
+    a = s.accuracy
+    return f"{a.mean:.1%} (95% CI {a.low:.1%}-{a.high:.1%})"
+
+
+def recommend(results: Sequence[EvalResult | Aggregate]) -> Recommendation | None:
+    """The cheapest setting whose accuracy interval overlaps the best one's. Settings whose
+    cost, accuracy and tokens are all equal are all picked (an exact tie)."""
     points = _aggregates(results)
     if not points:
         return None
-    best = max(p.accuracy.mean for p in points)
-    close = [p for p in points if p.accuracy.mean >= best - tolerance - 1e-12]
-    return min(close, key=lambda p: (p.cost_usd.mean, p.input_tokens.mean, p.label))
+    top = max(p.accuracy.mean for p in points)
+    leaders = [p for p in points if p.accuracy.mean == top]
+    candidates = [p for p in points if any(p.accuracy.overlaps(b.accuracy) for b in leaders)]
+
+    def key(p: Aggregate) -> tuple[float, float, float]:
+        return (p.cost_usd.mean, -p.accuracy.mean, p.input_tokens.mean)
+
+    cheapest = min(key(p) for p in candidates)
+    picks = tuple(p for p in candidates if key(p) == cheapest)
+    best = min(leaders, key=key)
+    return Recommendation(picks, best, tuple(candidates))
+
+
+def paired_accuracy(arm: Sequence[EvalResult], base: Sequence[EvalResult]) -> Interval | None:
+    """Accuracy of `arm` minus `base` on the same seeds and the same probes, with the
+    interval of the difference: per seed when both share two or more seeds, per probe on a
+    single shared seed. None when they share no seed."""
+    by_seed = {r.seed: r for r in base}
+    pairs = [(r, by_seed[r.seed]) for r in arm if r.seed in by_seed]
+    if not pairs:
+        return None
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        mine = {p.id: float(p.correct) for p in a.probe_results}
+        theirs = {p.id: float(p.correct) for p in b.probe_results}
+        if mine.keys() & theirs.keys():
+            return paired_difference(mine, theirs)
+    return paired_difference(
+        {a.seed: _accuracy_on(a, b) for a, b in pairs},
+        {a.seed: _accuracy_on(b, a) for a, b in pairs},
+    )
+
+
+def _accuracy_on(run: EvalResult, other: EvalResult) -> float:
+    """`run`'s accuracy on the probes both runs hold (all of them when probe rows are
+    missing, as for runs loaded back from the store)."""
+    shared = {p.id for p in other.probe_results}
+    mine = [p for p in run.probe_results if p.id in shared]
+    if not mine:
+        return run.accuracy
+    return sum(p.correct for p in mine) / len(mine)
+
+
+def summaries(results: Sequence[EvalResult], *, base: str = "full") -> list[dict[str, Any]]:
+    """One object per setting: means and 95% intervals over seeds, the paired accuracy
+    difference against `base` (its default setting, same scenario, scale, model and reader),
+    and whether the two tie."""
+    groups: dict[tuple, list[EvalResult]] = {}
+    for r in results:
+        groups.setdefault(r.config, []).append(r)
+    settings = aggregate(results)
+    picked = recommend(settings)
+    out = []
+    for s, runs in zip(settings, groups.values(), strict=True):
+        base_key = (s.scenario, base, params_key({}), s.scale, s.model, s.reader)
+        diff = paired_accuracy(runs, groups[base_key]) if base_key in groups else None
+        out.append(
+            {
+                "scenario": s.scenario, "setting": s.label, "strategy": s.strategy,
+                "params": s.params, "scale": s.scale, "model": s.model, "reader": s.reader,
+                "seeds": list(s.seeds),
+                "accuracy_mean": round(s.accuracy.mean, 6),
+                "accuracy_ci95": _rounded(s.accuracy, 6),
+                "input_tokens_mean": round(s.input_tokens.mean, 1),
+                "input_tokens_ci95": _rounded(s.input_tokens, 1),
+                "cost_usd_mean": round(s.cost_usd.mean, 6),
+                "cost_usd_ci95": _rounded(s.cost_usd, 6),
+                f"accuracy_vs_{base}_mean": None if diff is None else round(diff.mean, 6),
+                f"accuracy_vs_{base}_ci95": None if diff is None else _rounded(diff, 6),
+                f"tied_with_{base}": None if diff is None else diff.contains(0.0),
+                "recommended": picked is not None and s.label in picked.labels,
+            }
+        )  # fmt: skip
+    return out
+
+
+def _rounded(interval: Interval, digits: int) -> list[float]:
+    return [round(v, digits) for v in interval.as_list()]

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.metrics import Aggregate, EvalResult, aggregate, pareto_front, recommend
+from evals.metrics import Aggregate, EvalResult, aggregate, pareto_front, recommend, summaries
 from evals.plot import Point, scatter
+from evals.stats import Interval
 from harness.profiles import get_profile
 
 SIMULATED_NOTE = (
@@ -37,10 +38,10 @@ def write_plot(
     if points and isinstance(points[0], Aggregate):
         aggs = [p for p in points if isinstance(p, Aggregate)]
         front = {p.label for p in pareto_front(aggs)}
-        best = recommend(aggs)
+        picked = recommend(aggs)
+        chosen = set(picked.labels) if picked else set()
         drawn = [
-            Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front,
-                  best is not None and p.label == best.label)
+            Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front, p.label in chosen)
             for p in aggs
         ]  # fmt: skip
     else:
@@ -53,40 +54,59 @@ def write_plot(
     return scatter(drawn, path, title=title, x_label="cost per run (USD)")
 
 
-def render_table(settings: Sequence[Aggregate]) -> list[str]:
+def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ()) -> list[str]:
+    """The settings' table, best accuracy first; with their `runs`, a column of the paired
+    accuracy difference against `full`."""
     front = {p.label for p in pareto_front(settings)}
-    best = recommend(settings)
+    picked = recommend(settings)
+    chosen = set(picked.labels) if picked else set()
+    tied = {c.label for c in picked.candidates} if picked and len(picked.candidates) > 1 else set()
+    vs_full = {row["setting"]: row for row in summaries(runs)} if runs else {}
     lines = [
-        "| | setting | seeds | accuracy (95% CI) | wrong | recall | artifact | continuation "
-        "| decision | input tokens | cached | peak context | calls | retrievals | summarizer tok "
-        "| subagent tok | cost $ | overflow |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| | setting | seeds | accuracy (95% CI) | vs full (95% CI) | wrong | recall | artifact "
+        "| continuation | decision | input tokens (95% CI) | cached | peak context | calls "
+        "| retrievals | summarizer tok | subagent tok | cost $ (95% CI) | overflow |",
+        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
-        mark = ("**rec.** " if best is not None and s.label == best.label else "") + (
-            "front" if s.label in front else ""
-        )
-        ci = (
-            f"{s.accuracy.mean:.1%}"
-            if s.accuracy.low == s.accuracy.high
-            else f"{s.accuracy.mean:.1%} ({s.accuracy.low:.1%}-{s.accuracy.high:.1%})"
-        )
+        marks = ("**rec.**" if s.label in chosen else "", "tied" if s.label in tied else "",
+                 "front" if s.label in front else "")  # fmt: skip
+        mark = " ".join(m for m in marks if m)
         kinds = " | ".join(_pct(s.accuracy_by_kind.get(k)) for k in
                            ("recall", "artifact", "continuation", "decision"))  # fmt: skip
         lines.append(
-            f"| {mark.strip()} | {s.label} | {len(s.seeds)} | {ci} | {s.wrong:.1f} | {kinds} | "
-            f"{s.input_tokens.mean:,.0f} | {s.cached_input_tokens:,.0f} | "
+            f"| {mark} | {s.label} | {len(s.seeds)} | {_ci(s.accuracy, '.1%')} | "
+            f"{_diff(vs_full.get(s.label))} | {s.wrong:.1f} | {kinds} | "
+            f"{_ci(s.input_tokens, ',.0f')} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
-            f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {s.cost_usd.mean:.4f} | "
+            f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {_ci(s.cost_usd, '.4f')} | "
             f"{s.overflow_rate:.0%} |"
         )
-    if best is not None:
+    if picked is not None:
         lines += [
             "",
-            f"Recommended: **{best.label}**, the cheapest setting within 1 pp of the best "
-            f"accuracy ({best.accuracy.mean:.1%} at ${best.cost_usd.mean:.4f}).",
+            picked.explain(),
+            "",
+            "`tied`: the accuracy interval overlaps the best setting's, so these are not ranked "
+            "against each other; the recommendation is the cheapest of them. `vs full`: accuracy "
+            "minus `full`'s on the same seeds and probes.",
         ]
     return lines
+
+
+def _ci(interval: Interval, spec: str) -> str:
+    """The mean, and the interval when there is one (a single seed has none)."""
+    mean = format(interval.mean, spec)
+    if interval.low == interval.high:
+        return mean
+    return f"{mean} ({format(interval.low, spec)}-{format(interval.high, spec)})"
+
+
+def _diff(row: Mapping[str, Any] | None) -> str:
+    if row is None or row["accuracy_vs_full_mean"] is None:
+        return "-"
+    low, high = row["accuracy_vs_full_ci95"]
+    return f"{row['accuracy_vs_full_mean']:+.1%} ({low:+.1%} to {high:+.1%})"
 
 
 def _pct(value: float | None) -> str:
@@ -110,7 +130,7 @@ def render_markdown(
         lines += [f"## {reader.capitalize()} reader", ""]
         if reader in READER_NOTES:
             lines += [READER_NOTES[reader], ""]
-        lines += render_table(aggregate(mine))
+        lines += render_table(aggregate(mine), mine)
         if reader in plots:
             lines += ["", f"![accuracy against cost]({plots[reader]})"]
         lines.append("")

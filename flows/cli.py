@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K=V1,V2",
         help="parameter values to sweep, e.g. summarize.trigger=0.6,0.85",
     )
-    sweep.add_argument("--seeds", type=int, default=1, help="seeds per setting (default 1)")
+    sweep.add_argument("--seeds", type=int, default=5, help="seeds per setting (default 5)")
     sweep.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
     sweep.add_argument(
         "--model", default="simulated", help="simulated | openai:... | anthropic:..."
@@ -196,7 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--address", help="Dask scheduler address (with --runner dask)")
     sweep.add_argument("--max-usd", type=float, help="spending cap per cell (real models)")
     sweep.add_argument("--db", help="DuckDB file for eval_runs (default ./ctxlab.duckdb)")
-    sweep.add_argument("--json", action="store_true", help="print the rows as JSON")
+    sweep.add_argument(
+        "--json", action="store_true", help="one JSON object per run, as `ctxlab eval --json`"
+    )
     _server_options(sweep)
     sweep.set_defaults(handler=_sweep)
 
@@ -485,12 +487,12 @@ def _sweep(args: argparse.Namespace) -> int:
     )  # fmt: skip
     result = _run_flow(call, info)
     if args.json:
-        print(json.dumps(result, default=str, indent=2))
+        for run in result["runs"]:  # one object per cell and seed, as `ctxlab eval --json`
+            print(json.dumps(run, default=str, sort_keys=True))
         return 0
     print_sweep(result["rows"], title=f"{args.scenario} ({args.scale}, {args.model})")
-    if result["recommended"]:
-        print(f"Recommended: {result['recommended']} "
-              "(the cheapest setting within 1 pp of the best accuracy)")  # fmt: skip
+    if result["recommendation"]:
+        print(result["recommendation"])
     if info is not None:
         print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
     print(f"Results: eval_runs batch {result['batch']} in {result['db']}")

@@ -138,7 +138,7 @@ async def _compare(db: str) -> dict[str, Any]:
 
     say(f"\nComparing {', '.join(STRATEGIES)} on the {SCENARIO} scenario (small scale) ...")
     return await eval_sweep.with_options(task_runner=task_runner("thread"))(
-        scenario=SCENARIO, strategies=STRATEGIES, db=db, show_progress=True
+        scenario=SCENARIO, strategies=STRATEGIES, seeds=1, db=db, show_progress=True
     )
 
 
@@ -180,8 +180,8 @@ def _print_results(demo: DemoOutcome) -> None:
 
     say("")
     print_sweep(demo.sweep["rows"], title=f"{SCENARIO}, small scale, simulated model")
-    if demo.sweep["recommended"]:
-        say(f"Recommended: {demo.sweep['recommended']} (cheapest within 1 pp of the best accuracy)")
+    if demo.sweep["recommendation"]:
+        say(demo.sweep["recommendation"])
     bullets = _uses_bullets(demo.report_text(2))
     say(f"Week 2 report follows the remembered format (bullets): {'yes' if bullets else 'no'}")
 
@@ -272,8 +272,8 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
     lines += [
         "",
         f"Pareto front (accuracy against cost): {', '.join(demo.sweep['front'])}. "
-        f"Recommended: **{demo.sweep['recommended']}**, the cheapest setting within 1 pp of the "
-        "best accuracy.",
+        f"Recommended: **{' and '.join(demo.sweep['recommended'])}**. "
+        f"{demo.sweep['recommendation']}",
         "",
         f"![accuracy against cost]({png_name})",
         "",

@@ -27,6 +27,8 @@ from prefect.runtime import flow_run as current_flow_run
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
+from evals.metrics import Recommendation
+from evals.stats import DEFAULT_SEEDS
 from evals.storage import save_or_dump
 from harness.store import default_path
 from harness.strategies import middleware_names, valid_params
@@ -87,7 +89,7 @@ class SweepResult:
     results: list[EvalResult]
     settings: list[Aggregate]
     front: list[Aggregate]
-    recommended: Aggregate | None
+    recommended: Recommendation | None
     batch: str
     db: str
 
@@ -96,9 +98,11 @@ class SweepResult:
 
 
 def table_rows(
-    settings: Sequence[Aggregate], front: Sequence[Aggregate], recommended: Aggregate | None
+    settings: Sequence[Aggregate], front: Sequence[Aggregate], recommended: Recommendation | None
 ) -> list[dict[str, Any]]:
     on_front = {s.label for s in front}
+    chosen = set(recommended.labels) if recommended else set()
+    tied = {c.label for c in recommended.candidates} if recommended else set()
     return [
         {
             "setting": s.label,
@@ -112,7 +116,8 @@ def table_rows(
             "cost_usd": round(s.cost_usd.mean, 6),
             "overflow_rate": round(s.overflow_rate, 3),
             "pareto": s.label in on_front,
-            "recommended": recommended is not None and s.label == recommended.label,
+            "tied_with_best": s.label in tied and len(tied) > 1,
+            "recommended": s.label in chosen,
         }
         for s in settings
     ]
@@ -147,7 +152,7 @@ async def eval_sweep(
     scenario: str,
     strategies: list[str] | None = None,
     grid: dict[str, list[Any]] | None = None,
-    seeds: int = 1,
+    seeds: int = DEFAULT_SEEDS,
     scale: str = "small",
     model: str = "simulated",
     reader: str = "fallible",
@@ -178,7 +183,9 @@ async def eval_sweep(
         "db": outcome.db,
         "rows": outcome.rows(),
         "front": [s.label for s in outcome.front],
-        "recommended": outcome.recommended.label if outcome.recommended else None,
+        "recommended": outcome.recommended.labels if outcome.recommended else [],
+        "recommendation": outcome.recommended.explain() if outcome.recommended else None,
+        "runs": [r.to_dict() for r in outcome.results],
     }
 
 
@@ -262,13 +269,8 @@ def render_front(outcome: SweepResult) -> str:
         f"{s.input_tokens.mean:,.0f} |"
         for s in outcome.front
     ]
-    best = outcome.recommended
-    if best is not None:
-        lines += [
-            "",
-            f"Recommended: **{best.label}** (the cheapest within 1 pp of the best accuracy: "
-            f"{best.accuracy.mean:.1%} at ${best.cost_usd.mean:.4f}).",
-        ]
+    if outcome.recommended is not None:
+        lines += ["", outcome.recommended.explain()]
     if any(s.simulated for s in outcome.settings):
         lines += [
             "",

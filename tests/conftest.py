@@ -135,4 +135,18 @@ def bare_agent() -> Callable[..., Any]:
 
 # ---- end: snapshots and bare agents ---------------------------------------------------------
 
+# ---- begin: command-line model profiles ------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_model_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--window`/`--price` register a profile in `$CTXLAB_MODELS` for the rest of the process
+    (a command is one process); in the test process that must end with the test."""
+    import os
+
+    monkeypatch.setenv("CTXLAB_MODELS", os.environ.get("CTXLAB_MODELS", ""))
+
+
+# ---- end: command-line model profiles --------------------------------------------------------
+
 pytest_plugins = ["evals.pytest_plugin"]  # the ctxlab_gate fixture (evals)

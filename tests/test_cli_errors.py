@@ -91,7 +91,7 @@ def test_a_failure_at_run_time_is_one_line_with_where_the_details_went(
 ) -> None:
     (tmp_path / "plain-file").write_text("not a folder")
     db = str(tmp_path / "plain-file" / "x.duckdb")
-    assert main(["eval", "--scenario", "competitive-analysis", "--db", db]) == 1
+    assert main(["eval", "--scenario", "competitive-analysis", "--seed", "0", "--db", db]) == 1
     line = one_line(capsys)
     assert line.startswith(f"ctxlab eval: cannot write store {db}")
     log = Path(line.split("details: ")[1].split(";")[0])

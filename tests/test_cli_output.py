@@ -53,7 +53,10 @@ def test_eval_labels_keep_their_parameters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["eval", "--scenario", "competitive-analysis", "--strategy", "mask"]
-    assert main([*argv, "--set", "mask.keep=6", "--db", str(tmp_path / "e.duckdb")]) == 0
+    assert (
+        main([*argv, "--set", "mask.keep=6", "--seed", "0", "--db", str(tmp_path / "e.duckdb")])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "mask [mask.keep=6]" in out  # brackets are not read as markup
     assert "stored 1 run " in out  # not "1 runs"

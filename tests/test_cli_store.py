@@ -43,7 +43,7 @@ def corrupted(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["eval", "--scenario", "competitive-analysis", "--strategy", "none"],
+        ["eval", "--scenario", "competitive-analysis", "--strategy", "none", "--seed", "0"],
         ["sweep", "--scenario", "competitive-analysis", "--ephemeral"],
         ["run", "competitive-analysis", "--ephemeral"],
         ["report", "--run", "--scenario", "competitive-analysis"],
@@ -80,7 +80,17 @@ def test_results_that_cannot_be_saved_go_to_json_next_to_the_store(
 
     monkeypatch.setattr("evals.storage.save_results", disk_full)
     db = tmp_path / "results.duckdb"
-    argv = ["eval", "--scenario", "competitive-analysis", "--strategy", "none", "--db", str(db)]
+    argv = [
+        "eval",
+        "--scenario",
+        "competitive-analysis",
+        "--strategy",
+        "none",
+        "--seed",
+        "0",
+        "--db",
+        str(db),
+    ]
     assert main(argv) == 1
     line = err_line(capsys)
     assert "No space left on device" in line
@@ -101,7 +111,7 @@ def test_report_of_a_scenario_with_nothing_stored_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "r.duckdb")
-    assert main(["eval", "--scenario", "competitive-analysis", "--strategy", "none",
+    assert main(["eval", "--scenario", "competitive-analysis", "--strategy", "none", "--seed", "0",
                  "--db", db, "--json"]) == 0  # fmt: skip
     capsys.readouterr()
     out = str(tmp_path / "out")

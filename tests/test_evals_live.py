@@ -68,8 +68,8 @@ def cli(*argv: str) -> argparse.Namespace:
 
 def test_the_window_flag_reaches_the_run(capsys) -> None:
     def run(*extra: str) -> dict:
-        args = cli("eval", "--scenario", "support-transcript", "--strategy", "none", "--json",
-                   "--no-save", *extra)  # fmt: skip
+        args = cli("eval", "--scenario", "support-transcript", "--strategy", "none", "--seed",
+                   "0", "--json", "--no-save", *extra)  # fmt: skip
         assert args.handler(args) == 0
         return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
@@ -212,8 +212,8 @@ def test_the_judge_prompt_comes_from_its_file_and_answers_stay_text() -> None:
 def test_the_judge_flag_grades_a_cli_run(fake_provider, monkeypatch, capsys) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", fake_provider.openai_base_url)
     fake_provider.script(*[final("VERDICT: wrong") for _ in range(20)])
-    args = cli("eval", "--scenario", "support-transcript", "--strategy", "full", "--json",
-               "--probes", "--no-save", "--judge", "openai:gpt-6.2-sol")  # fmt: skip
+    args = cli("eval", "--scenario", "support-transcript", "--strategy", "full", "--seed", "0",
+               "--json", "--probes", "--no-save", "--judge", "openai:gpt-6.2-sol")  # fmt: skip
     assert args.handler(args) == 0
     run = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     verdicts = [p["judge_verdict"] for p in run["probe_results"]]

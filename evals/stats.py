@@ -1,0 +1,85 @@
+"""Statistics over seeds: means with percentile bootstrap intervals, paired differences between
+two arms on the same seeds and probes, and ties.
+
+Pure functions over plain numbers; the resampling seed is fixed, so an interval is as
+reproducible as the runs behind it. Two arms whose intervals overlap are a tie: they are never
+ranked against each other."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+RESAMPLES = 2_000
+LEVEL = 0.95
+# The seeds a report runs unless told otherwise: enough for an interval to mean something.
+DEFAULT_SEEDS = 5
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its bootstrap interval [low, high]."""
+
+    mean: float
+    low: float
+    high: float
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.low <= other.high and other.low <= self.high
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+    def as_list(self) -> list[float]:
+        return [self.low, self.high]
+
+
+def bootstrap(
+    values: Sequence[float], *, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0
+) -> Interval:
+    """The mean of `values` and its percentile bootstrap interval. One value (or values all
+    equal) gives a point: there is no spread to resample."""
+    if not values:
+        raise ValueError("no values to bootstrap")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    if len(set(values)) == 1:  # exactly the value: equal arms must compare equal
+        return Interval(values[0], values[0], values[0])
+    mean = statistics.fmean(values)
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(resamples))
+    tail = (1 - level) / 2
+    low = means[int(tail * resamples)]
+    high = means[int((1 - tail) * resamples) - 1]
+    # A resampled mean can round a hair past the sample mean; the interval must hold it.
+    return Interval(mean, min(low, mean), max(high, mean))
+
+
+def paired_difference(
+    arm: Mapping[Hashable, float],
+    base: Mapping[Hashable, float],
+    *,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> Interval:
+    """`arm - base`, paired by key (a seed, or a seed and a probe): the mean difference and
+    its bootstrap interval over the keys both have. Keys only one side has are left out."""
+    common = [k for k in arm if k in base]
+    if not common:
+        raise ValueError("no seeds or probes in common: a paired difference needs both arms")
+    diffs = [arm[k] - base[k] for k in common]
+    return bootstrap(diffs, resamples=resamples, level=level, seed=seed)
+
+
+def tied(a: Interval, b: Interval) -> bool:
+    """Whether two arms' intervals overlap, so neither may be ranked above the other."""
+    return a.overlaps(b)
+
+
+def no_difference(diff: Interval) -> bool:
+    """Whether a paired difference's interval holds 0 (the arms tie)."""
+    return diff.contains(0.0)
