@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.arms import get_arm
 from evals.metrics import EvalResult, from_replay
 from evals.replay import MiddlewareFactory, Progress, replay
 from evals.scenarios import get_scenario
@@ -48,11 +49,12 @@ async def arun_cell(
     label: str | None = None,
 ) -> EvalResult:
     """`run_cell` for callers already inside an event loop."""
-    built = get_scenario(scenario, seed=seed, scale=scale)
+    arm = get_arm(strategy)
+    built = arm.scenario(get_scenario(scenario, seed=seed, scale=scale))
     start = time.perf_counter()
     outcome = await replay(
-        built, strategy, dict(params or {}), seed=seed, model=model, reader=reader,
-        max_usd=max_usd, progress=progress, middleware=middleware,
+        built, arm.strategy, dict(params or {}), seed=seed, model=model, reader=reader,
+        max_usd=max_usd, progress=progress, middleware=arm.with_middleware(built, middleware),
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
@@ -78,7 +80,8 @@ def run_cell(
     middleware: MiddlewareFactory | None = None,
     label: str | None = None,
 ) -> EvalResult:
-    """Replay `scenario` under `strategy` with `params` (dotted keys such as
+    """Replay `scenario` under `strategy` (an arm of `evals.arms`: a harness strategy,
+    `none-unbounded` or `oracle`) with `params` (dotted keys such as
     `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
     state: safe to call from worker threads or processes.
 
