@@ -21,9 +21,10 @@ add to the system prompt after them.
 
 Parameters are dotted keys, `<middleware>.<constructor parameter>`, for any middleware in the
 stack: {"summarize.trigger": 0.7, "summarize.keep": ("messages", 20), "offload.tool_token_limit":
-5_000, "mask.keep": 10, "truncate.budget": 100_000, "context-edit.trigger": 80_000,
-"memory.max_chars": 10_000}. A key for a middleware the strategy does not use, or a parameter
-its constructor does not take, is an error that lists the valid keys.
+5_000, "mask.keep": 10, "truncate.trigger": 0.9, "truncate.target": 0.4,
+"context-edit.trigger": 80_000, "memory.max_chars": 10_000}. A key for a middleware the strategy
+does not use, or a parameter its constructor does not take, is an error that lists the valid
+keys.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def events(state, middleware: str) -> list[dict]:
 
 def test_truncation_keeps_the_newest_messages_that_fit_and_says_so() -> None:
     window = research_window(10)
-    mw = Truncate(budget=0.5)  # of a 4,000-token window
+    mw = Truncate(trigger=0.5, target=0.5)  # of a 4,000-token window
     state = make_state(mw, window)
     seen = model_call(mw, state, system_prompt=filler(600))
     total = COUNTER.count_request(seen.system_prompt, seen.messages, [])
@@ -47,7 +47,7 @@ def test_truncation_keeps_the_newest_messages_that_fit_and_says_so() -> None:
     notice, *kept = seen.messages
     assert notice.kind == "truncated" and notice.role == "user"
     dropped = len(window) - len(kept)
-    assert f"{dropped} earlier messages" in notice.content
+    assert notice.meta["dropped"] == dropped
     assert kept == window[dropped:] and kept[0].role == "assistant"
     assert pairing_problems(seen.messages) == []
     assert len(state.store.transcript(state.thread_id)) == len(window) + 1  # nothing deleted
@@ -65,13 +65,41 @@ def test_truncation_keeps_the_newest_messages_that_fit_and_says_so() -> None:
 
 def test_truncation_by_message_count_and_below_budget_does_nothing() -> None:
     window = research_window(4)
-    mw = Truncate(budget=("messages", 3))
+    mw = Truncate(trigger=("messages", 3), target=("messages", 3))
     seen = model_call(mw, make_state(mw, window))
     assert [m.kind for m in seen.messages] == ["truncated", "message", "message"]
     untouched = Truncate()  # 85% of the window
     state = make_state(untouched, window)
     assert model_call(untouched, state).messages == tuple(window)
     assert events(state, "truncate") == []
+
+
+def test_truncation_cuts_rarely_and_deep_so_the_prefix_survives_between_cuts() -> None:
+    mw = Truncate()  # cut past 85% of the 4,000-token window, down to 50%
+    state = make_state(mw, [user("Study Acme.")])
+    requests = []
+    for step in range(40):
+        for m in tool_group([filler(120, tag=f"s{step}")]):
+            state.append(m)
+        requests.append(model_call(mw, state).messages)
+    cuts = [
+        i for i in range(1, len(requests)) if requests[i][: len(requests[i - 1])] != requests[i - 1]
+    ]
+    assert 2 <= len(cuts) <= len(requests) // 8  # a cut about every 10 steps, not every step
+    for i in range(1, len(requests)):
+        if i not in cuts:  # the whole previous request is the next one's prefix: cacheable
+            assert requests[i][: len(requests[i - 1])] == requests[i - 1]
+    for i in cuts:
+        assert COUNTER.count_request("", requests[i], []) <= 2_000
+    notices = {r[0].content for r in requests[cuts[0] :]}
+    assert len(notices) == 1  # the notice's text never changes, even from one cut to the next
+
+
+def test_truncation_target_cannot_exceed_a_message_trigger_nor_mix_units() -> None:
+    with pytest.raises(ValueError, match="cannot keep more"):
+        Truncate(trigger=("messages", 3), target=("messages", 5))
+    with pytest.raises(ValueError, match="both be message counts"):
+        Truncate(trigger=0.8, target=("messages", 5))
 
 
 # -- mask --------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_thresholds_are_set_from_create_agent() -> None:
     assert isinstance(mw["memory"], Memory) and mw["memory"].max_chars == 1_000
     assert "task" not in [t.name for t in agent.tools]
     for name, cls, params in [
-        ("truncate", Truncate, {"truncate.budget": "tokens:90000"}),
+        ("truncate", Truncate, {"truncate.trigger": "tokens:90000"}),
         ("mask", ObservationMask, {"mask.keep": 4, "mask.batch": 5}),
         ("context-edit", ContextEdit, {"context-edit.trigger": 80_000, "context-edit.keep": 1}),
     ]:
