@@ -111,7 +111,7 @@ def test_masking_keeps_the_last_results_and_names_offloaded_files() -> None:
         filler(100, "preview"), full_content="all", meta={"offload_path": "/large_tool_results/c1"}
     )
     window[2] = offloaded
-    mw = ObservationMask(keep=2)
+    mw = ObservationMask(keep=2, batch=1)
     state = make_state(mw, window)
     seen = model_call(mw, state)
     results = [m for m in seen.messages if m.role == "tool"]
@@ -138,6 +138,33 @@ def test_masking_in_batches_rewrites_the_window_less_often() -> None:
     assert sum(m.kind == "masked" for m in model_call(mw, state).messages) == 3
 
 
+def rewrites(mw, steps: int = 40, tokens: int = 150) -> list[int]:
+    """The steps at which `mw` rewrote the window while a research run grew by one result of
+    `tokens` a step (a rewrite breaks the provider's cached prefix)."""
+    state = make_state(mw, [user("Study Acme.")])
+    previous: tuple[Message, ...] = ()
+    changed = []
+    for step in range(steps):
+        for m in tool_group([filler(tokens, tag=f"s{step}")]):
+            state.append(m)
+        seen = model_call(mw, state).messages
+        if seen[: len(previous)] != previous:
+            changed.append(step)
+        previous = seen
+    return changed
+
+
+def test_masking_and_context_editing_rewrite_in_batches_by_default() -> None:
+    assert ObservationMask().batch == 5
+    masked_at = rewrites(ObservationMask(keep=3))
+    assert masked_at and len(masked_at) <= 40 // 5
+    # Hovering at the trigger, context editing would clear one newly old result every call;
+    # by default each clear reclaims a tenth of the window, so it fires every few steps.
+    cleared_at = rewrites(ContextEdit(trigger=1_000))
+    eager = rewrites(ContextEdit(trigger=1_000, clear_at_least=0))
+    assert len(eager) > 25 and 2 <= len(cleared_at) <= len(eager) // 2
+
+
 def test_the_mask_strategy_end_to_end() -> None:
     @tool
     def fetch(n: int) -> str:
@@ -147,7 +174,7 @@ def test_the_mask_strategy_end_to_end() -> None:
     model = ScriptedModel([*(reply("", call("fetch", n=i)) for i in range(4)), "done"])
     agent = create_agent(
         model, [fetch], store=Store(":memory:"), strategy="mask", memory=(),
-        strategy_params={"mask.keep": 1},
+        strategy_params={"mask.keep": 1, "mask.batch": 1},
     )  # fmt: skip
     agent.run_sync("go")
     last = [m for m in model.calls[-1].messages if m.role == "tool"]
@@ -159,7 +186,9 @@ def test_the_mask_strategy_end_to_end() -> None:
 
 def test_context_editing_clears_old_results_past_the_trigger_once() -> None:
     window = research_window(6)
-    mw = ContextEdit(trigger=1_000, keep=2, exclude_tools=["search"], placeholder="[cleared]")
+    mw = ContextEdit(
+        trigger=1_000, keep=2, clear_at_least=0, exclude_tools=["search"], placeholder="[cleared]"
+    )
     state = make_state(mw, window)
     seen = model_call(mw, state)
     results = [m for m in seen.messages if m.role == "tool"]
