@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from evals.replay import MiddlewareFactory
 from evals.scenarios.base import Scenario
 from harness.errors import HarnessError
-from harness.strategies import STRATEGIES
+from harness.strategies import STRATEGIES, middleware_names, valid_params
 
 # Larger than any request a scenario makes (long-horizon's whole history fits), so nothing
 # overflows; the window does not change prices, so the run's cost is that of keeping it all.
@@ -74,3 +74,8 @@ def get_arm(name: str) -> Arm:
     if name in STRATEGIES:
         return Arm(name, name)
     raise HarnessError(f"unknown arm {name!r}; choose one of {', '.join(ARMS)}")
+
+
+def arm_params(name: str) -> list[str]:
+    """The dotted parameter keys arm `name` takes (those of its harness strategy's stack)."""
+    return valid_params(middleware_names(get_arm(name).strategy))

@@ -6,7 +6,7 @@ import pytest
 from window_helpers import make_state, tool_group
 
 from evals import run_cell
-from evals.arms import ARMS, get_arm
+from evals.arms import ARMS, arm_params, get_arm
 from evals.oracle import Oracle
 from evals.simulated.plan import Act, Answer, Cue, Plan, Turn
 from harness.errors import HarnessError
@@ -77,3 +77,6 @@ def test_an_unknown_arm_names_the_valid_ones() -> None:
     with pytest.raises(HarnessError, match="none-unbounded"):
         get_arm("nonesuch")
     assert {"none", "none-unbounded", "oracle", "full"} <= set(ARMS)
+    # a sweep over an eval arm takes the keys of the strategy it runs
+    assert arm_params("none-unbounded") == arm_params("none")
+    assert "truncate.target" in arm_params("truncate")
