@@ -346,6 +346,7 @@ def _profile_toml(args: argparse.Namespace) -> str:
 def check_cells(cells: Sequence[Any]) -> None:
     """Raise on the first cell whose scenario, strategy, parameters or model is unknown, so a
     mistake in the last arm does not surface after the others have run."""
+    from evals.arms import get_arm
     from evals.scenarios import scenario_summary
     from evals.scenarios.base import check_scale
     from harness.profiles import get_profile
@@ -357,7 +358,9 @@ def check_cells(cells: Sequence[Any]) -> None:
         scenario_summary(cell.scenario)
         check_scale(cell.scale)
         split_params(
-            cell.params, middleware_names(cell.strategy), label=f"strategy {cell.strategy!r}"
+            cell.params,
+            middleware_names(get_arm(cell.strategy).strategy),
+            label=f"strategy {cell.strategy!r}",
         )
         get_profile(cell.model)
 

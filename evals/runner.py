@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.arms import get_arm
 from evals.judge import Judge
 from evals.metrics import EvalResult, from_replay
 from evals.replay import MiddlewareFactory, Progress, replay
@@ -53,12 +54,13 @@ async def arun_cell(
     judge: str | Model | None = None,
 ) -> EvalResult:
     """`run_cell` for callers already inside an event loop."""
-    built = get_scenario(scenario, seed=seed, scale=scale)
+    arm = get_arm(strategy)
+    built = arm.scenario(get_scenario(scenario, seed=seed, scale=scale))
     start = time.perf_counter()
     outcome = await replay(
-        built, strategy, dict(params or {}), seed=seed, model=model, reader=reader,
-        max_usd=max_usd, progress=progress, middleware=middleware, window=window,
-        judge=Judge(judge) if judge is not None else None,
+        built, arm.strategy, dict(params or {}), seed=seed, model=model, reader=reader,
+        max_usd=max_usd, progress=progress, middleware=arm.with_middleware(built, middleware),
+        window=window, judge=Judge(judge) if judge is not None else None,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
@@ -88,7 +90,8 @@ def run_cell(
     window: int | None = None,
     judge: str | Model | None = None,
 ) -> EvalResult:
-    """Replay `scenario` under `strategy` with `params` (dotted keys such as
+    """Replay `scenario` under `strategy` (an arm of `evals.arms`: a harness strategy,
+    `none-unbounded` or `oracle`) with `params` (dotted keys such as
     `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
     state: safe to call from worker threads or processes.
 

@@ -27,11 +27,11 @@ from prefect.runtime import flow_run as current_flow_run
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
+from evals.arms import arm_params
 from evals.metrics import Recommendation
 from evals.stats import DEFAULT_SEEDS
 from evals.storage import save_or_dump
 from harness.store import default_path
-from harness.strategies import middleware_names, valid_params
 
 RUNNERS = ("thread", "process", "dask")
 OnCell = Callable[[int, int, EvalResult], None]
@@ -51,14 +51,14 @@ def expand(
     (`summarize.trigger` means nothing to `mask`); duplicate cells are dropped."""
     cells: dict[tuple[str, str, int], Cell] = {}
     for strategy in strategies:
-        valid = set(valid_params(middleware_names(strategy)))
+        valid = set(arm_params(strategy))
         keys = [k for k in grid if k in valid]
         for values in itertools.product(*(grid[k] for k in keys)):
             params = dict(zip(keys, values, strict=True))
             for seed in seeds:
                 cell = Cell(scenario, strategy, params, seed, scale, model, reader)
                 cells.setdefault((strategy, repr(sorted(params.items())), seed), cell)
-    accepted = {k for s in strategies for k in valid_params(middleware_names(s))}
+    accepted = {k for s in strategies for k in arm_params(s)}
     unknown = [k for k in grid if k not in accepted]
     if unknown:
         raise ValueError(

@@ -8,9 +8,11 @@
     summarize      Summarization
     context-edit   ContextEdit
     full           OffloadLargeResults + Summarization (the default)
+    full-no-memory, full-no-skills, full-no-subagents
+                   `full` without that technique (ablations: what each one is worth)
 
-Whatever the strategy, `create_agent` assembles the stack in this order, outermost first (the
-first middleware sees each model request first and each response last):
+Whatever the strategy (ablations aside), `create_agent` assembles the stack in this order,
+outermost first (the first middleware sees each model request first and each response last):
 
     skills, offload, subagents, summarize | truncate | mask | context-edit, dangling,
     user middleware, memory, guard
@@ -21,9 +23,10 @@ add to the system prompt after them.
 
 Parameters are dotted keys, `<middleware>.<constructor parameter>`, for any middleware in the
 stack: {"summarize.trigger": 0.7, "summarize.keep": ("messages", 20), "offload.tool_token_limit":
-5_000, "mask.keep": 10, "truncate.budget": 100_000, "context-edit.trigger": 80_000,
-"memory.max_chars": 10_000}. A key for a middleware the strategy does not use, or a parameter
-its constructor does not take, is an error that lists the valid keys.
+5_000, "mask.keep": 10, "truncate.trigger": 0.9, "truncate.target": 0.4,
+"context-edit.trigger": 80_000, "memory.max_chars": 10_000}. A key for a middleware the strategy
+does not use, or a parameter its constructor does not take, is an error that lists the valid
+keys.
 """
 
 from __future__ import annotations
@@ -55,8 +58,17 @@ STRATEGIES: dict[str, tuple[str, ...]] = {
     "summarize": ("summarize",),
     "context-edit": ("context-edit",),
     "full": ("offload", "summarize"),
+    "full-no-memory": ("offload", "summarize"),
+    "full-no-skills": ("offload", "summarize"),
+    "full-no-subagents": ("offload", "summarize"),
 }
 DEFAULT_STRATEGY = "full"
+# The technique each ablation turns off; every other strategy has skills, subagents and memory.
+ABLATED: dict[str, str] = {
+    "full-no-memory": "memory",
+    "full-no-skills": "skills",
+    "full-no-subagents": "subagents",
+}
 
 MIDDLEWARE: dict[str, type[Middleware]] = {
     "skills": Skills,
@@ -86,7 +98,8 @@ def middleware_names(strategy: str, *, with_subagents: bool = True) -> list[str]
     names += ["offload"] if "offload" in arm else []
     names += ["subagents"] if with_subagents else []
     names += [a for a in _ARMS if a in arm]
-    return [*names, "dangling", "memory", "guard"]
+    names += ["dangling", "memory", "guard"]
+    return [n for n in names if n != ABLATED.get(strategy)]
 
 
 def valid_params(names: Iterable[str]) -> list[str]:
@@ -158,11 +171,13 @@ def build_stack(
         },
     }
     stack: list[Middleware] = []
+    # User middleware sits just outside memory (outside the guard when memory is ablated).
+    inner = "memory" if "memory" in names else "guard"
     for name in names:
-        if name == "memory":
-            stack.extend(middleware)  # user middleware sits just outside memory
-            if not memory:
-                continue
+        if name == inner:
+            stack.extend(middleware)
+        if name == "memory" and not memory:
+            continue
         stack.append(MIDDLEWARE[name](**supplied.get(name, {}), **grouped.get(name, {})))
     return stack
 
@@ -174,6 +189,7 @@ def _arm(strategy: str) -> tuple[str, ...]:
 
 
 __all__ = [
+    "ABLATED",
     "DEFAULT_STRATEGY",
     "MIDDLEWARE",
     "STRATEGIES",

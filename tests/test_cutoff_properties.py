@@ -103,7 +103,7 @@ def test_summarization_never_separates_calls_and_results(msgs, trigger, keep, ov
 @SETTINGS
 @given(conversations(), st.sampled_from([0.2, 0.5, 500, 1_500, ("messages", 1), ("messages", 5)]))
 def test_truncation_never_separates_calls_and_results(msgs, budget) -> None:
-    mw = Truncate(budget=budget)
+    mw = Truncate(trigger=budget, target=budget)
     state = make_state(mw, msgs, store=STORE, model=small_model(window=3_000))
     seen = model_call(mw, state)
     assert_well_formed(msgs, list(seen.messages), {"truncated"})

@@ -215,3 +215,13 @@ def test_the_report_shows_intervals_the_paired_difference_and_ties() -> None:
     (none,) = [line for line in text.splitlines() if "| none |" in line]
     assert "tied" not in none and "-55.0% (" in none
     assert "Recommended: mask" in text
+
+
+def test_the_oracle_bound_is_never_recommended() -> None:
+    # The oracle reads the probes to choose what to keep: a lower bound, not a setting.
+    runs = [
+        *(result("oracle", s, accuracy=1.0, cost_usd=0.01) for s in range(3)),
+        *(result("full", s, accuracy=0.9, cost_usd=0.02) for s in range(3)),
+    ]
+    picked = recommend(runs)
+    assert picked is not None and picked.labels == ["full"]

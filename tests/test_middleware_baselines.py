@@ -39,7 +39,7 @@ def events(state, middleware: str) -> list[dict]:
 
 def test_truncation_keeps_the_newest_messages_that_fit_and_says_so() -> None:
     window = research_window(10)
-    mw = Truncate(budget=0.5)  # of a 4,000-token window
+    mw = Truncate(trigger=0.5, target=0.5)  # of a 4,000-token window
     state = make_state(mw, window)
     seen = model_call(mw, state, system_prompt=filler(600))
     total = COUNTER.count_request(seen.system_prompt, seen.messages, [])
@@ -47,7 +47,7 @@ def test_truncation_keeps_the_newest_messages_that_fit_and_says_so() -> None:
     notice, *kept = seen.messages
     assert notice.kind == "truncated" and notice.role == "user"
     dropped = len(window) - len(kept)
-    assert f"{dropped} earlier messages" in notice.content
+    assert notice.meta["dropped"] == dropped
     assert kept == window[dropped:] and kept[0].role == "assistant"
     assert pairing_problems(seen.messages) == []
     assert len(state.store.transcript(state.thread_id)) == len(window) + 1  # nothing deleted
@@ -65,13 +65,41 @@ def test_truncation_keeps_the_newest_messages_that_fit_and_says_so() -> None:
 
 def test_truncation_by_message_count_and_below_budget_does_nothing() -> None:
     window = research_window(4)
-    mw = Truncate(budget=("messages", 3))
+    mw = Truncate(trigger=("messages", 3), target=("messages", 3))
     seen = model_call(mw, make_state(mw, window))
     assert [m.kind for m in seen.messages] == ["truncated", "message", "message"]
     untouched = Truncate()  # 85% of the window
     state = make_state(untouched, window)
     assert model_call(untouched, state).messages == tuple(window)
     assert events(state, "truncate") == []
+
+
+def test_truncation_cuts_rarely_and_deep_so_the_prefix_survives_between_cuts() -> None:
+    mw = Truncate()  # cut past 85% of the 4,000-token window, down to 50%
+    state = make_state(mw, [user("Study Acme.")])
+    requests = []
+    for step in range(40):
+        for m in tool_group([filler(120, tag=f"s{step}")]):
+            state.append(m)
+        requests.append(model_call(mw, state).messages)
+    cuts = [
+        i for i in range(1, len(requests)) if requests[i][: len(requests[i - 1])] != requests[i - 1]
+    ]
+    assert 2 <= len(cuts) <= len(requests) // 8  # a cut about every 10 steps, not every step
+    for i in range(1, len(requests)):
+        if i not in cuts:  # the whole previous request is the next one's prefix: cacheable
+            assert requests[i][: len(requests[i - 1])] == requests[i - 1]
+    for i in cuts:
+        assert COUNTER.count_request("", requests[i], []) <= 2_000
+    notices = {r[0].content for r in requests[cuts[0] :]}
+    assert len(notices) == 1  # the notice's text never changes, even from one cut to the next
+
+
+def test_truncation_target_cannot_exceed_a_message_trigger_nor_mix_units() -> None:
+    with pytest.raises(ValueError, match="cannot keep more"):
+        Truncate(trigger=("messages", 3), target=("messages", 5))
+    with pytest.raises(ValueError, match="both be message counts"):
+        Truncate(trigger=0.8, target=("messages", 5))
 
 
 # -- mask --------------------------------------------------------------------------------------
@@ -83,7 +111,7 @@ def test_masking_keeps_the_last_results_and_names_offloaded_files() -> None:
         filler(100, "preview"), full_content="all", meta={"offload_path": "/large_tool_results/c1"}
     )
     window[2] = offloaded
-    mw = ObservationMask(keep=2)
+    mw = ObservationMask(keep=2, batch=1)
     state = make_state(mw, window)
     seen = model_call(mw, state)
     results = [m for m in seen.messages if m.role == "tool"]
@@ -110,6 +138,33 @@ def test_masking_in_batches_rewrites_the_window_less_often() -> None:
     assert sum(m.kind == "masked" for m in model_call(mw, state).messages) == 3
 
 
+def rewrites(mw, steps: int = 40, tokens: int = 150) -> list[int]:
+    """The steps at which `mw` rewrote the window while a research run grew by one result of
+    `tokens` a step (a rewrite breaks the provider's cached prefix)."""
+    state = make_state(mw, [user("Study Acme.")])
+    previous: tuple[Message, ...] = ()
+    changed = []
+    for step in range(steps):
+        for m in tool_group([filler(tokens, tag=f"s{step}")]):
+            state.append(m)
+        seen = model_call(mw, state).messages
+        if seen[: len(previous)] != previous:
+            changed.append(step)
+        previous = seen
+    return changed
+
+
+def test_masking_and_context_editing_rewrite_in_batches_by_default() -> None:
+    assert ObservationMask().batch == 5
+    masked_at = rewrites(ObservationMask(keep=3))
+    assert masked_at and len(masked_at) <= 40 // 5
+    # Hovering at the trigger, context editing would clear one newly old result every call;
+    # by default each clear reclaims a tenth of the window, so it fires every few steps.
+    cleared_at = rewrites(ContextEdit(trigger=1_000))
+    eager = rewrites(ContextEdit(trigger=1_000, clear_at_least=0))
+    assert len(eager) > 25 and 2 <= len(cleared_at) <= len(eager) // 2
+
+
 def test_the_mask_strategy_end_to_end() -> None:
     @tool
     def fetch(n: int) -> str:
@@ -119,7 +174,7 @@ def test_the_mask_strategy_end_to_end() -> None:
     model = ScriptedModel([*(reply("", call("fetch", n=i)) for i in range(4)), "done"])
     agent = create_agent(
         model, [fetch], store=Store(":memory:"), strategy="mask", memory=(),
-        strategy_params={"mask.keep": 1},
+        strategy_params={"mask.keep": 1, "mask.batch": 1},
     )  # fmt: skip
     agent.run_sync("go")
     last = [m for m in model.calls[-1].messages if m.role == "tool"]
@@ -131,7 +186,9 @@ def test_the_mask_strategy_end_to_end() -> None:
 
 def test_context_editing_clears_old_results_past_the_trigger_once() -> None:
     window = research_window(6)
-    mw = ContextEdit(trigger=1_000, keep=2, exclude_tools=["search"], placeholder="[cleared]")
+    mw = ContextEdit(
+        trigger=1_000, keep=2, clear_at_least=0, exclude_tools=["search"], placeholder="[cleared]"
+    )
     state = make_state(mw, window)
     seen = model_call(mw, state)
     results = [m for m in seen.messages if m.role == "tool"]

@@ -51,6 +51,17 @@ def test_each_strategy_assembles_the_documented_order() -> None:
         "summarize": ["skills", "subagents", "summarize", *around],
         "context-edit": ["skills", "subagents", "context-edit", *around],
         "full": ["skills", "offload", "subagents", "summarize", *around],
+        "full-no-memory": [
+            "skills",
+            "offload",
+            "subagents",
+            "summarize",
+            "dangling",
+            "mine",
+            "guard",
+        ],
+        "full-no-skills": ["offload", "subagents", "summarize", *around],
+        "full-no-subagents": ["skills", "offload", "summarize", *around],
     }
     assert set(expected) == set(STRATEGIES)
     for name, names in expected.items():
@@ -64,6 +75,22 @@ def test_each_strategy_assembles_the_documented_order() -> None:
         "guard",
     ]
     assert stack("full").count("mine") == 0
+
+
+def test_each_ablation_takes_its_technique_away() -> None:
+    def agent(strategy: str):
+        return create_agent(ScriptedModel([]), store=Store(":memory:"), strategy=strategy)
+
+    def tools(strategy: str) -> set[str]:
+        return {t.name for t in agent(strategy).tools}
+
+    assert "task" in tools("full") and "task" not in tools("full-no-subagents")
+    assert all(m.name != "memory" for m in agent("full-no-memory").middleware)
+    assert all(m.name != "skills" for m in agent("full-no-skills").middleware)
+    # a subagent of an ablation runs the same compaction as the parent's `full`
+    assert [type(m) for m in compaction_middleware("full-no-skills")] == [
+        type(m) for m in compaction_middleware("full")
+    ]
 
 
 def test_thresholds_are_set_from_create_agent() -> None:
@@ -86,7 +113,7 @@ def test_thresholds_are_set_from_create_agent() -> None:
     assert isinstance(mw["memory"], Memory) and mw["memory"].max_chars == 1_000
     assert "task" not in [t.name for t in agent.tools]
     for name, cls, params in [
-        ("truncate", Truncate, {"truncate.budget": "tokens:90000"}),
+        ("truncate", Truncate, {"truncate.trigger": "tokens:90000"}),
         ("mask", ObservationMask, {"mask.keep": 4, "mask.batch": 5}),
         ("context-edit", ContextEdit, {"context-edit.trigger": 80_000, "context-edit.keep": 1}),
     ]:

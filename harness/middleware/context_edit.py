@@ -2,9 +2,11 @@
 done client-side so it works with every provider).
 
 When the whole request reaches `trigger` tokens, the tool results older than the last `keep`
-are replaced by a placeholder, oldest first, skipping `exclude_tools`. With `clear_at_least`,
-clearing stops once that many tokens are reclaimed and is skipped entirely when it cannot
-reclaim that many (a cache-breaking rewrite for a small gain is not worth it). The cleared
+are replaced by a placeholder, oldest first, skipping `exclude_tools`. Clearing stops once
+`clear_at_least` tokens are reclaimed and is skipped entirely when it cannot reclaim that many:
+a cache-breaking rewrite for a small gain is not worth it. The default (a tenth of the window)
+makes clearing happen in batches: without it, a window hovering at the trigger would clear one
+newly old result on every call and lose the provider's cached prefix each time. The cleared
 results are persisted in the window, so the edit does not re-fire every turn: it fires again
 only when the request grows back over the trigger.
 """
@@ -38,7 +40,7 @@ class ContextEdit(Middleware):
         trigger: ThresholdSpec = 100_000,
         *,
         keep: int = 3,
-        clear_at_least: int = 0,
+        clear_at_least: ThresholdSpec = 0.1,
         exclude_tools: Iterable[str] = (),
         placeholder: str = PLACEHOLDER,
         fallback_window: int = 170_000,
@@ -47,7 +49,9 @@ class ContextEdit(Middleware):
         trigger: request size that starts clearing: tokens (default 100,000) or a fraction of
             the model's window (applied to `fallback_window` when the window is unknown).
         keep: the most recent tool results never cleared (default 3).
-        clear_at_least: clear only if at least this many tokens are reclaimed (default 0).
+        clear_at_least: clear only if at least this much is reclaimed, and stop there: tokens,
+            or a fraction of the model's window (default 0.1; 0 clears every old result at
+            once, and then one by one on every call past the trigger).
         exclude_tools: names of tools whose results are never cleared.
         placeholder: the text replacing a result (`{tool}`, `{tokens}` are filled in); a
             note naming the file is appended when the result was offloaded.
@@ -55,10 +59,12 @@ class ContextEdit(Middleware):
         self.trigger = Threshold.parse(trigger)
         if self.trigger.kind == "messages":
             raise ValueError("context-edit triggers on tokens: give a token count or a fraction")
-        if keep < 0 or clear_at_least < 0:
-            raise ValueError("keep and clear_at_least cannot be negative")
+        if keep < 0:
+            raise ValueError("keep cannot be negative")
+        self.clear_at_least = Threshold.parse(clear_at_least)
+        if self.clear_at_least.kind == "messages":
+            raise ValueError("clear_at_least is an amount of tokens or a fraction of the window")
         self.keep = keep
-        self.clear_at_least = clear_at_least
         self.exclude_tools = frozenset(exclude_tools)
         self.placeholder = placeholder
         self.fallback_window = fallback_window
@@ -69,7 +75,8 @@ class ContextEdit(Middleware):
         window = state.agent.model.profile.context_window
         limit = self.trigger.tokens(window, self.fallback_window) or 0
         if tokens >= limit:
-            plan = self._plan(state, request.messages)
+            at_least = self.clear_at_least.tokens(window, self.fallback_window) or 0
+            plan = self._plan(state, request.messages, at_least)
             if plan:
                 request = await state.run_step("context-edit", self._clear, request, plan, tokens)
         passed = request.count_tokens()
@@ -78,7 +85,7 @@ class ContextEdit(Middleware):
         finally:
             learn_inner(state, self.name, passed)
 
-    def _plan(self, state: RunState, messages: tuple[Message, ...]) -> list[int]:
+    def _plan(self, state: RunState, messages: tuple[Message, ...], at_least: int) -> list[int]:
         """Indices to clear, oldest first; empty when `clear_at_least` cannot be met."""
         results = [i for i, m in enumerate(messages) if m.role == "tool"]
         older = results[: max(len(results) - self.keep, 0)]
@@ -93,9 +100,9 @@ class ContextEdit(Middleware):
                 continue
             chosen.append(i)
             reclaimed += gain
-            if self.clear_at_least and reclaimed >= self.clear_at_least:
+            if at_least and reclaimed >= at_least:
                 return chosen
-        return chosen if reclaimed >= self.clear_at_least else []
+        return chosen if reclaimed >= at_least else []
 
     async def _clear(self, request: ModelRequest, plan: list[int], tokens: int) -> ModelRequest:
         start = time.perf_counter()

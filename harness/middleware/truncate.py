@@ -1,10 +1,14 @@
-"""Truncation, the lossy baseline: keep the newest messages that fit a token budget.
+"""Truncation, the lossy baseline: keep the newest messages, cutting rarely and deep.
 
 Before each model call, when the whole request (system prompt, tool schemas, messages) is over
-`budget`, the oldest messages leave the window, cut only where no tool call is separated from
-its result. A one-line notice opens the window saying how many messages were dropped (it also
-keeps the window starting with a user turn, which some providers require). Nothing is kept
-anywhere the model can reach again; the transcript in the store keeps everything.
+`trigger`, the oldest messages leave the window until it is down to `target`, cut only where no
+tool call is separated from its result. Cutting well below the trigger (hysteresis) means the
+window then grows for many steps untouched, so the provider's cached prefix survives until the
+next cut; cutting just under the trigger would rewrite the window's head on every call. A
+one-line notice opens the window; its text does not change from one cut to the next (the count
+of dropped messages is kept in its metadata), and it keeps the window starting with a user
+turn, which some providers require. Nothing is kept anywhere the model can reach again; the
+transcript in the store keeps everything.
 """
 
 from __future__ import annotations
@@ -26,31 +30,48 @@ from harness.middleware.guard import learn_inner, with_inner
 from harness.tokens import MESSAGE_OVERHEAD
 
 NOTICE = (
-    "[{dropped:,} earlier messages of this conversation were dropped to fit the context "
-    "window; they cannot be retrieved.]"
+    "[Earlier messages of this conversation were dropped to fit the context window; they "
+    "cannot be retrieved.]"
 )
 
 
 class Truncate(Middleware):
-    """Drops the oldest messages from the window once the request is over `budget`."""
+    """Once the request is over `trigger`, drops the oldest messages down to `target`."""
 
     name = "truncate"
 
     def __init__(
         self,
-        budget: ThresholdSpec = 0.85,
+        trigger: ThresholdSpec = 0.85,
+        target: ThresholdSpec = 0.5,
         *,
         notice: str | None = NOTICE,
         fallback_window: int = 170_000,
     ) -> None:
         """Parameters:
-        budget: the most the request may hold: a fraction of the model's window (default 0.85,
-            the point where summarization would fire), tokens, or ("messages", N) to keep the
-            last N messages.
-        notice: the text opening a truncated window (`{dropped}` is filled in); None for none.
+        trigger: the most the request may hold before a cut: a fraction of the model's window
+            (default 0.85, the point where summarization would fire), tokens, or
+            ("messages", N).
+        target: what a cut leaves, in the same terms (default 0.5 of the window); at most
+            `trigger`. Equal to `trigger`, every call past it cuts a little (and breaks the
+            cached prefix each time).
+        notice: the text opening a truncated window (`{dropped}`, the number of messages
+            dropped so far, is filled in if present); None for none.
         fallback_window: the window a fraction applies to when the model's is unknown.
         """
-        self.budget = Threshold.parse(budget)
+        self.trigger = Threshold.parse(trigger)
+        self.target = Threshold.parse(target)
+        by_count = (self.trigger.kind == "messages", self.target.kind == "messages")
+        if by_count[0] != by_count[1]:
+            raise ValueError(
+                "truncate's trigger and target must both be message counts or both token "
+                f"amounts, got {self.trigger} and {self.target}"
+            )
+        if by_count[0] and self.target.value > self.trigger.value:
+            raise ValueError(
+                f"truncate's target ({self.target}) cannot keep more than its trigger "
+                f"({self.trigger})"
+            )
         self.notice = notice
         self.fallback_window = fallback_window
 
@@ -71,16 +92,16 @@ class Truncate(Middleware):
         messages = request.messages
         n = len(messages)
         ok = safe_cuts(messages)
-        if self.budget.kind == "messages":
-            keep = int(self.budget.value)
-            if n <= keep:
+        if self.trigger.kind == "messages":
+            if n <= int(self.trigger.value):
                 return 0
-            cut = safe_at_or_after(ok, n - keep)
+            cut = safe_at_or_after(ok, n - int(self.target.value))
         else:
             window = request.state.agent.model.profile.context_window
-            limit = self.budget.tokens(window, self.fallback_window) or 0
-            if tokens <= limit:
+            trigger = self.trigger.tokens(window, self.fallback_window) or 0
+            if tokens <= trigger:
                 return 0
+            limit = min(self.target.tokens(window, self.fallback_window) or 0, trigger)
             counter = request.state.counter
             sizes = [counter.count_message(m) for m in messages]
             fixed = tokens - sum(sizes)  # system prompt, tools, framing, inner middleware
@@ -110,7 +131,7 @@ class Truncate(Middleware):
             self.name, "wrap_model_call", "truncated",
             tokens_before=tokens, tokens_after=with_inner(state, self.name, edited.count_tokens()),
             detail={"dropped": len(dropped), "dropped_total": total, "kept": len(kept),
-                    "budget": str(self.budget)},
+                    "trigger": str(self.trigger), "target": str(self.target)},
             ms=state.elapsed_ms(start),
         )  # fmt: skip
         return edited

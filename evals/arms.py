@@ -1,0 +1,81 @@
+"""Eval arms: the harness strategies, plus arms that exist only to measure them.
+
+    arm               what runs
+    <strategy>        the harness strategy of that name (`harness.strategies.STRATEGIES`), on
+                      the scenario's window: `none` overflowing is a result, recorded
+    none-unbounded    `none` on a window nothing overflows: the cost of keeping everything,
+                      the baseline every saving is quoted against
+    oracle            `none` plus a middleware that leaves in the window only the messages the
+                      plan's next steps or a remaining probe need (evals/oracle.py): the token
+                      lower bound at full accuracy
+
+An arm that is not a harness strategy changes the scenario (its window) or adds middleware
+built from the scenario; the result keeps the arm's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from evals.replay import MiddlewareFactory
+from evals.scenarios.base import Scenario
+from harness.errors import HarnessError
+from harness.strategies import STRATEGIES, middleware_names, valid_params
+
+# Larger than any request a scenario makes (long-horizon's whole history fits), so nothing
+# overflows; the window does not change prices, so the run's cost is that of keeping it all.
+UNBOUNDED_WINDOW = 100_000_000
+
+
+@dataclass(frozen=True)
+class Arm:
+    """How to run one arm: the harness strategy, whether the window is lifted, and extra
+    middleware built from the scenario."""
+
+    name: str
+    strategy: str
+    unbounded: bool = False
+    middleware: Callable[[Scenario], MiddlewareFactory] | None = None
+
+    def scenario(self, scenario: Scenario) -> Scenario:
+        """`scenario` as this arm runs it."""
+        return replace(scenario, window=UNBOUNDED_WINDOW) if self.unbounded else scenario
+
+    def with_middleware(
+        self, scenario: Scenario, extra: MiddlewareFactory | None
+    ) -> MiddlewareFactory | None:
+        """The caller's middleware factory `extra` plus this arm's, if any."""
+        if self.middleware is None:
+            return extra
+        own = self.middleware(scenario)
+        if extra is None:
+            return own
+        return lambda: [*own(), *extra()]
+
+
+def _oracle(scenario: Scenario) -> MiddlewareFactory:
+    from evals.oracle import oracle_middleware
+
+    return oracle_middleware(scenario)
+
+
+EVAL_ARMS: dict[str, Arm] = {
+    "none-unbounded": Arm("none-unbounded", "none", unbounded=True),
+    "oracle": Arm("oracle", "none", unbounded=True, middleware=_oracle),
+}
+ARMS: tuple[str, ...] = (*STRATEGIES, *EVAL_ARMS)
+
+
+def get_arm(name: str) -> Arm:
+    """The arm called `name`: a harness strategy or one of `EVAL_ARMS`."""
+    if name in EVAL_ARMS:
+        return EVAL_ARMS[name]
+    if name in STRATEGIES:
+        return Arm(name, name)
+    raise HarnessError(f"unknown arm {name!r}; choose one of {', '.join(ARMS)}")
+
+
+def arm_params(name: str) -> list[str]:
+    """The dotted parameter keys arm `name` takes (those of its harness strategy's stack)."""
+    return valid_params(middleware_names(get_arm(name).strategy))
