@@ -369,3 +369,8 @@ class JournaledRunner:
 
     def current_step_id(self) -> str | None:
         return self.inner.current_step_id()
+
+    def no_step_reason(self, hook: str) -> str:
+        """The wrapped runner's reason (the journal adds no steps of its own)."""
+        explain = getattr(self.inner, "no_step_reason", None)
+        return str(explain(hook)) if callable(explain) else f"{hook} ran outside any step"

@@ -40,18 +40,29 @@ class Killed(BaseException):
     """The process died here."""
 
 
+_WRITES = frozenset({"INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "DROP"})
+
+
 class _Connection:
     """A DuckDB connection that counts commits and stops working once the process is dead."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, store: CrashingStore) -> None:
         self._con = con
         self._store = store
+        self._in_transaction = False
 
     def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         self._store.check()
         result = self._con.execute(sql, *args, **kwargs)
-        if sql == "COMMIT":
-            self._store.committed()
+        verb = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
+        if verb == "BEGIN":
+            self._in_transaction = True
+        elif verb in ("COMMIT", "ROLLBACK"):
+            self._in_transaction = False
+            if verb == "COMMIT":
+                self._store.committed()
+        elif not self._in_transaction and verb in _WRITES:
+            self._store.committed()  # DuckDB autocommits a lone statement: a commit point too
         return result
 
     def cursor(self) -> _Connection:
