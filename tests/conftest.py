@@ -135,6 +135,34 @@ def bare_agent() -> Callable[..., Any]:
 
 # ---- end: snapshots and bare agents ---------------------------------------------------------
 
+# ---- begin: provider adapters and command-line tests ----------------------------------------
+from sdk_adapters import ADAPTERS, Adapter, set_keys  # noqa: E402
+
+
+@pytest.fixture
+def sdk_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake API keys for the three SDK adapters (the tests check they never leak)."""
+    set_keys(monkeypatch)
+
+
+@pytest.fixture(params=sorted(ADAPTERS))
+def adapter(request: pytest.FixtureRequest) -> Adapter:
+    """Each SDK adapter in turn."""
+    return ADAPTERS[request.param]
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """What `ctxlab` commands run under in tests: Prefect's console quiet (main() sets this
+    when Prefect is not loaded yet, so it must not leak into other tests), error logs in the
+    test's folder, no store named by the environment."""
+    monkeypatch.setenv("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+    monkeypatch.setenv("CTXLAB_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.delenv("CTXLAB_DB", raising=False)
+
+
+# ---- end: provider adapters and command-line tests ------------------------------------------
+
 # ---- begin: command-line model profiles ------------------------------------------------------
 
 

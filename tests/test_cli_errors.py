@@ -17,12 +17,11 @@ from flows.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
+pytestmark = pytest.mark.usefixtures("cli_env")
+
+
 @pytest.fixture(autouse=True)
-def _quiet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # main() sets this when Prefect is not loaded yet; keep it from leaking into other tests.
-    monkeypatch.setenv("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
-    monkeypatch.setenv("CTXLAB_LOG_DIR", str(tmp_path / "logs"))
-    monkeypatch.delenv("CTXLAB_DB", raising=False)
+def _in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
 
 

@@ -16,11 +16,7 @@ from flows.cli import main, print_sweep
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
-    monkeypatch.setenv("CTXLAB_LOG_DIR", str(tmp_path / "logs"))
-    monkeypatch.delenv("CTXLAB_DB", raising=False)
+pytestmark = pytest.mark.usefixtures("cli_env")
 
 
 def row(strategy: str, params: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -15,12 +15,7 @@ import pytest
 
 from flows.cli import main
 
-
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
-    monkeypatch.setenv("CTXLAB_LOG_DIR", str(tmp_path / "logs"))
-    monkeypatch.delenv("CTXLAB_DB", raising=False)
+pytestmark = pytest.mark.usefixtures("cli_env")
 
 
 def no_work(*_args: Any, **_kwargs: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fake_provider import FakeCall, FakeProvider, final, tool_turn
-from sdk_adapters import ADAPTERS, KEYS, Adapter, set_keys
+from sdk_adapters import ADAPTERS, KEYS, Adapter
 
 from harness.agent import Agent
 from harness.messages import user
@@ -26,14 +26,7 @@ from harness.tools import tool
 RUNS = 3
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    set_keys(monkeypatch)
-
-
-@pytest.fixture(params=sorted(ADAPTERS))
-def adapter(request: pytest.FixtureRequest) -> Adapter:
-    return ADAPTERS[request.param]
+pytestmark = pytest.mark.usefixtures("sdk_keys")
 
 
 @pytest.fixture

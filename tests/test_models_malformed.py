@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fake_provider import FakeProvider, Raw, final
-from sdk_adapters import ADAPTERS, set_keys
+from sdk_adapters import ADAPTERS
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.messages import ModelResponse, user
@@ -99,9 +99,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    set_keys(monkeypatch)
+pytestmark = pytest.mark.usefixtures("sdk_keys")
 
 
 def ask(model: Model) -> ModelResponse:

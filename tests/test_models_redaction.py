@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from fake_provider import Failure, FakeProvider, echo_key, unauthorized
-from sdk_adapters import ADAPTERS, Adapter, set_keys
+from sdk_adapters import Adapter
 
 from harness.agent import Agent
 from harness.errors import ModelError
@@ -21,14 +21,7 @@ from harness.models import Model, ModelSettings, RequestParams
 SECRET = "sk-explicit-SECRET-9876543210"
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    set_keys(monkeypatch)
-
-
-@pytest.fixture(params=sorted(ADAPTERS))
-def adapter(request: pytest.FixtureRequest) -> Adapter:
-    return ADAPTERS[request.param]
+pytestmark = pytest.mark.usefixtures("sdk_keys")
 
 
 def ask(model: Model) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from fake_provider import Failure, FakeProvider, Raw, Reply, final, rate_limited, server_error, slow
-from sdk_adapters import ADAPTERS, Adapter, set_keys
+from sdk_adapters import ADAPTERS, Adapter
 
 from harness.errors import ModelError
 from harness.messages import ModelResponse, user
@@ -21,9 +21,7 @@ from harness.models._common import DEFAULT_MAX_RETRY_WAIT, retry_after
 Build = Callable[..., Model]
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    set_keys(monkeypatch)
+pytestmark = pytest.mark.usefixtures("sdk_keys")
 
 
 @pytest.fixture(params=sorted(ADAPTERS))

@@ -16,7 +16,7 @@ from fake_provider import (
     slow,
     unauthorized,
 )
-from sdk_adapters import ADAPTERS, Adapter, Build, set_keys
+from sdk_adapters import Adapter, Build
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.messages import ModelResponse, user
@@ -25,14 +25,7 @@ from harness.models import Model, ModelSettings, RequestParams
 PARAMS = RequestParams(system_prompt="You are terse.")
 
 
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    set_keys(monkeypatch)
-
-
-@pytest.fixture(params=sorted(ADAPTERS))
-def adapter(request: pytest.FixtureRequest) -> Adapter:
-    return ADAPTERS[request.param]
+pytestmark = pytest.mark.usefixtures("sdk_keys")
 
 
 @pytest.fixture
