@@ -286,24 +286,37 @@ def lookups(
     calls: Sequence[tuple[str, Mapping[str, Any]]], question: str, offered: Collection[str]
 ) -> list[tuple[str, dict[str, Any]]]:
     """The earlier lookups in `calls` (oldest first) worth running again for `question`, the
-    likeliest first: by how many of the question's search terms (`query_terms`) their
-    arguments hold, then by words shared with it, then the newest. Only tools in `offered`
-    that read (`is_lookup`); a call sharing nothing with the question is left out, and a
-    call made twice counts once."""
+    likeliest first. Only tools in `offered` that read (`is_lookup`). A call scores one for
+    each of the question's search terms (`query_terms`) its arguments hold, less one for each
+    identifier argument the question does not hold (another quarter, metric, order or
+    article: likely not where the answer is). Kept: calls about what the question names (a
+    term it holds, or the first word of a name: "Arcadia" for "Arcadia Foods") that score at
+    least zero; ties go to the call sharing more words with the question, then to the
+    newest. A call made twice counts once."""
     terms = [_spaced(t) for t in query_terms(question)]
-    wanted = words(question)
+    firsts = {t.split()[0] for t in terms if len(t.split()) > 1 and t.split()[0].isalpha()}
+    asked, wanted = _spaced(question), words(question)
     ranked: dict[str, tuple[tuple[int, int, int], str, dict[str, Any]]] = {}
     for age, (name, arguments) in enumerate(reversed(calls)):
-        if name not in offered or not is_lookup(name):
-            continue
-        text = " ".join(str(v) for v in arguments.values())
-        spaced = _spaced(text)
-        hits = sum(t in spaced for t in terms if t.strip())
-        shared = len(wanted & words(text))
         key = signature(name, arguments)
-        if (hits or shared) and key not in ranked:
-            ranked[key] = ((-hits, -shared, age), name, dict(arguments))
+        if name not in offered or not is_lookup(name) or key in ranked:
+            continue
+        values = [str(v) for v in arguments.values()]
+        spaced = _spaced(" ".join(values))
+        hits = sum(t in spaced for t in terms)
+        if not hits and not firsts & set(spaced.split()):
+            continue
+        conflicts = sum(
+            _IDENTIFIER.search(v) is not None and _spaced(v) not in asked for v in values
+        )
+        if conflicts > hits:
+            continue
+        shared = len(wanted & words(spaced))
+        ranked[key] = ((conflicts - hits, -shared, age), name, dict(arguments))
     return [(name, args) for _, name, args in sorted(ranked.values(), key=lambda r: r[0])]
+
+
+_IDENTIFIER = re.compile(r"[0-9_]")
 
 
 def _spaced(text: str) -> str:
