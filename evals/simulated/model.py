@@ -30,6 +30,7 @@ turn ends; scripted steps stay replayed. Usage is billed with prompt caching
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -385,10 +386,13 @@ class SimulatedModel:
         if budget > 0:
             # Nothing saved to search, or the search came back empty: run a lookup again.
             seen = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
+            window = self.profile.context_window
+            room = None if window is None else window - reader.tokens
             fresh = [
                 (name, args)
                 for name, args in lookups(seen, question, offered)
                 if signature(name, args) not in cursor.recalled
+                and (room is None or self._earlier_size(messages, name, args) < room)
             ]
             if fresh:
                 name, args = fresh[0]
@@ -401,6 +405,23 @@ class SimulatedModel:
                 return response
         cursor.step += 1
         return ModelResponse(text=DONT_KNOW)
+
+    def _earlier_size(
+        self, messages: Sequence[Message], name: str, arguments: Mapping[str, Any]
+    ) -> int:
+        """Tokens the earlier result of this call took, as far as the request shows: its text,
+        or the size a placeholder or an offload note states (the agent will not pull back a
+        result it can see would not fit its window)."""
+        key = signature(name, arguments)
+        ids = {
+            c.id for m in messages for c in m.tool_calls if signature(c.name, c.arguments) == key
+        }
+        size = 0
+        for m in messages:
+            if m.role == "tool" and m.tool_call_id in ids:
+                stated = [int(n.replace(",", "")) for n in _TOKENS.findall(m.content)]
+                size = max(size, self.counter.count_message(m), *stated)
+        return size
 
     def _grep(self, cursor: _Cursor, paths: Sequence[str], pattern: str) -> ModelResponse:
         cursor.retrievals += len(paths)
@@ -545,6 +566,9 @@ def _newest_turns(messages: Sequence[Message], turns: int = 2) -> int | None:
 def _decision_next(cursor: _Cursor) -> bool:
     steps = cursor.turn.steps
     return cursor.step < len(steps) and not isinstance(steps[cursor.step], Act)
+
+
+_TOKENS = re.compile(r"\b([0-9][0-9,]*) tokens\b")
 
 
 def _offloaded_to(messages: Sequence[Message], call_id: str) -> str | None:

@@ -291,8 +291,8 @@ def lookups(
     identifier argument the question does not hold (another quarter, metric, order or
     article: likely not where the answer is). Kept: calls about what the question names (a
     term it holds, or the first word of a name: "Arcadia" for "Arcadia Foods") that score at
-    least zero; ties go to the call sharing more words with the question, then to the
-    newest. A call made twice counts once."""
+    least zero; ties go to the call whose tool name and arguments share more words with the
+    question, then to the newest. A call made twice counts once."""
     terms = [_spaced(t) for t in query_terms(question)]
     firsts = {t.split()[0] for t in terms if len(t.split()) > 1 and t.split()[0].isalpha()}
     asked, wanted = _spaced(question), words(question)
@@ -311,7 +311,8 @@ def lookups(
         )
         if conflicts > hits:
             continue
-        shared = len(wanted & words(spaced))
+        # The tool's name says what it looks up: "the export" points at the export query.
+        shared = len(wanted & words(f"{name.replace('_', ' ')} {spaced}"))
         ranked[key] = ((conflicts - hits, -shared, age), name, dict(arguments))
     return [(name, args) for _, name, args in sorted(ranked.values(), key=lambda r: r[0])]
 
