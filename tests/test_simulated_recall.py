@@ -188,3 +188,21 @@ def test_nothing_dropped_nothing_re_run_with_the_ideal_reader(
 ) -> None:
     runs = _eval(tmp_path, capsys, "--strategy", "none-unbounded", "--reader", "ideal")
     assert runs["none-unbounded"]["tool_recalls"] == 0
+
+
+def test_a_checkpoint_after_a_re_run_resumes_the_same_retrieval() -> None:
+    m = model()
+    window = earlier(ACME, ZETA)
+    again = ask(m, window)
+    state = json.loads(json.dumps(m.checkpoint()))
+    fresh = model()
+    fresh.restore(state)
+    assert fresh.checkpoint() == state
+    note = "Result saved in full to /large_tool_results/c000_01 (first lines: Acme Corp record)"
+    after = [*window, again.to_message(), tool_result(again.tool_calls[0], note)]
+    here, there = ask(m, after), ask(fresh, after)
+    assert (here.text, here.tool_calls) == (there.text, there.tool_calls)
+    assert [c.name for c in there.tool_calls] == ["grep"]  # the pending re-run came along
+    nothing = [*after, here.to_message(), tool_result(here.tool_calls[0], "No matches")]
+    # Both remember what was re-run: Acme's lookup is not run again, Zeta's is off-topic.
+    assert ask(m, nothing).text == ask(fresh, nothing).text == DONT_KNOW
