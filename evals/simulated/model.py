@@ -367,10 +367,10 @@ class SimulatedModel:
             return ModelResponse(text=reading.value)
         question = cursor.turn.prompt
         budget = self.reader.max_retrievals - cursor.retrievals
-        recalled, cursor.recall = cursor.recall, None
-        if budget > 0 and recalled is not None:
+        rerun, cursor.recall = cursor.recall, None
+        if budget > 0 and rerun is not None:
             # The lookup just re-run was offloaded in turn: search its saved copy.
-            saved = _offloaded_to(messages, recalled)
+            saved = _offloaded_to(messages, rerun)
             pattern = grep_query(question, 0)
             if saved is not None and pattern is not None:
                 return self._grep(cursor, [saved], pattern)
