@@ -24,7 +24,9 @@ class EvalResult:
     request shares with the previous one of its conversation. `simulated` labels results of
     the simulated model, which must never be set beside published numbers as if comparable;
     `reader` says how it read ("fallible" by default, "ideal" never misses what is in view).
-    `wrong` counts confident wrong answers, `dont_know` the "I don't know"s. `offloads`,
+    `wrong` counts confident wrong answers, `dont_know` the "I don't know"s.
+    `retrieval_calls`: the calls made to find an answer not in view; `tool_recalls`: those
+    of them that ran a domain tool again (re-read an article, re-queried an export). `offloads`,
     `summaries`, `skill_reads`, `subagent_calls`, `memory_writes`: how often each technique
     acted.
     In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
@@ -51,6 +53,7 @@ class EvalResult:
     peak_context_tokens: int
     model_calls: int
     retrieval_calls: int
+    tool_recalls: int
     main_input_tokens: int
     summarizer_input_tokens: int
     summarizer_output_tokens: int
@@ -139,6 +142,7 @@ def from_replay(
         peak_context_tokens=int(main.get("peak_context_tokens") or 0),
         model_calls=total("calls"),
         retrieval_calls=sum(c.retrieval_calls for c in replay.ledger),
+        tool_recalls=sum(c.tool_recalls for c in replay.ledger),
         main_input_tokens=total("input_tokens", "main"),
         summarizer_input_tokens=total("input_tokens", "summarizer"),
         summarizer_output_tokens=total("output_tokens", "summarizer"),

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     accuracy_by_kind JSON,
     input_tokens BIGINT, output_tokens BIGINT, cached_input_tokens BIGINT,
     cache_write_tokens BIGINT, peak_context_tokens BIGINT, model_calls INTEGER,
-    retrieval_calls INTEGER,
+    retrieval_calls INTEGER, tool_recalls INTEGER,
     main_input_tokens BIGINT, summarizer_input_tokens BIGINT, summarizer_output_tokens BIGINT,
     subagent_input_tokens BIGINT, subagent_output_tokens BIGINT, summaries INTEGER,
     offloads INTEGER, skill_reads INTEGER, subagent_calls INTEGER, memory_writes INTEGER,
@@ -46,6 +46,7 @@ ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS dont_know INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS skill_reads INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS subagent_calls INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS memory_writes INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS tool_recalls INTEGER;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_model VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_verdict VARCHAR;

@@ -7,9 +7,14 @@ from the request in front of it; it acts on its own only at decision points, and
 from what that request holds, through its reader (evals/simulated/reader.py):
 
 - `Answer`: a user question. The reader looks for the fact in the request (system prompt,
-  messages, summaries) and may miss it or return a look-alike. Not found, but the request
-  names an offloaded file or saved history? It greps them with terms from the question (at
-  most `max_retrievals` calls, billed like any others) and reads again; else "I don't know".
+  messages, summaries) and may miss it or return a look-alike. Not found? It retrieves, then
+  reads again, at most `max_retrievals` calls a question, each billed like any other:
+  first the cheap way, a grep of the offloaded files and saved history the request names
+  (terms from the question); when there is no such file or the greps are used up, it runs
+  again an earlier domain lookup it can still see in its messages (the call whose
+  arguments best match the question: re-open the article, re-query the export), as real
+  agents do. The result comes back through the harness like any tool result; if it is
+  offloaded in turn, one grep of its saved copy follows. Nothing left to try: "I don't know".
 - summaries: a request carrying `SUMMARY_MARKER` gets an extractive summary within a token
   budget (evals/simulated/summarizer.py).
 - `ReadSkill`, `Compose`, `Remember`, `ReportFindings`: read a skill listed in the system
@@ -25,8 +30,9 @@ turn ends; scripted steps stay replayed. Usage is billed with prompt caching
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evals.simulated.breaks import Break
@@ -45,11 +51,14 @@ from evals.simulated.reader import (
     DONT_KNOW,
     FALLIBLE,
     LINE_NUMBER,
+    POINTER,
     Reader,
     ReaderConfig,
     grep_query,
+    lookups,
     pointers,
     preference,
+    signature,
     skill_path,
     strip_line_numbers,
     template_sections,
@@ -83,12 +92,15 @@ class _Cursor:
     delegating: bool = False
     calls: int = 0
     pending: str | None = None
+    recalled: list[str] = field(default_factory=list)  # signatures of the lookups re-run
+    recall: str | None = None  # id of the latest re-run lookup, until its result is read
 
     def state(self) -> dict[str, Any]:
         return {
             "turn": self.turn.key, "index": self.index, "ids": self.ids, "step": self.step,
             "retrievals": self.retrievals, "rounds": self.rounds,
             "delegating": self.delegating, "calls": self.calls, "pending": self.pending,
+            "recalled": list(self.recalled), "recall": self.recall,
         }  # fmt: skip
 
 
@@ -97,7 +109,8 @@ def _cursor_from(turn: Turn, state: Mapping[str, Any]) -> _Cursor:
         turn=turn, index=int(state["index"]), ids=str(state["ids"]), step=int(state["step"]),
         retrievals=int(state["retrievals"]), rounds=int(state.get("rounds", 0)),
         delegating=bool(state["delegating"]), calls=int(state["calls"]),
-        pending=state["pending"],
+        pending=state["pending"], recalled=[str(s) for s in state.get("recalled", [])],
+        recall=state.get("recall"),
     )  # fmt: skip
 
 
@@ -147,6 +160,7 @@ class SimulatedModel:
         self._tasks: dict[str, _Cursor] = {}
         self._cache = PrefixCache(self.counter)
         self._retrieval_ids: set[str] = set()
+        self._recall_ids: set[str] = set()  # the retrieval calls that re-ran a domain lookup
         self._turn_index = {t.key: i for i, t in enumerate(self.plan.turns)}
 
     def __repr__(self) -> str:
@@ -163,8 +177,9 @@ class SimulatedModel:
         """The model's position in its plan, as plain JSON data (dicts, lists, str, int).
 
         It holds what decides the next responses: where the main conversation and each
-        subagent task are in their turns, the prompt-cache memory of each conversation and
-        the ids of the retrieval calls made. The ledger and token caches are bookkeeping, not
+        subagent task are in their turns (with the lookups each question re-ran), the
+        prompt-cache memory of each conversation and the ids of the retrieval calls made (and
+        of those that re-ran a lookup). The ledger and token caches are bookkeeping, not
         position. `restore` it into a model with the same plan (say, in a new process
         resuming a killed run) and that model answers the next request as this one would."""
         return {
@@ -172,6 +187,7 @@ class SimulatedModel:
             "tasks": {key: c.state() for key, c in self._tasks.items()},
             "streams": self._cache.state(),
             "retrieval_ids": sorted(self._retrieval_ids),
+            "recall_ids": sorted(self._recall_ids),
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
@@ -198,6 +214,7 @@ class SimulatedModel:
         self._tasks = restored
         self._cache.load(state["streams"])
         self._retrieval_ids = set(state["retrieval_ids"])
+        self._recall_ids = set(state.get("recall_ids", []))
 
     # -- entry point -----------------------------------------------------------------------
 
@@ -234,7 +251,8 @@ class SimulatedModel:
         elif cursor is None:
             response = ModelResponse(text="(simulated) Nothing is planned for this request.")
         else:
-            response = self._advance(cursor, shown, params.system_prompt, tokens)
+            offered = {str(t.get("name")) for t in params.tools}
+            response = self._advance(cursor, shown, params.system_prompt, tokens, offered)
         return self._bill(response, role, stream, cursor, messages, params, tokens)
 
     # -- where in the plan -----------------------------------------------------------------
@@ -273,7 +291,12 @@ class SimulatedModel:
     # -- following the plan ----------------------------------------------------------------
 
     def _advance(
-        self, cursor: _Cursor, messages: Sequence[Message], system_prompt: str, tokens: int
+        self,
+        cursor: _Cursor,
+        messages: Sequence[Message],
+        system_prompt: str,
+        tokens: int,
+        offered: set[str],
     ) -> ModelResponse:
         texts: list[str] = []  # rendered only when something is read: replays never read
         while cursor.step < len(cursor.turn.steps):
@@ -287,7 +310,7 @@ class SimulatedModel:
                 cursor.step += 1
                 return self._noted(cursor, step, reader)
             if isinstance(step, Answer):
-                return self._answer(cursor, step, reader)
+                return self._answer(cursor, step, reader, messages, offered)
             if isinstance(step, Remember):
                 response = self._remember(cursor, step, messages)
                 if response is not None:
@@ -330,29 +353,84 @@ class SimulatedModel:
     def _write(self, cursor: _Cursor, text: str, path: str, content: str) -> ModelResponse:
         return self._calls(cursor, text, [("write_file", {"file_path": path, "content": content})])
 
-    def _answer(self, cursor: _Cursor, step: Answer, reader: Reader) -> ModelResponse:
+    def _answer(
+        self,
+        cursor: _Cursor,
+        step: Answer,
+        reader: Reader,
+        messages: Sequence[Message],
+        offered: set[str],
+    ) -> ModelResponse:
         reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}")
         if reading.value is not None:
             cursor.step += 1
             return ModelResponse(text=reading.value)
+        question = cursor.turn.prompt
         budget = self.reader.max_retrievals - cursor.retrievals
-        pattern = grep_query(cursor.turn.prompt, cursor.rounds)
-        if budget > 0 and pattern is not None:
+        rerun, cursor.recall = cursor.recall, None
+        if budget > 0 and rerun is not None:
+            # The lookup just re-run was offloaded in turn: search its saved copy.
+            saved = _offloaded_to(messages, rerun)
+            pattern = grep_query(question, 0)
+            if saved is not None and pattern is not None:
+                return self._grep(cursor, [saved], pattern)
+        pattern = grep_query(question, cursor.rounds)
+        if budget > 0 and pattern is not None and not cursor.recalled:
             # The first search spreads over the likeliest files; a narrower second one goes
             # to the likeliest file alone.
             width = max(budget - 1, 1) if cursor.rounds == 0 else 1
-            targets = pointers(reader.texts, cursor.turn.prompt)[:width]
+            targets = pointers(reader.texts, question)[:width]
             if targets:
-                cursor.retrievals += len(targets)
                 cursor.rounds += 1
-                args = {"pattern": pattern, "regex": True, "output_mode": "content",
-                        "max_count": self.reader.grep_results}  # fmt: skip
-                calls = [("grep", {**args, "path": p}) for p in targets]
-                response = self._calls(cursor, "Searching the saved files for it.", calls)
-                self._retrieval_ids.update(c.id for c in response.tool_calls)
+                return self._grep(cursor, targets, pattern)
+        if budget > 0:
+            # Nothing saved to search, or the search came back empty: run a lookup again.
+            seen = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
+            window = self.profile.context_window
+            room = None if window is None else window - reader.tokens
+            fresh = [
+                (name, args)
+                for name, args in lookups(seen, question, offered)
+                if signature(name, args) not in cursor.recalled
+                and (room is None or self._earlier_size(messages, name, args) < room)
+            ]
+            if fresh:
+                name, args = fresh[0]
+                cursor.recalled.append(signature(name, args))
+                cursor.retrievals += 1
+                response = self._calls(cursor, f"Checking {name} again for this.", [fresh[0]])
+                cursor.recall = response.tool_calls[0].id
+                self._retrieval_ids.add(cursor.recall)
+                self._recall_ids.add(cursor.recall)
                 return response
         cursor.step += 1
         return ModelResponse(text=DONT_KNOW)
+
+    def _earlier_size(
+        self, messages: Sequence[Message], name: str, arguments: Mapping[str, Any]
+    ) -> int:
+        """Tokens the earlier result of this call took, as far as the request shows: its text,
+        or the size a placeholder or an offload note states (the agent will not pull back a
+        result it can see would not fit its window)."""
+        key = signature(name, arguments)
+        ids = {
+            c.id for m in messages for c in m.tool_calls if signature(c.name, c.arguments) == key
+        }
+        size = 0
+        for m in messages:
+            if m.role == "tool" and m.tool_call_id in ids:
+                stated = [int(n.replace(",", "")) for n in _TOKENS.findall(m.content)]
+                size = max(size, self.counter.count_message(m), *stated)
+        return size
+
+    def _grep(self, cursor: _Cursor, paths: Sequence[str], pattern: str) -> ModelResponse:
+        cursor.retrievals += len(paths)
+        args = {"pattern": pattern, "regex": True, "output_mode": "content",
+                "max_count": self.reader.grep_results}  # fmt: skip
+        calls = [("grep", {**args, "path": p}) for p in paths]
+        response = self._calls(cursor, "Searching the saved files for it.", calls)
+        self._retrieval_ids.update(c.id for c in response.tool_calls)
+        return response
 
     def _findings(self, step: ReportFindings, texts: list[str]) -> str:
         found: dict[str, None] = {}
@@ -462,12 +540,13 @@ class SimulatedModel:
         )
         usage = Usage(input_tokens=tokens, output_tokens=out, cached_tokens=cached, requests=1)
         retrieval = sum(c.id in self._retrieval_ids for c in response.tool_calls)
+        recalls = sum(c.id in self._recall_ids for c in response.tool_calls)
         self.ledger.append(
             CallRecord(
                 role=role, stream=stream, turn=cursor.turn.key if cursor else "",
                 input_tokens=tokens, cached_tokens=cached, output_tokens=out,
                 tool_calls=len(response.tool_calls), retrieval_calls=retrieval,
-                cost_usd=self.profile.cost(usage),
+                tool_recalls=recalls, cost_usd=self.profile.cost(usage),
             )
         )  # fmt: skip
         stop: StopReason = "tool_calls" if response.tool_calls else "end_turn"
@@ -487,6 +566,18 @@ def _newest_turns(messages: Sequence[Message], turns: int = 2) -> int | None:
 def _decision_next(cursor: _Cursor) -> bool:
     steps = cursor.turn.steps
     return cursor.step < len(steps) and not isinstance(steps[cursor.step], Act)
+
+
+_TOKENS = re.compile(r"\b([0-9][0-9,]*) tokens\b")
+
+
+def _offloaded_to(messages: Sequence[Message], call_id: str) -> str | None:
+    """The file the result of call `call_id` was offloaded to, if the request shows one."""
+    for m in messages:
+        if m.role == "tool" and m.tool_call_id == call_id:
+            found = POINTER.search(m.content)
+            return found.group(1).rstrip(".,;:)") if found else None
+    return None
 
 
 def _is_error(result: Message) -> bool:

@@ -13,7 +13,11 @@ parameter is tied to a published figure (evals/README.md, "The reader"):
   look-alikes (Chroma, "Context Rot": one distractor hurts, four hurt more). Confidently
   wrong is scored as wrong, apart from "I don't know".
 - retrieval: queries are built from the question's own words (`query_terms`), and grep
-  returns at most `grep_results` lines, so a vague query can miss.
+  returns at most `grep_results` lines, so a vague query can miss. With no saved copy to
+  search, or none that held the answer, the reader runs again an earlier lookup it can see
+  (`lookups`): the call whose arguments share most with the question, as real agents re-open
+  a page or re-run a query they made rather than guess. It re-runs lookups only (tools named
+  for reading, searching, fetching), never the harness's own tools or actions with effects.
 
 Every draw is a hash of (seed, what is read, where): the same seed gives the same misses.
 """
@@ -22,12 +26,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evals.simulated.plan import Cue
+from harness.file_tools import FILE_TOOL_NAMES
 
 POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
 SKILL_PATH = re.compile(r"(/skills/[A-Za-z0-9._\-/]+/SKILL\.md)")
@@ -84,7 +91,8 @@ class ReaderConfig:
         is ~99%); the previous and the current turn are read without misses too.
     confusion: chance that a reader who missed the target answers with one look-alike in
         view; with k distinct look-alikes, `1 - (1 - confusion)^k`.
-    max_retrievals: file-tool calls allowed per question; grep_results: lines one grep shows.
+    max_retrievals: retrieval calls allowed per question (greps of saved files and re-run
+        lookups alike); grep_results: lines one grep shows.
     """
 
     name: str = "fallible"
@@ -254,6 +262,67 @@ def pointers(texts: Sequence[str], question: str = "") -> list[str]:
             best, newest = found.get(path, (0, age))
             found[path] = (min(best, -overlap), newest)
     return sorted(found, key=found.__getitem__)
+
+
+# The agent's own machinery (files, subagents, compaction): not sources of the task's data.
+HARNESS_TOOLS = FILE_TOOL_NAMES | {"task", "compact_conversation"}
+# A tool whose name starts with one of these reads data: running it again changes nothing.
+LOOKUP_VERBS = frozenset(
+    {"fetch", "find", "get", "list", "load", "lookup", "query", "read", "retrieve", "search"}
+)
+
+
+def is_lookup(name: str) -> bool:
+    """Whether `name` is a domain tool that only reads (`read_article`, `query_export`)."""
+    return name not in HARNESS_TOOLS and name.split("_", 1)[0].lower() in LOOKUP_VERBS
+
+
+def signature(name: str, arguments: Mapping[str, Any]) -> str:
+    """One string per distinct call: the same tool with the same arguments."""
+    return json.dumps([name, arguments], sort_keys=True, default=str)
+
+
+def lookups(
+    calls: Sequence[tuple[str, Mapping[str, Any]]], question: str, offered: Collection[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The earlier lookups in `calls` (oldest first) worth running again for `question`, the
+    likeliest first. Only tools in `offered` that read (`is_lookup`). A call scores one for
+    each of the question's search terms (`query_terms`) its arguments hold, less one for each
+    identifier argument the question does not hold (another quarter, metric, order or
+    article: likely not where the answer is). Kept: calls about what the question names (a
+    term it holds, or the first word of a name: "Arcadia" for "Arcadia Foods") that score at
+    least zero; ties go to the call whose tool name and arguments share more words with the
+    question, then to the newest. A call made twice counts once."""
+    terms = [_spaced(t) for t in query_terms(question)]
+    firsts = {t.split()[0] for t in terms if len(t.split()) > 1 and t.split()[0].isalpha()}
+    asked, wanted = _spaced(question), words(question)
+    ranked: dict[str, tuple[tuple[int, int, int], str, dict[str, Any]]] = {}
+    for age, (name, arguments) in enumerate(reversed(calls)):
+        key = signature(name, arguments)
+        if name not in offered or not is_lookup(name) or key in ranked:
+            continue
+        values = [str(v) for v in arguments.values()]
+        spaced = _spaced(" ".join(values))
+        hits = sum(t in spaced for t in terms)
+        if not hits and not firsts & set(spaced.split()):
+            continue
+        conflicts = sum(
+            _IDENTIFIER.search(v) is not None and _spaced(v) not in asked for v in values
+        )
+        if conflicts > hits:
+            continue
+        # The tool's name says what it looks up: "the export" points at the export query.
+        shared = len(wanted & words(f"{name.replace('_', ' ')} {spaced}"))
+        ranked[key] = ((conflicts - hits, -shared, age), name, dict(arguments))
+    return [(name, args) for _, name, args in sorted(ranked.values(), key=lambda r: r[0])]
+
+
+_IDENTIFIER = re.compile(r"[0-9_]")
+
+
+def _spaced(text: str) -> str:
+    """Lower-case words and numbers between single spaces: "2025-Q4" and "2025_q4" match."""
+    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
 
 
 def words(text: str) -> set[str]:

@@ -44,6 +44,7 @@ class CallRecord:
     tool_calls: int
     retrieval_calls: int = 0
     cost_usd: float = 0.0
+    tool_recalls: int = 0  # of the retrieval calls, those that re-ran a domain lookup
     cache_write_tokens: int = 0
 
 
