@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from evals.stats import DEFAULT_SEEDS
+from evals.stats import DEFAULT_SEEDS, TRAIN_SEEDS
 
 # `none-unbounded` is in by default: it is the cost baseline every saving is quoted against.
 STRATEGIES = (
@@ -102,7 +102,7 @@ def register(subparsers: Any) -> None:
         "--train-seeds",
         type=int,
         metavar="N",
-        help="with --tuned: choose settings on seeds 0..N-1 (default 3)",
+        help=f"with --tuned: choose settings on seeds 0..N-1 (default {TRAIN_SEEDS})",
     )
     tuned.add_argument(
         "--grid",
@@ -529,7 +529,7 @@ def _eval_tuned(args: argparse.Namespace) -> int:
     """Each arm at its best setting: its grid on the training seeds, the recommended setting on
     the held-out seeds (evals/tuning.py). Only the held-out runs are reported and stored."""
     from evals.runner import Cell, parse_grid, parse_setting
-    from evals.tuning import HELDOUT_SEEDS, TRAIN_SEEDS, plan, seed_span
+    from evals.tuning import HELDOUT_SEEDS, plan, seed_span
     from harness.store import default_path
 
     if args.train_seeds is not None and args.train_seeds < 1:

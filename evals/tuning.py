@@ -31,11 +31,9 @@ from evals.arms import arm_params
 from evals.metrics import BOUNDS, EvalResult, Recommendation, recommend
 from evals.runner import Cell
 from evals.scenarios import get_scenario
-from evals.stats import DEFAULT_SEEDS
+from evals.stats import DEFAULT_SEEDS, TRAIN_SEEDS
 
-# Training seeds 0..TRAIN_SEEDS-1; the held-out seeds follow them (3..7 by default).
-TRAIN_SEEDS = 3
-HELDOUT_SEEDS = DEFAULT_SEEDS
+HELDOUT_SEEDS = DEFAULT_SEEDS  # after the training seeds: 3..7 by default
 # The middleware's token defaults are sized for a 128k window, and the scenarios scale them
 # with their window (2,500 of 16k at small scale is 20,000 of 128k).
 _SIZED_FOR = 128_000
@@ -159,7 +157,7 @@ class TuningPlan:
     """Which settings each arm tries on which seeds, and where the choices are reported.
 
     `base` carries what every run shares: scenario, scale, model, reader, window, judge and
-    the fixed (`--set`) parameters."""
+    the fixed (`--set`) parameters; each cell takes its arm, setting and seed."""
 
     base: Cell
     grids: dict[str, dict[str, list[Any]]]

@@ -12,7 +12,7 @@ import pytest
 from evals.cli import STRATEGIES
 from evals.runner import Cell, run_cell
 from evals.storage import load_runs, results_from_frame
-from evals.tuning import TRAIN_SEEDS, WindowShare, check_seeds, plan, tuning_grid
+from evals.tuning import WindowShare, check_seeds, plan, tuning_grid
 from flows.cli import main
 
 pytestmark = pytest.mark.usefixtures("cli_env")
@@ -37,11 +37,20 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_held_out_seeds_follow_the_training_seeds_by_default() -> None:
     tuning = plan(Cell(TRANSCRIPT, "full"), ["none", "full"])
-    assert tuning.train_seeds == tuple(range(TRAIN_SEEDS))
-    assert not set(tuning.train_seeds) & set(tuning.heldout_seeds)
-    assert tuning.heldout_seeds[0] == TRAIN_SEEDS and len(tuning.heldout_seeds) == 5
+    assert tuning.train_seeds == (0, 1, 2)
+    assert tuning.heldout_seeds == (3, 4, 5, 6, 7)
     training = {c.seed for c in tuning.training_cells()}
     assert training == set(tuning.train_seeds)
+
+
+def test_seeds_under_tuned_counts_held_out_seeds_after_the_training_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "none", "--train-seeds",
+            "2", "--seeds", "2", "--json", "--no-save"]  # fmt: skip
+    assert main(argv) == 0
+    runs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["seed"] for r in runs] == [2, 3]
 
 
 def test_overlapping_seeds_are_refused() -> None:
