@@ -11,9 +11,12 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from evals.stats import DEFAULT_SEEDS
+from evals.stats import DEFAULT_SEEDS, TRAIN_SEEDS
 
-STRATEGIES = ("none", "truncate", "mask", "offload", "summarize", "context-edit", "full")
+# `none-unbounded` is in by default: it is the cost baseline every saving is quoted against.
+STRATEGIES = (
+    "none", "none-unbounded", "truncate", "mask", "offload", "summarize", "context-edit", "full",
+)  # fmt: skip
 
 
 def register(subparsers: Any) -> None:
@@ -86,6 +89,29 @@ def register(subparsers: Any) -> None:
         "--db", help="DuckDB file for the results (default $CTXLAB_DB or ./ctxlab.duckdb)"
     )
     ev.add_argument("--no-save", action="store_true", help="do not store the results")
+    tuned = ev.add_argument_group("tuned baselines (--tuned)")
+    tuned.add_argument(
+        "--tuned",
+        action="store_true",
+        help="compare every arm at its best setting: sweep its grid (evals/tuning.py) on the "
+        "training seeds, pick the cheapest setting tied with the most accurate, and report it "
+        "on held-out seeds (--seeds N: N seeds after the training ones, default "
+        f"{DEFAULT_SEEDS}; or --seed S, repeat)",
+    )
+    tuned.add_argument(
+        "--train-seeds",
+        type=int,
+        metavar="N",
+        help=f"with --tuned: choose settings on seeds 0..N-1 (default {TRAIN_SEEDS})",
+    )
+    tuned.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="K=V1,V2",
+        help="with --tuned: the values to try for a key, instead of its default grid, for "
+        "every arm that takes it (repeat)",
+    )
     ev.set_defaults(handler=_eval)
 
     rp = subparsers.add_parser("report", help="markdown table and PNG plot under reports/")
@@ -191,6 +217,10 @@ def _eval(args: argparse.Namespace) -> int:
 
     if args.summary and not args.json:
         args.parser.error("--summary adds to --json output; give --json too")
+    if args.tuned:
+        return _eval_tuned(args)
+    if args.grid or args.train_seeds is not None:
+        args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
     use_model_options(args)
     with usage_errors(args):
         params = dict(parse_setting(s) for s in args.set)
@@ -411,7 +441,9 @@ def _console() -> Any:
     return Console(stderr=True)
 
 
-def _print_table(results: list) -> None:
+def _print_table(
+    results: list, *, base_params: dict[str, Any] | None = None, note: str = ""
+) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -419,14 +451,14 @@ def _print_table(results: list) -> None:
     from evals.metrics import aggregate, pareto_front, recommend, summaries
 
     settings = aggregate(results)
-    rows = summaries(results)
+    rows = summaries(results, base_params=base_params)
     front = {p.label for p in pareto_front(settings)}
     picked = recommend(settings)
     candidates = {c.label for c in picked.candidates} if picked else set()
     simulated = all(r.simulated for r in results)
     readers = "/".join(sorted({r.reader for r in results}))
     label = f", simulated, {readers} reader" if simulated else ""
-    title = f"{results[0].scenario} ({results[0].scale}{label})"
+    title = f"{results[0].scenario} ({results[0].scale}{label}{note})"
     table = Table(
         title=escape(title),
         caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
@@ -446,7 +478,11 @@ def _print_table(results: list) -> None:
         "overflow",
         "",
     ):
-        table.add_column(col, justify="left" if col in ("setting", "") else "right")
+        # A setting folds rather than losing the parameter that varies behind an ellipsis.
+        overflow = "fold" if col == "setting" else "ellipsis"
+        table.add_column(
+            col, justify="left" if col in ("setting", "") else "right", overflow=overflow
+        )
     for s, row in zip(settings, rows, strict=True):
         marks = [
             "recommended" if picked and s.label in picked.labels else "",
@@ -484,6 +520,84 @@ def _print_table(results: list) -> None:
             "Simulated results: they compare strategies, not models; not comparable with "
             "published numbers."
         )
+
+
+# -- eval --tuned ----------------------------------------------------------------------------
+
+
+def _eval_tuned(args: argparse.Namespace) -> int:
+    """Each arm at its best setting: its grid on the training seeds, the recommended setting on
+    the held-out seeds (evals/tuning.py). Only the held-out runs are reported and stored."""
+    from evals.runner import Cell, parse_grid, parse_setting
+    from evals.tuning import HELDOUT_SEEDS, plan, seed_span
+    from harness.store import default_path
+
+    if args.train_seeds is not None and args.train_seeds < 1:
+        args.parser.error(f"--train-seeds must be 1 or more, got {args.train_seeds}")
+    train = range(args.train_seeds or TRAIN_SEEDS)
+    heldout = (
+        range(len(train), len(train) + args.seeds)
+        if args.seeds
+        else args.seed or range(len(train), len(train) + HELDOUT_SEEDS)
+    )
+    use_model_options(args)
+    with usage_errors(args):
+        base = Cell(
+            args.scenario, "full", dict(parse_setting(s) for s in args.set), scale=args.scale,
+            model=args.model, reader=args.reader, window=args.window, judge=args.judge,
+        )  # fmt: skip
+        tuning = plan(
+            base,
+            args.strategy or STRATEGIES,
+            train_seeds=train,
+            heldout_seeds=heldout,
+            overrides=parse_grid(args.grid),
+        )
+        check_cells(tuning.every_setting())
+    db = args.db or default_path()
+    if not args.no_save:
+        writable_store(db)
+    say = print if not args.json else (lambda *_: None)
+    training_cells = tuning.training_cells()
+    say(f"Tuning on seeds {seed_span(train)}: {plural(len(training_cells), 'run')}; "
+        f"held-out seeds {seed_span(heldout)}")  # fmt: skip
+    training = _run_with_progress(training_cells, max_usd=args.max_usd, quiet=args.json)
+    choices = tuning.choose(training)
+    spent = sum(r.live_cost_usd for r in training)
+    left = None if args.max_usd is None else max(args.max_usd - spent, 0.0)
+    results = tuning.mark(
+        _run_with_progress(tuning.heldout_cells(choices), max_usd=left, quiet=args.json), choices
+    )
+    if not args.no_save:
+        from evals.storage import save_or_dump
+
+        batch = save_or_dump(db, results)
+        say(f"stored {plural(len(results), 'held-out run')} (batch {batch}) in {db}")
+    base_params = next((r.params for r in results if r.strategy == "full"), None)
+    if not args.json:
+        _print_table(results, base_params=base_params,
+                     note=f", tuned on seeds {seed_span(train)}, held-out seeds "
+                     f"{seed_span(heldout)}")  # fmt: skip
+        print("Settings, chosen on the training seeds (recommendation over each arm's grid):")
+        for choice in choices:
+            print(f"  {choice.describe()}")
+        return 0
+    for r in results:
+        print(r.to_json(probes=args.probes))
+    if args.summary:
+        from evals.metrics import summaries
+
+        by_arm = {c.arm: c for c in choices}
+        for row in summaries(results, base_params=base_params):
+            choice = by_arm[row["strategy"]]
+            extra = {
+                "tuned": choice.tuned,
+                "train_seeds": list(tuning.train_seeds) if choice.tuned else [],
+                "chosen": choice.setting,
+                "training": choice.training(),
+            }
+            print(json.dumps({"summary": True, **row, **extra}, sort_keys=True))
+    return 0
 
 
 # -- report and check -----------------------------------------------------------------------

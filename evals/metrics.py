@@ -31,7 +31,10 @@ class EvalResult:
     acted.
     In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
     sent) and `live_cost_usd` is what the real model's own calls cost (with a judge, its calls
-    too). A capped window (`--window`) is recorded in `params` as "window"."""
+    too). A capped window (`--window`) is recorded in `params` as "window".
+    `train_seeds`: for a run of `ctxlab eval --tuned`, the seeds its setting was chosen on
+    (never the run's own); empty for a setting that was given, not tuned. `to_dict` adds
+    `tuned`, whether it was."""
 
     scenario: str
     strategy: str
@@ -73,10 +76,13 @@ class EvalResult:
     status: str
     simulated: bool
     wall_s: float
+    train_seeds: tuple[int, ...] = ()
     probe_results: tuple[ProbeResult, ...] = field(default=(), repr=False)
 
     def to_dict(self, *, probes: bool = False, wall: bool = True) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k != "probe_results"}
+        out["train_seeds"] = list(self.train_seeds)
+        out["tuned"] = bool(self.train_seeds)
         if not wall:
             out.pop("wall_s")
         if probes:
@@ -356,10 +362,15 @@ def _accuracy_on(run: EvalResult, other: EvalResult) -> float:
     return sum(p.correct for p in mine) / len(mine)
 
 
-def summaries(results: Sequence[EvalResult], *, base: str = "full") -> list[dict[str, Any]]:
+def summaries(
+    results: Sequence[EvalResult],
+    *,
+    base: str = "full",
+    base_params: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """One object per setting: means and 95% intervals over seeds, the paired accuracy
-    difference against `base` (its default setting, same scenario, scale, model and reader),
-    and whether the two tie."""
+    difference against `base` (its setting `base_params`, by default its default setting;
+    same scenario, scale, model and reader), and whether the two tie."""
     groups: dict[tuple, list[EvalResult]] = {}
     for r in results:
         groups.setdefault(r.config, []).append(r)
@@ -367,7 +378,7 @@ def summaries(results: Sequence[EvalResult], *, base: str = "full") -> list[dict
     picked = recommend(settings)
     out = []
     for s, runs in zip(settings, groups.values(), strict=True):
-        base_key = (s.scenario, base, params_key({}), s.scale, s.model, s.reader)
+        base_key = (s.scenario, base, params_key(base_params or {}), s.scale, s.model, s.reader)
         diff = paired_accuracy(runs, groups[base_key]) if base_key in groups else None
         out.append(
             {

@@ -170,3 +170,15 @@ def parse_setting(text: str) -> tuple[str, Any]:
     except json.JSONDecodeError:
         value = raw
     return key.strip(), value
+
+
+def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
+    """`["summarize.trigger=0.6,0.85"]` -> {"summarize.trigger": [0.6, 0.85]}: the `--grid`
+    options of `ctxlab sweep` and `ctxlab eval --tuned`."""
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--grid expects key=v1,v2; got {item!r}")
+        grid[key.strip()] = [parse_setting(f"{key}={v}")[1] for v in raw.split(",") if v]
+    return grid

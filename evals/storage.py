@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     subagent_input_tokens BIGINT, subagent_output_tokens BIGINT, summaries INTEGER,
     offloads INTEGER, skill_reads INTEGER, subagent_calls INTEGER, memory_writes INTEGER,
     overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
-    subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE
+    subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE,
+    tuned BOOLEAN, train_seeds JSON
 );
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
@@ -37,8 +38,8 @@ CREATE TABLE IF NOT EXISTS eval_probes (
     judge_verdict VARCHAR, judge_cost_usd DOUBLE
 );
 """
-# Stores written before the fallible reader or the judge: add what they lack (their runs read
-# as "ideal" readers when `rot` was off; the old column stays, unread).
+# Stores written before the fallible reader, the judge or tuned runs: add what they lack (their
+# runs read as "ideal" readers when `rot` was off, and as untuned; the old column stays, unread).
 UPGRADE = """
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS reader VARCHAR;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS wrong INTEGER;
@@ -47,12 +48,14 @@ ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS skill_reads INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS subagent_calls INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS memory_writes INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS tool_recalls INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS tuned BOOLEAN;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS train_seeds JSON;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_model VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_verdict VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_cost_usd DOUBLE;
 """
-_JSON_COLUMNS = ("params", "accuracy_by_kind")
+_JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds")
 
 
 def open_store(store: Store | str | Path) -> Store:
@@ -142,7 +145,8 @@ def results_from_frame(frame: pl.DataFrame) -> list[EvalResult]:
     out = []
     for row in frame.iter_rows(named=True):
         data = {k: v for k, v in row.items() if k in fields}
-        for col in _JSON_COLUMNS:
+        for col in ("params", "accuracy_by_kind"):
             data[col] = json.loads(data[col]) if data[col] else {}
+        data["train_seeds"] = tuple(json.loads(data.get("train_seeds") or "[]"))
         out.append(EvalResult(**data))
     return out

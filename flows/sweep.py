@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +29,7 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
 from evals.arms import arm_params
 from evals.metrics import Recommendation
+from evals.runner import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
 from evals.stats import DEFAULT_SEEDS
 from evals.storage import save_or_dump
 from harness.store import default_path
@@ -279,16 +280,3 @@ def render_front(outcome: SweepResult) -> str:
         ]
     lines += ["", f"Results: `eval_runs` batch `{outcome.batch}` in `{outcome.db}`."]
     return "\n".join(lines) + "\n"
-
-
-def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
-    """`["summarize.trigger=0.6,0.85"]` -> {"summarize.trigger": [0.6, 0.85]}."""
-    from evals.runner import parse_setting
-
-    grid: dict[str, list[Any]] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise ValueError(f"--grid expects key=v1,v2; got {item!r}")
-        grid[key.strip()] = [parse_setting(f"{key}={v}")[1] for v in raw.split(",") if v]
-    return grid

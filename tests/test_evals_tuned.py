@@ -1,0 +1,185 @@
+"""`ctxlab eval --tuned`: each arm's setting is the recommendation over its grid on training
+seeds, reported on held-out seeds that never overlap them; the runs say they were tuned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.cli import STRATEGIES
+from evals.runner import Cell, run_cell
+from evals.storage import load_runs, results_from_frame
+from evals.tuning import WindowShare, check_seeds, plan, tuning_grid
+from flows.cli import main
+
+pytestmark = pytest.mark.usefixtures("cli_env")
+
+TRANSCRIPT = "support-transcript"  # the fastest scenario at small scale (~0.4 s a run)
+# On this scenario summarizing at 30% of the window loses facts and costs more than at 99%.
+WORSE, BETTER = 0.3, 0.99
+
+
+def no_work(*_args: Any, **_kwargs: Any) -> Any:
+    raise AssertionError("the command started work before checking its options")
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+# -- seeds -------------------------------------------------------------------------------------
+
+
+def test_held_out_seeds_follow_the_training_seeds_by_default() -> None:
+    tuning = plan(Cell(TRANSCRIPT, "full"), ["none", "full"])
+    assert tuning.train_seeds == (0, 1, 2)
+    assert tuning.heldout_seeds == (3, 4, 5, 6, 7)
+    training = {c.seed for c in tuning.training_cells()}
+    assert training == set(tuning.train_seeds)
+
+
+def test_seeds_under_tuned_counts_held_out_seeds_after_the_training_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "none", "--train-seeds",
+            "2", "--seeds", "2", "--json", "--no-save"]  # fmt: skip
+    assert main(argv) == 0
+    runs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["seed"] for r in runs] == [2, 3]
+
+
+def test_overlapping_seeds_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"held-out seed\(s\) 2 are also training seeds \(0-2\)"):
+        check_seeds([0, 1, 2], [2, 3])
+    check_seeds([0, 1, 2], [3, 4])
+
+
+def test_a_held_out_seed_among_the_training_seeds_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("evals.cli._run_with_progress", no_work)
+    argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--seed", "1", "--no-save"]
+    assert main(argv) == 2
+    assert "held-out seed(s) 1 are also training seeds (0-2)" in one_line_error(capsys)
+
+
+# -- grids -------------------------------------------------------------------------------------
+
+
+def test_token_thresholds_scale_with_the_window_to_the_middleware_defaults() -> None:
+    # 20,000 is the offload default on a 128k window; the small scenarios scale it to 2,500 of 16k
+    assert tuning_grid("offload", 128_000)["offload.tool_token_limit"] == [20_000, 5_000]
+    assert tuning_grid("offload", 16_000)["offload.tool_token_limit"] == [2_500, 625]
+    assert WindowShare(0.5).tokens(16_000) == 8_000
+
+
+@pytest.mark.parametrize("arm", ["none", "none-unbounded", "oracle", "full-no-memory"])
+def test_arms_without_a_compaction_setting_have_nothing_to_tune(arm: str) -> None:
+    assert tuning_grid(arm, 16_000) == {}
+
+
+def test_an_override_reaches_every_arm_that_takes_it_but_never_the_oracle() -> None:
+    grid = {"summarize.trigger": [0.5, 0.6], "memory.max_chars": [100, 200]}
+    assert tuning_grid("summarize", 16_000, grid)["summarize.trigger"] == [0.5, 0.6]
+    assert tuning_grid("full", 16_000, grid)["summarize.trigger"] == [0.5, 0.6]
+    assert "summarize.trigger" not in tuning_grid("mask", 16_000, grid)
+    assert tuning_grid("none", 16_000, grid) == {"memory.max_chars": [100, 200]}
+    assert tuning_grid("oracle", 16_000, grid) == {}
+
+
+def test_a_key_fixed_with_set_is_not_tuned() -> None:
+    grid = tuning_grid("summarize", 16_000, fixed={"summarize.keep": 0.2})
+    assert set(grid) == {"summarize.trigger"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--grid", "summarize.trigerr=0.5"], ["--grid summarize.trigerr", "summarize.trigger"]),
+        (["--grid", "summarize.trigger="], ["gives no values"]),
+        (["--grid", "summarize.trigger=0.5,0.6", "--set", "summarize.trigger=0.7"],
+         ["both fixed (--set) and tuned (--grid)"]),
+        (["--train-seeds", "0"], ["--train-seeds must be 1 or more"]),
+    ],
+)  # fmt: skip
+def test_a_bad_grid_is_one_line_and_exit_2_before_any_work(
+    extra: list[str], named: list[str], capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setattr("evals.cli._run_with_progress", no_work)
+    argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "summarize", "--no-save"]
+    assert main([*argv, *extra]) == 2
+    line = one_line_error(capsys)
+    assert line.startswith("ctxlab eval: ")
+    for text in named:
+        assert text in line
+
+
+def test_grid_without_tuned_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eval", "--scenario", TRANSCRIPT, "--grid", "summarize.trigger=0.5", "--seed", "0"]
+    assert main([*argv, "--no-save"]) == 2
+    assert "give --tuned" in one_line_error(capsys)
+
+
+def test_the_default_arms_include_the_cost_baseline() -> None:
+    assert "none-unbounded" in STRATEGIES
+
+
+# -- a tuned run ---------------------------------------------------------------------------------
+
+
+def test_the_setting_chosen_on_training_seeds_is_reported_on_held_out_seeds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = str(tmp_path / "tuned.duckdb")
+    argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "summarize",
+            "--strategy", "none", "--grid", f"summarize.trigger={WORSE},{BETTER}",
+            "--grid", "summarize.keep=0.1", "--train-seeds", "1", "--seed", "1", "--db", db,
+            "--json", "--summary"]  # fmt: skip
+    assert main(argv) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    runs = {r["strategy"]: r for r in lines if not r.get("summary")}
+    summary = {r["strategy"]: r for r in lines if r.get("summary")}
+
+    # What the rule picks from the same training runs: the most accurate, then the cheapest
+    # (one training seed: the intervals are points).
+    training = [run_cell(TRANSCRIPT, "summarize", {"summarize.trigger": t, "summarize.keep": 0.1},
+                         seed=0) for t in (WORSE, BETTER)]  # fmt: skip
+    best = max(training, key=lambda r: (r.accuracy, -r.cost_usd))
+    assert best.params["summarize.trigger"] == BETTER
+
+    tuned = runs["summarize"]
+    assert tuned["params"] == best.params and tuned["seed"] == 1
+    assert tuned["tuned"] is True and tuned["train_seeds"] == [0]
+    assert summary["summarize"]["chosen"] == best.params
+    assert summary["summarize"]["training"]["accuracy_mean"] == pytest.approx(best.accuracy)
+    assert summary["summarize"]["training"]["settings_tried"] == 2
+
+    untuned = runs["none"]
+    assert untuned["params"] == {} and untuned["tuned"] is False and untuned["train_seeds"] == []
+    assert summary["none"]["tuned"] is False and summary["none"]["training"] is None
+
+    stored = load_runs(db).sort("strategy")
+    assert stored["strategy"].to_list() == ["none", "summarize"]
+    assert stored["tuned"].to_list() == [False, True]
+    assert [r.train_seeds for r in results_from_frame(stored)] == [(), (0,)]
+    assert set(stored["seed"]) == {1}  # only the held-out runs are stored
+
+
+def test_the_table_says_which_setting_each_arm_was_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "none", "--strategy",
+            "summarize", "--grid", f"summarize.trigger={WORSE},{BETTER}", "--grid",
+            "summarize.keep=0.1", "--train-seeds", "1", "--seed", "1", "--no-save"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "tuned on seeds 0, held-out seeds 1" in out
+    assert f"summarize: chose summarize.keep=0.1, summarize.trigger={BETTER} of 2 settings" in out
+    assert "Recommended: summarize [summarize.keep=0.1,summarize.trigger=0.99]" in out
+    assert "none: nothing to tune; run as given" in out
