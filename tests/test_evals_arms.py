@@ -80,3 +80,18 @@ def test_an_unknown_arm_names_the_valid_ones() -> None:
     # a sweep over an eval arm takes the keys of the strategy it runs
     assert arm_params("none-unbounded") == arm_params("none")
     assert "truncate.target" in arm_params("truncate")
+
+
+@pytest.mark.parametrize(
+    ("ablation", "lost"),
+    [
+        ("full-no-skills", {"report-sections"}),  # the template's sections come from the skill
+        ("full-no-memory", {"memory-format", "report-bullets"}),  # week 2 forgets the format
+        ("full-no-subagents", {"supplier-juniper-retail"}),  # found by the analyst sweep
+    ],
+)
+def test_each_ablation_loses_the_probes_its_technique_answers(flagship, ablation, lost) -> None:
+    right = {p.id for p in flagship["full"].probe_results if p.correct}
+    ablated = run_cell("competitive-analysis", ablation, {}, 0, "small")
+    assert lost <= right - {p.id for p in ablated.probe_results if p.correct}
+    assert ablated.accuracy < flagship["full"].accuracy

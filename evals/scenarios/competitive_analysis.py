@@ -19,6 +19,7 @@ What each planted fact tests, asked right away or several turns later:
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from evals.scenarios.base import (
     FileCheck,
@@ -34,6 +35,7 @@ from evals.scenarios.base import (
 )
 from evals.scenarios.market import EARLIER, LATEST, WEEK_1, Company, World, make_tools
 from evals.simulated.plan import Compose, Cue, Fact, ReadSkill, Remember, ReportFindings, Step
+from evals.simulated.reader import template_sections
 from harness.middleware.subagents import SubAgent
 
 NAME = "competitive-analysis"
@@ -255,6 +257,11 @@ def company_probes(world: World, i: int, c: Company) -> list[tuple[int, Probe]]:
     ]  # fmt: skip
 
 
+def skill_dir() -> Path:
+    """The team's report template, a real Agent Skills folder."""
+    return datasets_dir() / "skills" / "qbr-report"
+
+
 def week_1(script: Script, world: World) -> None:
     companies = world.companies
     report, feedback = len(companies), len(companies) + 1  # turn indices after the companies
@@ -322,6 +329,13 @@ def week_1(script: Script, world: World) -> None:
     question = "Does the week-1 report give every company's export revenue?"
     script.check(Probe("report-figures", "artifact", question, "yes", Cue(patterns=()),
                        planted="report", check=check))  # fmt: skip
+    # The template's sections reach the draft only through the skill the agent reads, so this
+    # is what `full-no-skills` loses.
+    template = (skill_dir() / "SKILL.md").read_text(encoding="utf-8")
+    headings = tuple(f"## {s}" for s in template_sections([template]))
+    question = "Does the week-1 report follow the team template's sections?"
+    script.check(Probe("report-sections", "artifact", question, "yes", Cue(patterns=()),
+                       planted="skill", check=FileCheck(REPORT_1, contains=headings)))  # fmt: skip
 
 
 def week_2(script: Script, world: World) -> None:
@@ -399,6 +413,6 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         name=NAME, title=spec.title, description=spec.description, seed=seed,
         scale=check_scale(scale), sessions=sessions, plan=plan, probes=probes, tools=tools,
         system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
-        skills_dir=datasets_dir() / "skills" / "qbr-report", subagents=(researcher,),
+        skills_dir=skill_dir(), subagents=(researcher,),
         max_steps=60, data_files=world.files,
     )  # fmt: skip
