@@ -1,0 +1,211 @@
+"""Probes derived from a recorded run, each with its provenance.
+
+- recorded questions: a user question the agent answered from its context becomes a probe
+  whose expected answer is the recorded one, asked at the same place.
+- recall: a value the agent wrote down in a later turn than the one it read it in, or in a
+  file, asked right after that later use and again at the end.
+- decision: a value given as the reason of a decision the agent noted ("reason: ...").
+- artifact: which file a note of the agent's was saved to; and a file check that each file
+  it wrote still carries the read values it wrote there.
+- continuation: the next step the agent announced at the end of a turn.
+
+Every probe says where its answer came from (`provenance.from`: message and tool result) and
+where the run used it (`provenance.used`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from evals.scenarios.cues import Found, Source, find_cue, label_pattern
+
+if TYPE_CHECKING:
+    from evals.scenarios.recorded import Fact, RecordedTurn, Recording
+
+MAX_PROBES = 60
+DONT_KNOW = re.compile(r"(?i)\b(i don't know|i do not know|not sure)\b")
+_NEXT = re.compile(r"(?i)\bnext(?: step)?s?\s*[:,-]\s*([^.\n]+)")
+
+
+def derive_probes(recording: Recording) -> list[dict[str, Any]]:
+    """Probes in the order they are asked (recorded questions keep their place)."""
+    turns = recording.turns
+    work = [t for t in turns if not t.question]
+    last = work[-1].id if work else "start"
+    probes: list[dict[str, Any]] = []
+    probes += _recorded(recording)
+    probes += _decisions(recording.facts, last)
+    probes += _artifacts(recording, last)
+    probes += _continuations(work, recording.sources)
+    probes += _recalls(recording.facts, work, last)
+    unique: dict[str, dict[str, Any]] = {}
+    questions: set[str] = set()
+    for p in probes:
+        key = p["question"].strip().split("\n", 1)[0]
+        if p["id"] in unique or (key in questions and "check" not in p):
+            continue
+        questions.add(key)
+        unique[p["id"]] = p
+    kept = list(unique.values())[:MAX_PROBES]
+    order = {t.id: i for i, t in enumerate(work)}
+    order["start"], order["end"] = -1, len(work)
+    return sorted(kept, key=lambda p: order.get(p["after"], len(work)))
+
+
+def _probe(
+    id_: str, kind: str, question: str, answer: str, found: Found | None, after: str,
+    source: str, used: list[str], **extra: Any,
+) -> dict[str, Any]:  # fmt: skip
+    cue = found.cue if found is not None else None
+    return {
+        "id": id_,
+        "kind": kind,
+        "question": question,
+        "answer": answer,
+        "after": after,
+        "cue": {
+            "patterns": list(cue.patterns) if cue else [],
+            "lookalikes": list(cue.lookalikes) if cue else [],
+        },  # fmt: skip
+        "distractors": list(found.distractors) if found else [],
+        "source": source,
+        "provenance": {"from": list(found.refs) if found else [], "used": used},
+        **extra,
+    }
+
+
+def _source_kind(found: Found) -> str:
+    for kind in ("tool", "user", "memory"):
+        if kind in found.kinds:
+            return kind
+    return "agent"
+
+
+def _recorded(recording: Recording) -> list[dict[str, Any]]:
+    out = []
+    previous = "start"
+    for turn in recording.turns:
+        if not turn.question:
+            previous = turn.id
+            continue
+        answer = turn.final.strip()
+        if DONT_KNOW.search(answer):
+            continue
+        before = [s for s in recording.sources if s.turn < turn.index]
+        found = find_cue(answer, before)
+        if found is None:
+            continue
+        out.append(_probe(
+            f"asked-{turn.index:03d}", _kind_of(turn.text), turn.text, answer, found, previous,
+            _source_kind(found), [f"turn {turn.index} recorded answer"],
+            recorded_answer=answer,
+        ))  # fmt: skip
+    return out
+
+
+def _kind_of(question: str) -> str:
+    q = question.lower()
+    if "file" in q or "saved" in q or "report" in q and "which" in q:
+        return "artifact"
+    if "next step" in q or "next" in q and "what" in q:
+        return "continuation"
+    if q.startswith("why") or "reason" in q or "decid" in q:
+        return "decision"
+    return "recall"
+
+
+def _decisions(facts: list[Fact], last: str) -> list[dict[str, Any]]:
+    out = []
+    for fact in facts:
+        if not fact.decision:
+            continue
+        head = re.sub(r"\{\{fact_\d+\}\}", "…", fact.decision).rstrip(" ;:,")
+        question = f"What was the reason for this decision: “{head}”?"
+        out.append(_probe(f"decision-{fact.slot}", "decision", question, fact.value, fact.found,
+                          last, _source_kind(fact.found), _uses(fact)))  # fmt: skip
+    return out
+
+
+def _artifacts(recording: Recording, last: str) -> list[dict[str, Any]]:
+    out = []
+    facts = {f.value: f for f in recording.facts}
+    for path, (turn, note) in recording.notes.items():
+        if path.startswith("/memories/"):
+            continue
+        start = note.find(path)
+        made = label_pattern(path, note, start) if start >= 0 else None
+        if made is not None:
+            described = note.replace(path, "…").strip()
+            found = Found(
+                cue=_cue((made[0],)), distractors=(), refs=(f"turn {turn} note",),
+                kinds=("agent",),
+            )  # fmt: skip
+            question = f"Which file did you write when you noted “{described}”?"
+            out.append(_probe(f"file-{_slug(path)}", "artifact", question, path, found, last,
+                              "agent", [f"turn {turn} write"]))  # fmt: skip
+        content = recording.files.get(path, (turn, ""))[1]
+        lines = [
+            ln.strip().lstrip("-* ").strip() for ln in content.splitlines()
+            if any(v in ln for v in facts)
+        ][:8]  # fmt: skip
+        if lines:
+            question = f"Does {path} still carry the values read for it?"
+            out.append(_probe(
+                f"check-{_slug(path)}", "artifact", question, "yes", None, "end", "tool",
+                [f"turn {turn} write"], check={"path": path, "contains": lines},
+            ))  # fmt: skip
+    return out
+
+
+def _continuations(work: list[RecordedTurn], sources: list[Source]) -> list[dict[str, Any]]:
+    out = []
+    for turn in work:
+        m = _NEXT.search(turn.final)
+        if m is None:
+            continue
+        answer = m.group(1).strip()
+        made = label_pattern(answer, turn.final, m.start(1))
+        if made is None:
+            continue
+        found = Found(_cue((made[0],)), (), (f"turn {turn.index} reply",), ("agent",))
+        question = f"Check-in after turn {turn.index + 1}: what is your next step?"
+        out.append(_probe(f"next-{turn.index:03d}", "continuation", question, answer, found,
+                          turn.id, "agent", [f"turn {turn.index} reply"]))  # fmt: skip
+    return out
+
+
+def _recalls(facts: list[Fact], work: list[RecordedTurn], last: str) -> list[dict[str, Any]]:
+    out = []
+    by_index = {t.index: t.id for t in work}
+    for fact in facts:
+        if fact.decision:
+            continue
+        label = next((lb for lb, k in zip(fact.found.labels, fact.found.kinds, strict=False)
+                      if k == "tool"), fact.found.labels[0] if fact.found.labels else "")  # fmt: skip
+        if not label:
+            continue
+        tool = next((r.split(" ")[2] for r in fact.found.refs if " result " in r), "a tool")
+        question = f"What came after “{label}” in the {tool} result you read?"
+        later = sorted({t for t, _ in fact.uses if t > fact.read_turn})
+        if later and later[0] in by_index:
+            out.append(_probe(f"recall-{fact.slot}", "recall", question, fact.value, fact.found,
+                              by_index[later[0]], "tool", _uses(fact)))  # fmt: skip
+        out.append(_probe(f"recall-{fact.slot}-end", "recall",
+                          f"At the end of the run: {question[0].lower()}{question[1:]}",
+                          fact.value, fact.found, last, "tool", _uses(fact)))  # fmt: skip
+    return out
+
+
+def _uses(fact: Fact) -> list[str]:
+    return list(dict.fromkeys(where for _, where in fact.uses))
+
+
+def _cue(patterns: tuple[str, ...]) -> Any:
+    from evals.simulated.plan import Cue
+
+    return Cue(patterns)
+
+
+def _slug(path: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-")
