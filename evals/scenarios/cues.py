@@ -132,9 +132,18 @@ def find_cue(value: str, sources: Sequence[Source]) -> Found | None:
                     lookalikes.append(look)
     if not patterns:
         return None
+    # A label that also shows other values ("file_path: ") cannot tell the fact apart: it is
+    # kept only when nothing better is found, and its other values count as distractors.
+    ambiguous = {p for p in patterns if _values([p], sources) - {value}}
+    if len(ambiguous) < len(patterns):
+        keep = [i for i, p in enumerate(patterns) if p not in ambiguous]
+        patterns = [patterns[i] for i in keep]
+        refs = [refs[i] for i in keep]
+        kinds = [kinds[i] for i in keep]
+        labels = [labels[i] for i in keep]
     patterns = patterns[-MAX_PATTERNS:]  # the newest forms: the ones a replay meets last
     lookalikes = lookalikes[-MAX_PATTERNS:]
-    wrong = _values(patterns, sources) | _values(lookalikes, sources)
+    wrong = _values([*patterns, *ambiguous], sources) | _values(lookalikes, sources)
     wrong.discard(value)
     return Found(
         Cue(tuple(patterns), tuple(lookalikes)),

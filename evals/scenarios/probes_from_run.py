@@ -30,11 +30,9 @@ _NEXT = re.compile(r"(?i)\bnext(?: step)?s?\s*[:,-]\s*([^.\n]+)")
 
 def derive_probes(recording: Recording) -> list[dict[str, Any]]:
     """Probes in the order they are asked (recorded questions keep their place)."""
-    turns = recording.turns
-    work = [t for t in turns if not t.question]
+    probes = _recorded(recording)
+    work = [t for t in recording.turns if not t.question]
     last = work[-1].id if work else "start"
-    probes: list[dict[str, Any]] = []
-    probes += _recorded(recording)
     probes += _decisions(recording.facts, last)
     probes += _artifacts(recording, last)
     probes += _continuations(work, recording.sources)
@@ -90,11 +88,11 @@ def _recorded(recording: Recording) -> list[dict[str, Any]]:
             previous = turn.id
             continue
         answer = turn.final.strip()
-        if DONT_KNOW.search(answer):
-            continue
         before = [s for s in recording.sources if s.turn < turn.index]
-        found = find_cue(answer, before)
+        found = None if DONT_KNOW.search(answer) else find_cue(answer, before)
         if found is None:
+            turn.question = False  # nothing to score it against: replayed as it went
+            previous = turn.id
             continue
         out.append(_probe(
             f"asked-{turn.index:03d}", _kind_of(turn.text), turn.text, answer, found, previous,
@@ -181,8 +179,9 @@ def _recalls(facts: list[Fact], work: list[RecordedTurn], last: str) -> list[dic
     for fact in facts:
         if fact.decision:
             continue
-        label = next((lb for lb, k in zip(fact.found.labels, fact.found.kinds, strict=False)
-                      if k == "tool"), fact.found.labels[0] if fact.found.labels else "")  # fmt: skip
+        labels = zip(fact.found.labels, fact.found.kinds, strict=False)
+        first = fact.found.labels[0] if fact.found.labels else ""
+        label = next((lb for lb, k in labels if k == "tool"), first)
         if not label:
             continue
         tool = next((r.split(" ")[2] for r in fact.found.refs if " result " in r), "a tool")

@@ -459,7 +459,7 @@ def import_run(
             recording.files[path] = (turn, _file_text(con, thread_id, path))
     finally:
         con.close()
-    probes = derive_probes(recording)
+    probes = derive_probes(recording)  # first: a question it cannot score stays a turn
     tools = [t for t in config.get("tools", []) if t["name"] not in BUILTIN_TOOLS]
     if not tools:
         tools = _tools_from_calls(replies)
