@@ -222,3 +222,26 @@ def test_keys_and_addresses_never_reach_the_file(
     assert "Acme Internal" not in text and "[REDACTED]" in text
     assert info["redactions"] >= 6  # key and address in the user turn and the tool result
     assert import_run(str(db), result.run_id)["source"]["redactions"] >= 4
+
+
+def test_the_memory_a_run_started_with_is_in_the_replays_store(
+    flagship: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    import asyncio
+
+    from evals.replay import replay
+
+    doc = yaml.safe_load(flagship[2].read_text())
+    doc["memory"] = [
+        {"path": "/memories/AGENTS.md", "content": "# Agent memory\n\n- Cite sources.\n"}
+    ]
+    path = tmp_path / "remembered.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    outcome = asyncio.run(replay(load_scenario_file(path), "full", seed=0))
+    assert outcome.store is not None
+    # The recorded run read memory before writing it: the replay's read finds the seeded file.
+    reads = outcome.store.query(
+        "SELECT content FROM messages WHERE role = 'tool' AND name = 'read_file' "
+        "AND content LIKE '%Agent memory%'"
+    )
+    assert reads and "Cite sources." in reads[0]["content"]

@@ -243,6 +243,7 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
         seed=seed, scale=scale, sessions=sessions, plan=plan, probes=probes, tools=tools,  # type: ignore[arg-type]
         system_prompt=spec.system_prompt, window=spec.model.window, params=dict(spec.params),
         skills_dir=_skills_dir(spec), subagents=subagents, max_steps=spec.model.max_steps,
+        memory=tuple((m.path, m.content) for m in spec.memory),
     )  # fmt: skip
 
 
