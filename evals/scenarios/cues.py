@@ -47,6 +47,7 @@ class Found:
     refs: tuple[str, ...]
     kinds: tuple[SourceKind, ...]
     labels: tuple[str, ...] = ()
+    unique: bool = True  # some pattern shows this value and no other
 
 
 def shape(value: str) -> str:
@@ -106,9 +107,11 @@ def lookalike_pattern(pattern: str, label: str) -> str | None:
     return head + swapped + re.escape(after) + pattern[len(re.escape(label)) :]
 
 
-def find_cue(value: str, sources: Sequence[Source]) -> Found | None:
+def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found | None:
     """A cue for `value` from every place `sources` show it; None when none shows it with
-    enough words around it."""
+    enough words around it. With `context` (the words around the value where it was used),
+    a tool result counts only where its label shares the most words with it: a figure that
+    also turns up by chance in an unrelated row is not that row's figure."""
     patterns: list[str] = []
     lookalikes: list[str] = []
     refs: list[str] = []
@@ -132,10 +135,16 @@ def find_cue(value: str, sources: Sequence[Source]) -> Found | None:
                     lookalikes.append(look)
     if not patterns:
         return None
+    if context:
+        keep = _closest(labels, kinds, context)
+        patterns, refs, kinds, labels = (
+            [xs[i] for i in keep] for xs in (patterns, refs, kinds, labels)
+        )  # type: ignore[assignment]
     # A label that also shows other values ("file_path: ") cannot tell the fact apart: it is
     # kept only when nothing better is found, and its other values count as distractors.
     ambiguous = {p for p in patterns if _values([p], sources) - {value}}
-    if len(ambiguous) < len(patterns):
+    unique = len(ambiguous) < len(patterns)
+    if unique:
         keep = [i for i, p in enumerate(patterns) if p not in ambiguous]
         patterns = [patterns[i] for i in keep]
         refs = [refs[i] for i in keep]
@@ -151,7 +160,24 @@ def find_cue(value: str, sources: Sequence[Source]) -> Found | None:
         tuple(dict.fromkeys(refs)),
         tuple(dict.fromkeys(kinds)),
         tuple(label.strip() for label in labels if label.strip()),
+        unique,
     )
+
+
+def words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9_]+", text.lower()) if len(w) > 1}
+
+
+def _closest(labels: list[str], kinds: list[SourceKind], context: str) -> list[int]:
+    """Indexes to keep: every non-tool form, and the tool forms whose label shares the most
+    words with `context` (all of them when none shares any)."""
+    wanted = words(context)
+    overlap = [
+        len(words(label) & wanted) if k == "tool" else -1
+        for label, k in zip(labels, kinds, strict=True)
+    ]
+    best = max(overlap)
+    return [i for i, n in enumerate(overlap) if n < 0 or best <= 0 or n == best]
 
 
 def _first_value(pattern: str, text: str, start: int) -> str | None:

@@ -116,7 +116,7 @@ def _kind_of(question: str) -> str:
 def _decisions(facts: list[Fact], last: str) -> list[dict[str, Any]]:
     out = []
     for fact in facts:
-        if not fact.decision:
+        if not fact.decision or not fact.found.unique:
             continue
         head = re.sub(r"\{\{fact_\d+\}\}", "…", fact.decision).rstrip(" ;:,")
         question = f"What was the reason for this decision: “{head}”?"
@@ -177,8 +177,9 @@ def _recalls(facts: list[Fact], work: list[RecordedTurn], last: str) -> list[dic
     out = []
     by_index = {t.index: t.id for t in work}
     for fact in facts:
-        if fact.decision:
-            continue
+        tools = [r for r in fact.found.refs if " result " in r]
+        if fact.decision or not fact.found.unique or all(" /skills/" in r for r in tools):
+            continue  # a reason, a label that shows other values too, or the skill's wording
         labels = zip(fact.found.labels, fact.found.kinds, strict=False)
         first = fact.found.labels[0] if fact.found.labels else ""
         label = next((lb for lb, k in labels if k == "tool"), first)

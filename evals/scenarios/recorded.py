@@ -178,7 +178,8 @@ class Planner:
     ) -> str:
         chosen: list[tuple[int, int, Fact]] = []
         for value in self._candidates(text, sources):
-            fact = self._fact(value, sources, turn)
+            at = _token_spans(value, text)
+            fact = self._fact(value, sources, turn, _line_around(text, at[0]) if at else "")
             if fact is None:
                 continue
             for start in _token_spans(value, text):
@@ -220,9 +221,9 @@ class Planner:
             return False
         return any(_token_spans(value, t) for t in tools)
 
-    def _fact(self, value: str, sources: list[Source], turn: int) -> Fact | None:
+    def _fact(self, value: str, sources: list[Source], turn: int, context: str) -> Fact | None:
         fact = self.facts.get(value)
-        found = find_cue(value, sources)
+        found = find_cue(value, sources, context)
         if found is None or "tool" not in found.kinds:
             return fact
         if fact is None:
@@ -232,6 +233,12 @@ class Planner:
         else:
             fact.found = found  # every form it has been written in so far
         return fact
+
+
+def _line_around(text: str, start: int) -> str:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    return text[line_start : len(text) if line_end < 0 else line_end]
 
 
 def _phrase_like(words: list[str]) -> bool:
@@ -249,7 +256,8 @@ def _token_spans(value: str, text: str) -> list[int]:
     return spans(value, text)
 
 
-_DECISION = re.compile(r"(?i)\b(decision|decided|decide|reason|because|set aside|instead of)\b")
+# A value after one of these, in a sentence of the agent's, is the reason of a decision.
+_DECISION = re.compile(r"(?i)\b(reason|because|due to|since)\b")
 
 
 def _decision_of(text: str, start: int) -> str | None:
@@ -257,9 +265,10 @@ def _decision_of(text: str, start: int) -> str | None:
     marker in the same sentence), else None."""
     line_start = max(text.rfind("\n", 0, start), text.rfind(". ", 0, start)) + 1
     head = text[line_start:start]
-    if not _DECISION.search(head):
+    markers = list(_DECISION.finditer(head))
+    if not markers:
         return None
-    return head.strip(" -")
+    return head[: markers[-1].start()].strip(" -;:,")
 
 
 # -- the import --------------------------------------------------------------------------
@@ -293,8 +302,9 @@ def read_recording(con: Any, thread: str, system_prompt: str) -> Recording:
         if current is None:
             continue
         if m["role"] == "tool":
-            name, _args = calls_by_id.get(m["tool_call_id"] or "", (m["name"] or "tool", {}))
-            ref = f"turn {current.index} {name} result ({m['message_id']})"
+            name, args = calls_by_id.get(m["tool_call_id"] or "", (m["name"] or "tool", {}))
+            read = f" {args['file_path']}" if name == "read_file" and "file_path" in args else ""
+            ref = f"turn {current.index} {name}{read} result ({m['message_id']})"
             sources.append(Source(ref, "tool", m["text"], current.index))
             continue
         calls = _calls(m)
