@@ -245,3 +245,16 @@ def test_the_memory_a_run_started_with_is_in_the_replays_store(
         "AND content LIKE '%Agent memory%'"
     )
     assert reads and "Cite sources." in reads[0]["content"]
+
+
+def test_every_derived_probe_is_answerable_with_everything_in_view(
+    flagship: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str], cli_env: None
+) -> None:
+    """The cues are right: an ideal reader with an unbounded window gets every probe (and
+    the files it wrote carry what it read), so a miss under an arm is the arm's doing."""
+    argv = ["eval", "--scenario", str(flagship[2]), "--strategy", "none-unbounded",
+            "--reader", "ideal", "--seed", "0", "--no-save", "--json", "--probes"]  # fmt: skip
+    assert main(argv) == 0
+    (run,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    wrong = [(p["id"], p["answer"]) for p in run["probe_results"] if not p["correct"]]
+    assert wrong == [] and run["probes"] >= 20

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from evals.scenarios.cues import Found, Source, find_cue, label_pattern
+from evals.scenarios.cues import Found, Source, find_cue, label_pattern, spans
 
 if TYPE_CHECKING:
     from evals.scenarios.recorded import Fact, RecordedTurn, Recording
@@ -127,7 +127,7 @@ def _decisions(facts: list[Fact], last: str) -> list[dict[str, Any]]:
 
 def _artifacts(recording: Recording, last: str) -> list[dict[str, Any]]:
     out = []
-    facts = {f.value: f for f in recording.facts}
+    facts = [f.value for f in recording.facts if f.found.unique]
     for path, (turn, note) in recording.notes.items():
         if path.startswith("/memories/"):
             continue
@@ -143,15 +143,12 @@ def _artifacts(recording: Recording, last: str) -> list[dict[str, Any]]:
             out.append(_probe(f"file-{_slug(path)}", "artifact", question, path, found, last,
                               "agent", [f"turn {turn} write"]))  # fmt: skip
         content = recording.files.get(path, (turn, ""))[1]
-        lines = [
-            ln.strip().lstrip("-* ").strip() for ln in content.splitlines()
-            if any(v in ln for v in facts)
-        ][:8]  # fmt: skip
-        if lines:
+        values = [v for v in facts if spans(v, content)][:12]
+        if values:
             question = f"Does {path} still carry the values read for it?"
             out.append(_probe(
                 f"check-{_slug(path)}", "artifact", question, "yes", None, "end", "tool",
-                [f"turn {turn} write"], check={"path": path, "contains": lines},
+                [f"turn {turn} write"], check={"path": path, "contains": values},
             ))  # fmt: skip
     return out
 

@@ -226,6 +226,10 @@ class Planner:
         found = find_cue(value, sources, context)
         if found is None or "tool" not in found.kinds:
             return fact
+        if not found.unique and not _FIGURE.fullmatch(value):
+            # A name no label tells apart (a column of firm names): a slot would copy
+            # whichever firm the reader met first. Figures are slotted whatever the label.
+            return fact
         if fact is None:
             read = min(s.turn for s in sources if s.kind == "tool" and _token_spans(value, s.text))
             fact = Fact(f"fact_{len(self.facts) + 1}", value, found, read)
