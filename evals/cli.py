@@ -154,7 +154,7 @@ def import_command(args: argparse.Namespace) -> int:
     """`ctxlab scenarios import`: write the scenario file and say what it holds."""
     import time
 
-    from evals.scenarios.recorded import ImportError_, import_run, write_scenario
+    from evals.scenarios.recorded import RunNotFoundError, import_run, write_scenario
     from evals.scenarios.redact import Redactor
     from harness.store import default_path
 
@@ -164,8 +164,8 @@ def import_command(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         doc = import_run(db, args.name, thread=args.thread, redactor=Redactor(args.redact))
-    except (ImportError_, ValueError) as exc:
-        args.parser.error(f"{exc} ({db})" if isinstance(exc, ImportError_) else str(exc))
+    except (RunNotFoundError, ValueError) as exc:
+        args.parser.error(f"{exc} ({db})" if isinstance(exc, RunNotFoundError) else str(exc))
     out = args.out or f"scenarios/{doc['name'].replace(':', '-')}.yaml"
     path = write_scenario(doc, out)
     took = time.perf_counter() - start

@@ -200,10 +200,13 @@ def test_keys_and_addresses_never_reach_the_file(
 ) -> None:
     db = tmp_path / "secret.duckdb"
     store = Store(str(db))
+    note = {"file_path": "/notes/acme.md", "content": "Balance: 1234.5 EUR\n"}
     model = ScriptedModel([
         ModelResponse(text="Looking it up.",
                       tool_calls=(ToolCall("c1", "lookup", {"account": "Acme Internal"}),)),
-        "Balance noted: 1234.5 EUR. Next step: write to the owner.",
+        ModelResponse(text="Noting the balance: 1234.5 EUR.",
+                      tool_calls=(ToolCall("c2", "write_file", note),)),
+        "Balance noted. Next step: write to the owner.",
     ])  # fmt: skip
     agent = create_agent(model, [lookup], store=store, system_prompt="You help.")
     result = agent.run_sync(
@@ -217,8 +220,10 @@ def test_keys_and_addresses_never_reach_the_file(
     assert main(argv) == 0
     info = json.loads(capsys.readouterr().out)
     text = out.read_text()
-    assert FAKE_KEY not in text and "sk-ant-" not in text
-    assert FAKE_MAIL not in text and "@example.com" not in text
+    # nowhere, not even escaped inside a cue built from the words around the balance
+    assert "{{fact_" in text and "balance\\ " in text
+    assert FAKE_KEY not in text and "sk-ant-" not in text and "Zq7" not in text
+    assert FAKE_MAIL not in text and "example" not in text and "jane" not in text
     assert "Acme Internal" not in text and "[REDACTED]" in text
     assert info["redactions"] >= 6  # key and address in the user turn and the tool result
     assert import_run(str(db), result.run_id)["source"]["redactions"] >= 4

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from evals.scenarios.cues import Found, Source, find_cue
+from evals.scenarios.cues import Found, Source, find_cue, spans
 from evals.scenarios.redact import Redactor
 
 FORMAT = "ctxlab-scenario/1"
@@ -37,7 +37,7 @@ _SEGMENT = re.compile(r"[\n;:()\[\]]|, |\. ")
 _FIGURE = re.compile(r"(?<![\w.\-/])-?\d[\d,]*(?:\.\d+)?(?![\w\-/]|\.\d)")
 
 
-class ImportError_(LookupError):
+class RunNotFoundError(LookupError):
     """The run or thread to import is not in the store (the message says which)."""
 
 
@@ -72,7 +72,6 @@ class Recording:
     """Everything read from the store, before probes are derived."""
 
     turns: list[RecordedTurn]
-    tasks: list[dict[str, Any]]
     facts: list[Fact]
     sources: list[Source]
     files: dict[str, tuple[int, str]]  # path -> (turn last written, final content)
@@ -96,13 +95,13 @@ def resolve(con: Any, run_id: str | None, thread: str | None) -> tuple[str, str]
                 [run_id],
             ).fetchone()
         if row is None:
-            raise ImportError_(f"no run or session {run_id!r} in the store")
+            raise RunNotFoundError(f"no run or session {run_id!r} in the store")
         while row[2] is not None:
             row = con.execute(
                 "SELECT run_id, thread_id, parent_run_id FROM runs WHERE run_id = ?", [row[2]]
             ).fetchone()
         if thread is not None and row[1] != thread:
-            raise ImportError_(f"run {run_id!r} is on thread {row[1]!r}, not {thread!r}")
+            raise RunNotFoundError(f"run {run_id!r} is on thread {row[1]!r}, not {thread!r}")
         return row[1], row[0]
     assert thread is not None
     row = con.execute(
@@ -111,7 +110,7 @@ def resolve(con: Any, run_id: str | None, thread: str | None) -> tuple[str, str]
         [thread],
     ).fetchone()
     if row is None:
-        raise ImportError_(f"no thread {thread!r} in the store")
+        raise RunNotFoundError(f"no thread {thread!r} in the store")
     return thread, row[0]
 
 
@@ -125,14 +124,21 @@ def _rows(con: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
-def _messages(con: Any, thread: str) -> list[dict[str, Any]]:
-    return _rows(
+def _messages(con: Any, thread: str, redactor: Redactor) -> list[dict[str, Any]]:
+    """The thread's messages, redacted as they are read: cues and slots are then built from
+    the redacted text, so no pattern can carry what the redaction took out."""
+    rows = _rows(
         con,
         "SELECT run_id, seq, message_id, role, coalesce(full_content, content) AS text, "
         "tool_calls, tool_call_id, name FROM messages WHERE thread_id = ? AND kind = 'message' "
         "ORDER BY seq",
         [thread],
     )
+    for row in rows:
+        row["text"] = redactor.text(row["text"])
+        if row["tool_calls"]:
+            row["tool_calls"] = json.dumps(redactor.value(json.loads(row["tool_calls"])))
+    return rows
 
 
 def _calls(row: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -178,11 +184,11 @@ class Planner:
     ) -> str:
         chosen: list[tuple[int, int, Fact]] = []
         for value in self._candidates(text, sources):
-            at = _token_spans(value, text)
+            at = spans(value, text)
             fact = self._fact(value, sources, turn, _line_around(text, at[0]) if at else "")
             if fact is None:
                 continue
-            for start in _token_spans(value, text):
+            for start in spans(value, text):
                 end = start + len(value)
                 if all(end <= s or start >= e for s, e, _ in chosen):
                     chosen.append((start, end, fact))
@@ -219,7 +225,7 @@ class Planner:
     def _from_tools(self, value: str, tools: list[str]) -> bool:
         if any(value in t for t in self.literal):
             return False
-        return any(_token_spans(value, t) for t in tools)
+        return any(spans(value, t) for t in tools)
 
     def _fact(self, value: str, sources: list[Source], turn: int, context: str) -> Fact | None:
         fact = self.facts.get(value)
@@ -231,7 +237,7 @@ class Planner:
             # whichever firm the reader met first. Figures are slotted whatever the label.
             return fact
         if fact is None:
-            read = min(s.turn for s in sources if s.kind == "tool" and _token_spans(value, s.text))
+            read = min(s.turn for s in sources if s.kind == "tool" and spans(value, s.text))
             fact = Fact(f"fact_{len(self.facts) + 1}", value, found, read)
             self.facts[value] = fact
         else:
@@ -254,12 +260,6 @@ def _phrase_like(words: list[str]) -> bool:
     return named and len(words) <= 4 and len(text) >= 4
 
 
-def _token_spans(value: str, text: str) -> list[int]:
-    from evals.scenarios.cues import spans
-
-    return spans(value, text)
-
-
 # A value after one of these, in a sentence of the agent's, is the reason of a decision.
 _DECISION = re.compile(r"(?i)\b(reason|because|due to|since)\b")
 
@@ -278,8 +278,8 @@ def _decision_of(text: str, start: int) -> str | None:
 # -- the import --------------------------------------------------------------------------
 
 
-def read_recording(con: Any, thread: str, system_prompt: str) -> Recording:
-    messages = _messages(con, thread)
+def read_recording(con: Any, thread: str, system_prompt: str, redactor: Redactor) -> Recording:
+    messages = _messages(con, thread, redactor)
     runs = _rows(
         con,
         "SELECT run_id FROM runs WHERE thread_id = ? AND parent_run_id IS NULL ORDER BY started_at",
@@ -331,7 +331,7 @@ def read_recording(con: Any, thread: str, system_prompt: str) -> Recording:
                               current.index))  # fmt: skip
     for turn in turns:
         turn.question = _is_question(turn)
-    return Recording(turns, [], list(planner.facts.values()), sources, files, notes)
+    return Recording(turns, list(planner.facts.values()), sources, files, notes)
 
 
 def _rendered(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
@@ -353,14 +353,12 @@ def _is_question(turn: RecordedTurn) -> bool:
     )
 
 
-def read_tasks(
-    con: Any, thread: str, parent_runs: Sequence[str]
-) -> tuple[list[dict[str, Any]], list[Source]]:
-    """The subagents' tasks as plan turns (recognised by their text), and the tool results
-    they read (for their own slots)."""
+def read_tasks(con: Any, parent_runs: Sequence[str], redactor: Redactor) -> list[dict[str, Any]]:
+    """The subagents' tasks as plan turns, recognised by their text; each slots what its
+    own tool results showed."""
     tasks: list[dict[str, Any]] = []
     if not parent_runs:
-        return tasks, []
+        return tasks
     marks = ",".join("?" * len(parent_runs))
     subs = _rows(
         con,
@@ -370,7 +368,7 @@ def read_tasks(
     )
     seen: set[str] = set()
     for sub in subs:
-        messages = _messages(con, sub["thread_id"])
+        messages = _messages(con, sub["thread_id"], redactor)
         users = [m for m in messages if m["role"] == "user"]
         if not users:
             continue
@@ -400,16 +398,16 @@ def read_tasks(
                       "system_prompt": config.get("system_prompt"),
                       "tools": [t["name"] for t in config.get("tools", [])
                                 if t["name"] not in BUILTIN_TOOLS]})  # fmt: skip
-    return tasks, []
+    return tasks
 
 
-def read_replies(con: Any, threads: Sequence[str]) -> list[dict[str, Any]]:
+def read_replies(con: Any, threads: Sequence[str], redactor: Redactor) -> list[dict[str, Any]]:
     """Every recorded result of the agent's own tools, keyed by tool, arguments and
     occurrence, in the order they were made."""
     replies: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
     for thread in threads:
-        messages = _messages(con, thread)
+        messages = _messages(con, thread, redactor)
         pending: dict[str, tuple[str, dict[str, Any]]] = {}
         for m in messages:
             for call_id, name, args in _calls(m):
@@ -437,15 +435,16 @@ def import_run(
     redactor: Redactor | None = None,
 ) -> dict[str, Any]:
     """The scenario document (a dict in the `ctxlab-scenario/1` format) of the thread that
-    `run_id` (or `thread`) names in the store `db`. Raises `ImportError_` when the store has
+    `run_id` (or `thread`) names in the store `db`. Raises `RunNotFoundError` when the store has
     no such run or thread."""
     from evals.scenarios.probes_from_run import derive_probes
     from harness.store import read_only
 
     if run_id is None and thread is None:
         raise ValueError("give a run id or a thread")
+    redactor = redactor or Redactor()
     if not Path(db).is_file():
-        raise ImportError_(f"no store at {db}")
+        raise RunNotFoundError(f"no store at {db}")
     con = read_only(db)
     try:
         thread_id, first = resolve(con, run_id, thread)
@@ -455,22 +454,22 @@ def import_run(
             "WHERE thread_id = ? AND parent_run_id IS NULL ORDER BY started_at",
             [thread_id],
         )
-        config = json.loads(runs[0]["config"] or "{}")
+        config = redactor.value(json.loads(runs[0]["config"] or "{}"))
         system_prompt = str(config.get("system_prompt") or "")
-        recording = read_recording(con, thread_id, system_prompt)
+        recording = read_recording(con, thread_id, system_prompt, redactor)
         run_ids = [r["run_id"] for r in runs]
-        tasks, _ = read_tasks(con, thread_id, run_ids)
+        tasks = read_tasks(con, run_ids, redactor)
         task_threads = [
             r["thread_id"]
             for r in _rows(con, f"SELECT thread_id FROM runs WHERE parent_run_id IN "
                            f"({','.join('?' * len(run_ids))}) ORDER BY started_at", run_ids)
         ]  # fmt: skip
-        replies = read_replies(con, [thread_id, *task_threads])
-        skills = _files(con, "/skills/")
-        memory = _memory_at(con, runs[0]["started_at"])
+        replies = read_replies(con, [thread_id, *task_threads], redactor)
+        skills = redactor.value(_files(con, "/skills/"))
+        memory = redactor.value(_memory_at(con, runs[0]["started_at"]))
         for path in recording.files:
             turn, _ = recording.files[path]
-            recording.files[path] = (turn, _file_text(con, thread_id, path))
+            recording.files[path] = (turn, redactor.text(_file_text(con, thread_id, path)))
     finally:
         con.close()
     probes = derive_probes(recording)  # first: a question it cannot score stays a turn
@@ -520,7 +519,8 @@ def import_run(
         "probe_counts": counts,
         "probes": probes,
     }
-    redactor = redactor or Redactor()
+    # Everything was redacted as it was read; this pass catches what joining texts made
+    # (a description naming the store's path), and the count covers both.
     redacted = redactor.value(doc)
     redacted["source"]["redactions"] = redactor.count
     return redacted
