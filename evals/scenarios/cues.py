@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from evals.simulated.plan import Cue
 
@@ -69,10 +69,18 @@ def spans(value: str, text: str) -> list[int]:
     return [m.start() for m in bound.finditer(text)]
 
 
-def label_pattern(value: str, text: str, start: int) -> tuple[str, str] | None:
-    """The pattern the words around `text[start:]` (which holds `value`) make and the label
-    before it ("" when the words after it were used), or None when the line gives too few
-    words to tell it from anything else."""
+class Label(NamedTuple):
+    """A pattern, the label before the value ("" when the words after it were used), and the
+    literal text any match contains (to skip texts without it before running the regex)."""
+
+    pattern: str
+    label: str
+    anchor: str
+
+
+def label_pattern(value: str, text: str, start: int) -> Label | None:
+    """The pattern the words around `text[start:]` (which holds `value`) make, or None when
+    the line gives too few words to tell it from anything else."""
     line_start = text.rfind("\n", 0, start) + 1
     begin = max(line_start, start - LABEL_CHARS)
     if begin > line_start:
@@ -81,17 +89,17 @@ def label_pattern(value: str, text: str, start: int) -> tuple[str, str] | None:
     label = text[begin:start]
     group = f"({shape(value)})"
     if len(label.strip()) >= 6:
-        return re.escape(label) + group, label
+        return Label(re.escape(label) + group, label, label)
     end = start + len(value)
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
     after = text[end : min(line_end, end + LABEL_CHARS // 2)]
     cut = after.rfind(" ")
     after = after[:cut] if cut > 8 else after
-    return (group + re.escape(after), "") if len(after.strip()) >= 6 else None
+    return Label(group + re.escape(after), "", after) if len(after.strip()) >= 6 else None
 
 
-def lookalike_pattern(pattern: str, label: str) -> str | None:
+def lookalike_pattern(pattern: str, label: str) -> Label | None:
     """`pattern` with the last name in its label swapped for any other name, or None when the
     label names nothing (or the name ends it: nothing would bound the swap)."""
     names = [m for m in NAME.finditer(label) if any(c.islower() for c in m.group())]
@@ -104,7 +112,10 @@ def lookalike_pattern(pattern: str, label: str) -> str | None:
     guard = re.escape(m.group() + after[0])
     swapped = rf"(?!{guard})[^\n,.;:]{{1,40}}?"
     head = re.escape(label[: m.start()])
-    return head + swapped + re.escape(after) + pattern[len(re.escape(label)) :]
+    anchor = max(label[: m.start()], after, key=len)
+    return Label(
+        head + swapped + re.escape(after) + pattern[len(re.escape(label)) :], label, anchor
+    )
 
 
 def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found | None:
@@ -114,25 +125,28 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
     also turns up by chance in an unrelated row is not that row's figure."""
     patterns: list[str] = []
     lookalikes: list[str] = []
+    anchors: dict[str, str] = {}
     refs: list[str] = []
     labels: list[str] = []
     kinds: list[SourceKind] = []
     for source in sources:
         for start in spans(value, source.text):
             made = label_pattern(value, source.text, start)
-            if made is None or made[0] in patterns:
+            if made is None or made.pattern in patterns:
                 continue
-            pattern, label = made
+            pattern, label = made.pattern, made.label
             if _first_value(pattern, source.text, start) != value:
                 continue
+            anchors[pattern] = made.anchor
             patterns.append(pattern)
             refs.append(source.ref)
             kinds.append(source.kind)
             labels.append(label)
             if label:
                 look = lookalike_pattern(pattern, label)
-                if look is not None and look not in lookalikes:
-                    lookalikes.append(look)
+                if look is not None and look.pattern not in lookalikes:
+                    lookalikes.append(look.pattern)
+                    anchors[look.pattern] = look.anchor
     if not patterns:
         return None
     if context:
@@ -142,7 +156,7 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
         )  # type: ignore[assignment]
     # A label that also shows other values ("file_path: ") cannot tell the fact apart: it is
     # kept only when nothing better is found, and its other values count as distractors.
-    ambiguous = {p for p in patterns if _values([p], sources) - {value}}
+    ambiguous = {p for p in patterns if _values([p], sources, anchors) - {value}}
     unique = len(ambiguous) < len(patterns)
     if unique:
         keep = [i for i, p in enumerate(patterns) if p not in ambiguous]
@@ -152,7 +166,7 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
         labels = [labels[i] for i in keep]
     patterns = patterns[-MAX_PATTERNS:]  # the newest forms: the ones a replay meets last
     lookalikes = lookalikes[-MAX_PATTERNS:]
-    wrong = _values([*patterns, *ambiguous], sources) | _values(lookalikes, sources)
+    wrong = _values([*patterns, *ambiguous, *lookalikes], sources, anchors)
     wrong.discard(value)
     return Found(
         Cue(tuple(patterns), tuple(lookalikes)),
@@ -186,10 +200,29 @@ def _first_value(pattern: str, text: str, start: int) -> str | None:
     return m.group(1).strip() if m else None
 
 
-def _values(patterns: Sequence[str], sources: Sequence[Source]) -> set[str]:
+def _values(
+    patterns: Sequence[str], sources: Sequence[Source], anchors: dict[str, str]
+) -> set[str]:
+    """Every value the patterns show in `sources`. A pattern matches within one line, so only
+    the lines holding its anchor are searched (a whole export per pattern took seconds)."""
     found: set[str] = set()
     for pattern in patterns:
-        compiled = re.compile(pattern, re.MULTILINE)
+        compiled = re.compile(pattern)
+        anchor = anchors.get(pattern, "")
         for source in sources:
-            found.update(m.group(1).strip() for m in compiled.finditer(source.text))
+            for line in _lines_with(source.text, anchor):
+                found.update(m.group(1).strip() for m in compiled.finditer(line))
     return found
+
+
+def _lines_with(text: str, anchor: str) -> list[str]:
+    if not anchor:
+        return text.splitlines()
+    lines: dict[int, str] = {}
+    at = text.find(anchor)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at + len(anchor))
+        lines.setdefault(start, text[start : len(text) if end < 0 else end])
+        at = text.find(anchor, at + 1)
+    return list(lines.values())

@@ -136,7 +136,7 @@ def _artifacts(recording: Recording, last: str) -> list[dict[str, Any]]:
         if made is not None:
             described = note.replace(path, "…").strip()
             found = Found(
-                cue=_cue((made[0],)), distractors=(), refs=(f"turn {turn} note",),
+                cue=_cue((made.pattern,)), distractors=(), refs=(f"turn {turn} note",),
                 kinds=("agent",),
             )  # fmt: skip
             question = f"Which file did you write when you noted “{described}”?"
@@ -163,7 +163,7 @@ def _continuations(work: list[RecordedTurn], sources: list[Source]) -> list[dict
         made = label_pattern(answer, turn.final, m.start(1))
         if made is None:
             continue
-        found = Found(_cue((made[0],)), (), (f"turn {turn.index} reply",), ("agent",))
+        found = Found(_cue((made.pattern,)), (), (f"turn {turn.index} reply",), ("agent",))
         question = f"Check-in after turn {turn.index + 1}: what is your next step?"
         out.append(_probe(f"next-{turn.index:03d}", "continuation", question, answer, found,
                           turn.id, "agent", [f"turn {turn.index} reply"]))  # fmt: skip
