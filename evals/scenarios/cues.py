@@ -25,6 +25,7 @@ WORD = r"[^\s.,;:()]+"
 NAME = re.compile(r"\b[A-Z][\w&'\-]*(?: [A-Z][\w&'\-]*)*")
 LABEL_CHARS = 80
 MAX_PATTERNS = 6
+MAX_LOOKALIKES = 8
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,11 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
         kinds = [kinds[i] for i in keep]
         labels = [labels[i] for i in keep]
     patterns = patterns[-MAX_PATTERNS:]  # the newest forms: the ones a replay meets last
-    lookalikes = lookalikes[-MAX_PATTERNS:]
+    # A look-alike showing many values swapped something generic (a sentence's first word),
+    # not a name: it would make every name in the coverage a distractor.
+    lookalikes = [
+        p for p in lookalikes if len(_values([p], sources, anchors) - {value}) <= MAX_LOOKALIKES
+    ][-MAX_PATTERNS:]
     wrong = _values([*patterns, *ambiguous, *lookalikes], sources, anchors)
     wrong.discard(value)
     return Found(

@@ -33,10 +33,10 @@ def derive_probes(recording: Recording) -> list[dict[str, Any]]:
     probes = _recorded(recording)
     work = [t for t in recording.turns if not t.question]
     last = work[-1].id if work else "start"
-    probes += _decisions(recording.facts, last)
+    probes += _decisions(recording, last)
     probes += _artifacts(recording, last)
     probes += _continuations(work, recording.sources)
-    probes += _recalls(recording.facts, work, last)
+    probes += _recalls(recording, work, last)
     unique: dict[str, dict[str, Any]] = {}
     questions: set[str] = set()
     for p in probes:
@@ -113,15 +113,25 @@ def _kind_of(question: str) -> str:
     return "recall"
 
 
-def _decisions(facts: list[Fact], last: str) -> list[dict[str, Any]]:
+def _asked(fact: Fact, sources: list[Source], turn: int) -> Found | None:
+    """The fact's cue over everything read up to the turn it is asked after, if a label
+    still tells it apart: a label unique when the fact was used may show another value
+    in an article read later."""
+    found = find_cue(fact.value, [s for s in sources if s.turn <= turn], fact.context)
+    return found if found is not None and found.unique else None
+
+
+def _decisions(recording: Recording, last: str) -> list[dict[str, Any]]:
     out = []
-    for fact in facts:
-        if not fact.decision or not fact.found.unique:
+    end = len(recording.turns)
+    for fact in recording.facts:
+        found = _asked(fact, recording.sources, end) if fact.decision else None
+        if found is None or fact.decision is None:
             continue
         head = re.sub(r"\{\{fact_\d+\}\}", "…", fact.decision).rstrip(" ;:,")
         question = f"What was the reason for this decision: “{head}”?"
-        out.append(_probe(f"decision-{fact.slot}", "decision", question, fact.value, fact.found,
-                          last, _source_kind(fact.found), _uses(fact)))  # fmt: skip
+        out.append(_probe(f"decision-{fact.slot}", "decision", question, fact.value, found,
+                          last, _source_kind(found), _uses(fact)))  # fmt: skip
     return out
 
 
@@ -170,10 +180,11 @@ def _continuations(work: list[RecordedTurn], sources: list[Source]) -> list[dict
     return out
 
 
-def _recalls(facts: list[Fact], work: list[RecordedTurn], last: str) -> list[dict[str, Any]]:
+def _recalls(recording: Recording, work: list[RecordedTurn], last: str) -> list[dict[str, Any]]:
     out = []
     by_index = {t.index: t.id for t in work}
-    for fact in facts:
+    end = len(recording.turns)
+    for fact in recording.facts:
         tools = [r for r in fact.found.refs if " result " in r]
         if fact.decision or not fact.found.unique or all(" /skills/" in r for r in tools):
             continue  # a reason, a label that shows other values too, or the skill's wording
@@ -185,12 +196,15 @@ def _recalls(facts: list[Fact], work: list[RecordedTurn], last: str) -> list[dic
         tool = next((r.split(" ")[2] for r in fact.found.refs if " result " in r), "a tool")
         question = f"What came after “{label}” in the {tool} result you read?"
         later = sorted({t for t, _ in fact.uses if t > fact.read_turn})
-        if later and later[0] in by_index:
-            out.append(_probe(f"recall-{fact.slot}", "recall", question, fact.value, fact.found,
+        soon = _asked(fact, recording.sources, later[0]) if later else None
+        if soon is not None and later[0] in by_index:
+            out.append(_probe(f"recall-{fact.slot}", "recall", question, fact.value, soon,
                               by_index[later[0]], "tool", _uses(fact)))  # fmt: skip
-        out.append(_probe(f"recall-{fact.slot}-end", "recall",
-                          f"At the end of the run: {question[0].lower()}{question[1:]}",
-                          fact.value, fact.found, last, "tool", _uses(fact)))  # fmt: skip
+        found = _asked(fact, recording.sources, end)
+        if found is not None:
+            out.append(_probe(f"recall-{fact.slot}-end", "recall",
+                              f"At the end of the run: {question[0].lower()}{question[1:]}",
+                              fact.value, found, last, "tool", _uses(fact)))  # fmt: skip
     return out
 
 

@@ -51,6 +51,7 @@ class Fact:
     read_turn: int
     uses: list[tuple[int, str]] = field(default_factory=list)  # (turn, where)
     decision: str | None = None  # the decision sentence it is the reason of, if any
+    context: str = ""  # the line it was first written in
 
 
 @dataclass
@@ -238,7 +239,7 @@ class Planner:
             return fact
         if fact is None:
             read = min(s.turn for s in sources if s.kind == "tool" and spans(value, s.text))
-            fact = Fact(f"fact_{len(self.facts) + 1}", value, found, read)
+            fact = Fact(f"fact_{len(self.facts) + 1}", value, found, read, context=context)
             self.facts[value] = fact
         else:
             fact.found = found  # every form it has been written in so far
