@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from recorded_helpers import record_flagship
 
-from evals.scenarios import get_scenario
 from evals.scenarios.base import PROBE_KINDS
 from evals.scenarios.from_file import ScenarioFileError, load_scenario_file
 from evals.scenarios.recorded import import_run
-from evals.simulated import SimulatedModel
 from flows.cli import main
 from harness import Store, create_agent
 from harness.messages import ModelResponse, ToolCall
@@ -24,28 +23,6 @@ from harness.tools import tool
 
 FAKE_KEY = "sk-ant-api03-" + "Zq7" * 12
 FAKE_MAIL = "jane.doe@example.com"
-
-
-def record_flagship(db: Path) -> str:
-    """Week 1 of the flagship on the simulated model, as `ctxlab run competitive-analysis`
-    records it (the same agent, without Prefect); the first run's id."""
-    scenario = get_scenario("competitive-analysis", 0, "small")
-    store = Store(str(db))
-    agent = create_agent(
-        SimulatedModel(scenario.plan, profile=scenario.profile, seed=0),
-        scenario.tools, system_prompt=scenario.system_prompt, store=store,
-        name="competitive-analysis", max_steps=scenario.max_steps, strategy="full",
-        strategy_params={k: v for k, v in scenario.params.items() if k.startswith("offload.")},
-        skills=(scenario.skills_dir,) if scenario.skills_dir else (),
-        subagents=scenario.subagents,
-    )  # fmt: skip
-    first = ""
-    for turn in scenario.sessions[0].turns:
-        if turn.probe is None:
-            result = agent.run_sync(turn.text, thread_id="week-1")
-            first = first or result.run_id
-    store.close()
-    return first
 
 
 @pytest.fixture(scope="module")
