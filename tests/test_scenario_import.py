@@ -75,6 +75,8 @@ def test_probes_cover_every_kind_with_provenance(flagship: tuple[Path, str, Path
     recalls = [p for p in doc["probes"] if p["kind"] == "recall"]
     assert any(p["after"] == "end" or p["after"] == doc["turns"][-1]["id"] for p in recalls)
     assert any(p["distractors"] for p in recalls)  # the export's look-alike firms
+    said = [p for p in recalls if p["source"] == "user"]
+    assert said and all(p["provenance"]["from"] == ["turn 0 user message"] for p in said)
     files = {p["answer"] for p in doc["probes"] if p["kind"] == "artifact"}
     assert "/notes/fjordline-shipping.md" in files or any(f.startswith("/notes/") for f in files)
 

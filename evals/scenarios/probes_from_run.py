@@ -37,6 +37,7 @@ def derive_probes(recording: Recording) -> list[dict[str, Any]]:
     probes += _artifacts(recording, last)
     probes += _continuations(work, recording.sources)
     probes += _recalls(recording, work, last)
+    probes += _user_facts(recording, last)
     unique: dict[str, dict[str, Any]] = {}
     questions: set[str] = set()
     for p in probes:
@@ -205,6 +206,28 @@ def _recalls(recording: Recording, work: list[RecordedTurn], last: str) -> list[
             out.append(_probe(f"recall-{fact.slot}-end", "recall",
                               f"At the end of the run: {question[0].lower()}{question[1:]}",
                               fact.value, found, last, "tool", _uses(fact)))  # fmt: skip
+    return out
+
+
+MAX_USER_FACTS = 5
+
+
+def _user_facts(recording: Recording, last: str) -> list[dict[str, Any]]:
+    """What the user said that the agent wrote down in a later turn, asked at the end."""
+    said = [s for s in recording.sources if s.kind == "user"]
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for value, _turn, _where, context in recording.user_said:
+        if value in seen or len(out) >= MAX_USER_FACTS:
+            continue
+        seen.add(value)
+        found = find_cue(value, said, context)
+        if found is None or not found.unique or not found.labels:
+            continue
+        question = f"At the end of the run: what came after “{found.labels[0]}” in what I told you?"
+        used = [w for v, _, w, _ in recording.user_said if v == value]
+        out.append(_probe(f"said-{len(out) + 1}", "recall", question, value, found, last,
+                          "user", list(dict.fromkeys(used))))  # fmt: skip
     return out
 
 

@@ -77,6 +77,7 @@ class Recording:
     sources: list[Source]
     files: dict[str, tuple[int, str]]  # path -> (turn last written, final content)
     notes: dict[str, tuple[int, str]]  # path -> (turn, the note of the write)
+    user_said: list[tuple[str, int, str, str]] = field(default_factory=list)
 
 
 # -- reading the store ---------------------------------------------------------------------
@@ -156,14 +157,17 @@ class Planner:
     """Turns recorded assistant messages into plan steps, slotting what was read."""
 
     def __init__(self, literal: Sequence[str]) -> None:
-        self.literal = literal  # text replayed verbatim: the user turns, the system prompt
+        self.literal = literal  # replayed verbatim: the system prompt first, the user turns
         self.facts: dict[str, Fact] = {}
+        # (value, turn, where, line) of what the user said and the agent wrote down later
+        self.user_said: list[tuple[str, int, str, str]] = []
 
     def step(
         self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
         turn: int, where: str,
     ) -> dict[str, Any]:  # fmt: skip
         slots: dict[str, Found] = {}
+        self._user_uses(note, calls, sources, turn, where)
         note = self._slotted(note, sources, turn, where, slots)
         out_calls = []
         for name, args in calls:
@@ -179,6 +183,20 @@ class Planner:
                 for name, f in slots.items()
             }
         return step
+
+    def _user_uses(
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
+        turn: int, where: str,
+    ) -> None:  # fmt: skip
+        """What the agent wrote down now that the user had said in an earlier turn."""
+        said = [s.text for s in sources if s.kind == "user" and s.turn < turn]
+        if not said:
+            return
+        texts = [note, *(str(a.get(k, "")) for n, a in calls for k in WRITTEN_ARGS.get(n, ()))]
+        for text in texts:
+            for value in candidates(text, said, self.literal[:1]):
+                at = spans(value, text)
+                self.user_said.append((value, turn, where, _line_around(text, at[0])))
 
     def _slotted(
         self, text: str, sources: list[Source], turn: int, where: str, slots: dict[str, Found]
@@ -206,27 +224,8 @@ class Planner:
         return "".join(out)
 
     def _candidates(self, text: str, sources: list[Source]) -> list[str]:
-        """Values in `text` that a tool result showed and the user or the prompt did not:
-        longest first, so a phrase wins over a figure inside it."""
-        tools = [s.text for s in sources if s.kind == "tool"]
-        found: dict[str, None] = {}
-        for segment in _SEGMENT.split(text):
-            words = segment.strip(" .,-*#_\t").split()
-            for k in range(len(words), 0, -1):
-                phrase = " ".join(words[-k:])
-                if _phrase_like(words[-k:]) and self._from_tools(phrase, tools):
-                    found[phrase] = None
-                    break
-        for m in _FIGURE.finditer(text):
-            value = m.group()
-            if len(value.lstrip("-")) >= 2 and self._from_tools(value, tools):
-                found[value] = None
-        return sorted(found, key=len, reverse=True)
-
-    def _from_tools(self, value: str, tools: list[str]) -> bool:
-        if any(value in t for t in self.literal):
-            return False
-        return any(spans(value, t) for t in tools)
+        """Values in `text` that a tool result showed and the user or the prompt did not."""
+        return candidates(text, [s.text for s in sources if s.kind == "tool"], self.literal)
 
     def _fact(self, value: str, sources: list[Source], turn: int, context: str) -> Fact | None:
         fact = self.facts.get(value)
@@ -244,6 +243,30 @@ class Planner:
         else:
             fact.found = found  # every form it has been written in so far
         return fact
+
+
+def candidates(text: str, shown: Sequence[str], excluded: Sequence[str]) -> list[str]:
+    """Values in `text` (names, clauses of four words or more, figures) that one of `shown`
+    holds and none of `excluded` does: longest first, so a phrase wins over a figure in it."""
+
+    def taken(value: str) -> bool:
+        if any(value in t for t in excluded):
+            return False
+        return any(spans(value, t) for t in shown)
+
+    found: dict[str, None] = {}
+    for segment in _SEGMENT.split(text):
+        words = segment.strip(" .,-*#_\t").split()
+        for k in range(len(words), 0, -1):
+            phrase = " ".join(words[-k:])
+            if _phrase_like(words[-k:]) and taken(phrase):
+                found[phrase] = None
+                break
+    for m in _FIGURE.finditer(text):
+        value = m.group()
+        if len(value.lstrip("-")) >= 2 and taken(value):
+            found[value] = None
+    return sorted(found, key=len, reverse=True)
 
 
 def _line_around(text: str, start: int) -> str:
@@ -332,7 +355,7 @@ def read_recording(con: Any, thread: str, system_prompt: str, redactor: Redactor
                               current.index))  # fmt: skip
     for turn in turns:
         turn.question = _is_question(turn)
-    return Recording(turns, list(planner.facts.values()), sources, files, notes)
+    return Recording(turns, list(planner.facts.values()), sources, files, notes, planner.user_said)
 
 
 def _rendered(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
