@@ -33,7 +33,9 @@ def register(subparsers: Any) -> None:
     sc.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     sc.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
     sc.add_argument(
-        "--out", help="export directory (default: exports/<name>-<scale>-<seed>, git-ignored)"
+        "--out",
+        help="export directory (default: exports/<name>-<scale>-<seed>, git-ignored); with "
+        "import, the file (default: exports/recorded-<run id>.yaml)",
     )
     sc.add_argument("--json", action="store_true", help="machine-readable output")
     add_import_options(sc)
@@ -166,7 +168,7 @@ def import_command(args: argparse.Namespace) -> int:
         doc = import_run(db, args.name, thread=args.thread, redactor=Redactor(args.redact))
     except (RunNotFoundError, ValueError) as exc:
         args.parser.error(f"{exc} ({db})" if isinstance(exc, RunNotFoundError) else str(exc))
-    out = args.out or f"scenarios/{doc['name'].replace(':', '-')}.yaml"
+    out = args.out or f"exports/{doc['name'].replace(':', '-')}.yaml"
     path = write_scenario(doc, out)
     took = time.perf_counter() - start
     info = {

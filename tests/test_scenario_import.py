@@ -242,3 +242,11 @@ def test_every_derived_probe_is_answerable_with_everything_in_view(
     (run,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     wrong = [(p["id"], p["answer"]) for p in run["probe_results"] if not p["correct"]]
     assert wrong == [] and run["probes"] >= 20
+
+
+def test_a_missing_scenario_file_is_named(
+    capsys: pytest.CaptureFixture[str], cli_env: None, tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "gone.yaml")
+    assert main(["eval", "--scenario", missing, "--seed", "0", "--no-save"]) == 2
+    assert f"no scenario file {missing}" in capsys.readouterr().err

@@ -83,6 +83,8 @@ def _session(s: Session) -> dict[str, Any]:
 
 
 def _check(name: str) -> str:
+    if name.lower().endswith((".yaml", ".yml")):
+        raise UnknownScenarioError(f"no scenario file {name}")
     if name not in SCENARIOS:
         raise UnknownScenarioError(
             f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}"
