@@ -42,7 +42,12 @@ def register(subparsers: Any) -> None:
     sc.set_defaults(handler=_scenarios)
 
     ev = subparsers.add_parser("eval", help="replay a scenario under context strategies")
-    ev.add_argument("--scenario", required=True, help="scenario name (`ctxlab scenarios`)")
+    ev.add_argument(
+        "--scenario",
+        required=True,
+        help="scenario name (`ctxlab scenarios`), or a scenario file (.yaml, e.g. from "
+        "`ctxlab scenarios import`)",
+    )
     ev.add_argument(
         "--strategy",
         action="append",
