@@ -26,20 +26,31 @@ def register(subparsers: Any) -> None:
         "action",
         nargs="?",
         default="list",
-        choices=("list", "describe", "export"),
-        help="list (default), describe NAME, or export NAME to files",
+        choices=("list", "describe", "export", "import"),
+        help="list (default), describe NAME, export NAME to files, or import RUN_ID (a "
+        "recorded run, or `ctxlab run` session, as a scenario file)",
     )
-    sc.add_argument("name", nargs="?", help="scenario name (describe, export)")
+    sc.add_argument(
+        "name", nargs="?", help="scenario name or file (describe, export); RUN_ID (import)"
+    )
     sc.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     sc.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
     sc.add_argument(
-        "--out", help="export directory (default: exports/<name>-<scale>-<seed>, git-ignored)"
+        "--out",
+        help="export directory (default: exports/<name>-<scale>-<seed>, git-ignored); with "
+        "import, the file (default: exports/recorded-<run id>.yaml)",
     )
     sc.add_argument("--json", action="store_true", help="machine-readable output")
+    add_import_options(sc)
     sc.set_defaults(handler=_scenarios)
 
     ev = subparsers.add_parser("eval", help="replay a scenario under context strategies")
-    ev.add_argument("--scenario", required=True, help="scenario name (`ctxlab scenarios`)")
+    ev.add_argument(
+        "--scenario",
+        required=True,
+        help="scenario name (`ctxlab scenarios`), or a scenario file (.yaml, e.g. from "
+        "`ctxlab scenarios import`)",
+    )
     ev.add_argument(
         "--strategy",
         action="append",
@@ -157,6 +168,57 @@ def register(subparsers: Any) -> None:
     ck.set_defaults(handler=_check)
 
 
+def add_import_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("import RUN_ID (a recorded run as a scenario file)")
+    group.add_argument("--thread", help="import this thread (RUN_ID may then be left out)")
+    group.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="also replace what this regex matches with [REDACTED] (repeat); API keys, "
+        "bearer tokens and e-mail addresses always are",
+    )
+    group.add_argument("--db", help="the store holding the run (default $CTXLAB_DB or "
+                       "./ctxlab.duckdb)")  # fmt: skip
+
+
+def import_command(args: argparse.Namespace) -> int:
+    """`ctxlab scenarios import`: write the scenario file and say what it holds."""
+    import time
+
+    from evals.scenarios.recorded import RunNotFoundError, import_run, write_scenario
+    from evals.scenarios.redact import Redactor
+    from harness.store import default_path
+
+    if not args.name and not args.thread:
+        args.parser.error("import needs a RUN_ID (see `ctxlab run`) or --thread ID")
+    db = args.db or default_path()
+    start = time.perf_counter()
+    try:
+        doc = import_run(db, args.name, thread=args.thread, redactor=Redactor(args.redact))
+    except (RunNotFoundError, ValueError) as exc:
+        args.parser.error(f"{exc} ({db})" if isinstance(exc, RunNotFoundError) else str(exc))
+    out = args.out or f"exports/{doc['name'].replace(':', '-')}.yaml"
+    path = write_scenario(doc, out)
+    took = time.perf_counter() - start
+    info = {
+        "file": str(path), "name": doc["name"], "bytes": path.stat().st_size,
+        "turns": len(doc["turns"]), "replies": len(doc["replies"]),
+        "probes": len(doc["probes"]), "probe_counts": doc["probe_counts"],
+        "redactions": doc["source"]["redactions"], "seconds": round(took, 2),
+    }  # fmt: skip
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    counts = ", ".join(f"{k} {v}" for k, v in doc["probe_counts"].items())
+    print(f"wrote {path} ({info['bytes']:,} bytes): {doc['name']}, {info['turns']} turns, "
+          f"{info['replies']} recorded tool replies, {info['probes']} probes ({counts}), "
+          f"{info['redactions']} redactions, in {took:.1f} s")  # fmt: skip
+    print(f"replay it: ctxlab eval --scenario {path} --strategy full --strategy mask --seed 0")
+    return 0
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -180,6 +242,8 @@ def _scenarios(args: argparse.Namespace) -> int:
         scenario_summary,
     )
 
+    if args.action == "import":
+        return import_command(args)
     if args.action == "list":
         rows = [scenario_summary(n) for n in list_scenarios()]
         if args.json:

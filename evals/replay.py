@@ -144,6 +144,10 @@ async def replay(
     grades every answered probe; its calls are real-model calls (a `delegate` record on the
     ledger, stream "judge"), so they count in `live_cost_usd` and against `max_usd`."""
     store = store if store is not None else Store(":memory:")
+    if scenario.memory:
+        memory = FileSystem(store, scenario.sessions[0].thread, grants=("/memories/",))
+        for path, text in scenario.memory:
+            memory.write(path, text)
     sim = build_model(
         scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view, window=window
     )

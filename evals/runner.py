@@ -68,7 +68,7 @@ async def arun_cell(
     # A capped window is part of the setting: runs with and without it must not be pooled.
     recorded = {**(params or {}), **({"window": window} if window is not None else {})}
     return from_replay(
-        outcome, scenario=scenario, strategy=label or strategy, params=recorded,
+        outcome, scenario=built.name, strategy=label or strategy, params=recorded,
         seed=seed, scale=scale, model=model if isinstance(model, str) else model.name,
         reader=reader if model == "simulated" else "live", wall_s=wall,
     )  # fmt: skip

@@ -131,6 +131,12 @@ class Agent:
                 "max_steps": self.max_steps,
                 "middleware": [m.name for m in self.middleware],
                 "strategy_params": self.strategy_params,
+                # What a replay of this run needs and the transcript does not hold
+                # (`ctxlab scenarios import`): the prompt, the window and what was offered.
+                "system_prompt": self.system_prompt,
+                "context_window": self.model.profile.context_window,
+                "tools": [t.schema() for t in self.tools],
+                "subagents": _subagent_specs(self.middleware),
             },
         )
         if input is not None:
@@ -257,3 +263,12 @@ def create_agent(
         strategy_params=strategy_params,
         tool_timeout_s=tool_timeout_s,
     )
+
+
+def _subagent_specs(middleware: Sequence[Middleware]) -> list[dict[str, str]]:
+    """The subagent kinds the run's `task` tool offered (name and description)."""
+    for m in middleware:
+        specs = getattr(m, "specs", None) if m.name == "subagents" else None
+        if isinstance(specs, dict):
+            return [{"name": s.name, "description": s.description} for s in specs.values()]
+    return []

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.scenarios.base import SCALES, Scenario, Session, check_scale, load_spec
+from evals.scenarios.from_file import is_scenario_file, load_scenario_file, read_spec
 
 # name -> module with `build(seed, scale) -> Scenario`
 SCENARIOS = {
@@ -29,15 +30,26 @@ def list_scenarios() -> list[str]:
 
 
 def scenario_summary(name: str) -> dict[str, Any]:
-    """Name, title and description from the spec, without generating anything."""
+    """Name, title and description from the spec, without generating anything (a scenario
+    file is validated and read)."""
+    if is_scenario_file(name):
+        loaded = read_spec(name)
+        return {"name": loaded.name, "title": loaded.title, "description": loaded.description}
     spec = load_spec(_check(name))
     return {"name": name, "title": spec.title, "description": spec.description}
 
 
-@functools.lru_cache(maxsize=16)
 def get_scenario(name: str, seed: int = 0, scale: str = "small") -> Scenario:
-    """The scenario `name` for `seed` and `scale`. Cached: a scenario is immutable data and
+    """The scenario `name` for `seed` and `scale`, or the scenario file `name` (a path ending
+    in .yaml or .yml: evals/scenarios/from_file.py). Cached: a scenario is immutable data and
     pure tools, so every cell of a sweep can share one."""
+    if is_scenario_file(name):
+        return load_scenario_file(name, seed, scale)
+    return _built_in(name, seed, scale)
+
+
+@functools.lru_cache(maxsize=16)
+def _built_in(name: str, seed: int, scale: str) -> Scenario:
     module = importlib.import_module(SCENARIOS[_check(name)])
     return module.build(seed, check_scale(scale))
 
@@ -71,6 +83,8 @@ def _session(s: Session) -> dict[str, Any]:
 
 
 def _check(name: str) -> str:
+    if name.lower().endswith((".yaml", ".yml")):
+        raise UnknownScenarioError(f"no scenario file {name}")
     if name not in SCENARIOS:
         raise UnknownScenarioError(
             f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}"

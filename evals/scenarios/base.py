@@ -98,6 +98,9 @@ class Scenario:
     subagents: tuple[SubAgent, ...] = ()
     max_steps: int = 200
     data_files: Callable[[], dict[str, str]] = dict
+    # Durable memory files (path, text) in the store before the first session: a recorded
+    # run's memory as it stood when the run began.
+    memory: tuple[tuple[str, str], ...] = ()
 
     def files(self) -> dict[str, str]:
         """The generated data as files (relative path -> text), for export."""

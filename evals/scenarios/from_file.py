@@ -1,0 +1,445 @@
+"""Load a scenario file (`ctxlab-scenario/1`, written by `ctxlab scenarios import` or by hand)
+into a `Scenario` that replays like a built-in one.
+
+The file is validated before anything runs; an error names the file, the line, the field and
+(for a probe) its id. The agent's own tools answer from the recorded replies, keyed by tool,
+arguments and occurrence (the n-th identical call gets the n-th recorded reply, the last one
+after that), so a replay makes no live tool call; the harness's file tools and subagents run
+for real on the replay's store.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import tempfile
+import threading
+import weakref
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+import yaml
+
+from evals.scenarios.base import (
+    FileCheck,
+    Probe,
+    Scenario,
+    Session,
+    UserTurn,
+    check_scale,
+)
+from evals.scenarios.recorded import FORMAT, reply_key
+from evals.simulated.plan import SLOT, Act, Answer, Cue, Plan, Step, Turn
+from harness.middleware.subagents import SubAgent
+from harness.tools import Tool, ToolContext
+
+SUFFIXES = (".yaml", ".yml")
+
+
+class ScenarioFileError(ValueError):
+    """A scenario file that cannot be loaded; the message names the file, line and field."""
+
+
+# -- the format ---------------------------------------------------------------------------
+
+
+class _Spec(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+
+class CueSpec(_Spec):
+    patterns: list[str] = []
+    lookalikes: list[str] = []
+
+    @pydantic.field_validator("patterns", "lookalikes")
+    @classmethod
+    def _regexes(cls, values: list[str]) -> list[str]:
+        for pattern in values:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
+            if compiled.groups < 1:
+                raise ValueError(f"{pattern!r} needs a capture group around the value")
+        return values
+
+
+class CallSpec(_Spec):
+    tool: str
+    arguments: dict[str, Any] = {}
+
+
+class StepSpec(_Spec):
+    note: str = ""
+    calls: list[CallSpec] = pydantic.Field(min_length=1)
+    slots: dict[str, CueSpec] = {}
+
+    @pydantic.model_validator(mode="after")
+    def _slots_match(self) -> StepSpec:
+        used = set(SLOT.findall(self.note))
+        for call in self.calls:
+            used |= set(SLOT.findall(json.dumps(call.arguments)))
+        if used - set(self.slots):
+            raise ValueError(f"slots used without a cue: {sorted(used - set(self.slots))}")
+        if set(self.slots) - used:
+            raise ValueError(f"slots never used: {sorted(set(self.slots) - used)}")
+        return self
+
+
+class TurnSpec(_Spec):
+    id: str = pydantic.Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    text: str = pydantic.Field(min_length=1)
+    steps: list[StepSpec] = []
+    final: str = "Done."
+
+
+class TaskSpec(_Spec):
+    prompt: str = pydantic.Field(min_length=1)
+    steps: list[StepSpec] = []
+    final: str = "Done."
+
+
+class ReplySpec(_Spec):
+    tool: str
+    arguments: dict[str, Any] = {}
+    occurrence: int = pydantic.Field(default=1, ge=1)
+    content: str
+
+
+class ToolSpec(_Spec):
+    name: str = pydantic.Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+    description: str = ""
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class SubagentSpec(_Spec):
+    name: str
+    description: str
+    system_prompt: str = ""
+    tools: list[str] = []
+
+
+class FileSpec(_Spec):
+    path: str = pydantic.Field(pattern=r"^/")
+    content: str
+
+
+class CheckSpec(_Spec):
+    path: str = pydantic.Field(pattern=r"^/")
+    contains: list[str] = []
+    bullets: bool = False
+
+
+class ProbeSpec(_Spec):
+    id: str = pydantic.Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    kind: Literal["recall", "artifact", "continuation", "decision"]
+    question: str = pydantic.Field(min_length=1)
+    answer: str = pydantic.Field(min_length=1)
+    after: str = "end"
+    cue: CueSpec = CueSpec()
+    distractors: list[str] = []
+    source: Literal["tool", "user", "agent", "memory"] = "tool"
+    provenance: dict[str, Any] = {}
+    check: CheckSpec | None = None
+    recorded_answer: str | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _answerable(self) -> ProbeSpec:
+        if self.check is None and not self.cue.patterns:
+            raise ValueError("a probe asked as a question needs cue.patterns (or a check)")
+        return self
+
+
+class ModelSpec(_Spec):
+    window: int = pydantic.Field(gt=1000)
+    max_steps: int = pydantic.Field(default=100, ge=1)
+
+
+class ScenarioFile(_Spec):
+    format: Literal["ctxlab-scenario/1"]
+    name: str = pydantic.Field(min_length=1)
+    title: str = ""
+    description: str = ""
+    source: dict[str, Any] = {}
+    model: ModelSpec
+    params: dict[str, Any] = {}
+    system_prompt: str = ""
+    tools: list[ToolSpec] = []
+    subagents: list[SubagentSpec] = []
+    skills: list[FileSpec] = []
+    memory: list[FileSpec] = []
+    turns: list[TurnSpec] = pydantic.Field(min_length=1)
+    tasks: list[TaskSpec] = []
+    replies: list[ReplySpec] = []
+    probe_counts: dict[str, int] = {}
+    probes: list[ProbeSpec] = []
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def is_scenario_file(name: str) -> bool:
+    """Whether `name` names a scenario file rather than a built-in scenario."""
+    return name.lower().endswith(SUFFIXES) and Path(name).is_file()
+
+
+def load_scenario_file(path: str | Path, seed: int = 0, scale: str = "small") -> Scenario:
+    """The scenario in `path`. A recorded scenario has the run's size: `scale` only labels
+    the results. Raises `ScenarioFileError` naming the line and field of the first problem."""
+    resolved = Path(path).resolve()
+    try:
+        stamp = resolved.stat().st_mtime_ns
+    except OSError as exc:
+        raise ScenarioFileError(f"cannot read scenario file {path}: {exc}") from None
+    return _load(str(resolved), stamp, seed, check_scale(scale))
+
+
+def read_spec(path: str | Path) -> ScenarioFile:
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScenarioFileError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ScenarioFileError(f"{path}: expected a mapping with `format: {FORMAT}`")
+    if data.get("format") != FORMAT:
+        raise ScenarioFileError(
+            f"{path}:{_line(root, ('format',))}: format must be {FORMAT!r}, "
+            f"got {data.get('format')!r}"
+        )
+    try:
+        spec = ScenarioFile.model_validate(data)
+    except pydantic.ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        raise ScenarioFileError(
+            f"{path}:{_line(root, loc)}: {_where(data, loc)}: {err['msg']}"
+        ) from None
+    _cross_check(spec, root, path)
+    return spec
+
+
+@functools.lru_cache(maxsize=16)
+def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
+    spec = read_spec(path)
+    tools = _replay_tools(spec)
+    by_name = {t.name: t for t in tools}
+    subagents = tuple(
+        SubAgent(
+            name=s.name, description=s.description,
+            system_prompt=s.system_prompt or f"You are the {s.name} subagent.",
+            tools=tuple(by_name[n] for n in s.tools if n in by_name),
+        )
+        for s in spec.subagents
+    )  # fmt: skip
+    sessions, plan, probes = _script(spec, seed)
+    return Scenario(
+        name=spec.name, title=spec.title or spec.name, description=spec.description,
+        seed=seed, scale=scale, sessions=sessions, plan=plan, probes=probes, tools=tools,  # type: ignore[arg-type]
+        system_prompt=spec.system_prompt, window=spec.model.window, params=dict(spec.params),
+        skills_dir=_skills_dir(spec), subagents=subagents, max_steps=spec.model.max_steps,
+        memory=tuple((m.path, m.content) for m in spec.memory),
+    )  # fmt: skip
+
+
+def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, tuple[Probe, ...]]:
+    asked: dict[str, list[ProbeSpec]] = {}
+    for p in spec.probes:
+        if p.check is None:
+            asked.setdefault(p.after, []).append(p)
+    turns: list[UserTurn] = []
+    plan: list[Turn] = []
+
+    def ask(after: str) -> None:
+        for p in asked.get(after, []):
+            turns.append(UserTurn(id=f"probe-{p.id}", text=p.question, probe=p.id))
+            plan.append(Turn(prompt=p.question, steps=(Answer(p.id, _cue(p.cue)),)))
+
+    ask("start")
+    for t in spec.turns:
+        turns.append(UserTurn(id=t.id, text=t.text))
+        plan.append(Turn(prompt=t.text, steps=tuple(_step(s) for s in t.steps), final=t.final))
+        ask(t.id)
+    ask("end")
+    tasks = tuple(
+        Turn(prompt=t.prompt, steps=tuple(_step(s) for s in t.steps), final=t.final)
+        for t in spec.tasks
+    )
+    try:
+        built = Plan(turns=tuple(plan), tasks=tasks)
+    except ValueError as exc:
+        raise ScenarioFileError(f"{spec.name}: {exc} (give each turn and probe question a "
+                                "distinct first line)") from None  # fmt: skip
+    probes = tuple(
+        Probe(
+            id=p.id, kind=p.kind, question=p.question, answer=p.answer, cue=_cue(p.cue),
+            planted=", ".join(p.provenance.get("from", [])[:1]),
+            distractors=tuple(p.distractors),
+            check=FileCheck(p.check.path, tuple(p.check.contains), p.check.bullets)
+            if p.check else None,
+            source=p.source,
+        )
+        for p in spec.probes
+    )  # fmt: skip
+    thread = re.sub(r"[^A-Za-z0-9_.\-]+", "-", f"{spec.name}-{seed}-recorded")
+    return (Session("recorded", thread, tuple(turns)),), built, probes
+
+
+def _step(s: StepSpec) -> Step:
+    calls = tuple((c.tool, c.arguments) for c in s.calls)
+    slots = tuple((name, _cue(cue)) for name, cue in s.slots.items())
+    return Act(s.note, calls, slots)
+
+
+def _cue(c: CueSpec) -> Cue:
+    return Cue(tuple(c.patterns), tuple(c.lookalikes))
+
+
+def _cross_check(spec: ScenarioFile, root: Any, path: str | Path) -> None:
+    turn_ids = [t.id for t in spec.turns]
+    places = {"start", "end", *turn_ids}
+    seen: set[str] = set()
+    for i, p in enumerate(spec.probes):
+        where = f"{path}:{_line(root, ('probes', i))}: probe {p.id!r}"
+        if p.id in seen:
+            raise ScenarioFileError(f"{where}: duplicate probe id")
+        seen.add(p.id)
+        if p.after not in places:
+            raise ScenarioFileError(
+                f"{where}: after: {p.after!r} is not a turn id (nor start or end)"
+            )
+    if len(set(turn_ids)) != len(turn_ids):
+        dupe = next(t for t in turn_ids if turn_ids.count(t) > 1)
+        raise ScenarioFileError(f"{path}: duplicate turn id {dupe!r}")
+    tools = {t.name for t in spec.tools}
+    for i, r in enumerate(spec.replies):
+        if r.tool not in tools:
+            raise ScenarioFileError(
+                f"{path}:{_line(root, ('replies', i))}: replies[{i}].tool: {r.tool!r} is not "
+                "one of the file's tools"
+            )
+    for i, s in enumerate(spec.subagents):
+        unknown = set(s.tools) - tools
+        if unknown:
+            raise ScenarioFileError(
+                f"{path}:{_line(root, ('subagents', i))}: subagent {s.name!r} names unknown "
+                f"tools {sorted(unknown)}"
+            )
+
+
+def _line(root: Any, loc: tuple[Any, ...]) -> int:
+    """The line (1-based) of the YAML node at `loc`, or of the deepest node found on the way."""
+    node = root
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+            nxt = node.value[key] if key < len(node.value) else None
+        else:
+            nxt = None
+        if nxt is None:
+            break
+        node = nxt
+    return int(node.start_mark.line) + 1 if node is not None else 1
+
+
+def _where(data: Any, loc: tuple[Any, ...]) -> str:
+    """`probes[3].answer (probe 'recall-x')`: the field, and the probe or turn it is in."""
+    out = ""
+    for key in loc:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    if len(loc) >= 2 and loc[0] in ("probes", "turns") and isinstance(loc[1], int):
+        items = data.get(loc[0]) or []
+        item = items[loc[1]] if loc[1] < len(items) else None
+        if isinstance(item, dict) and "id" in item:
+            out += f" ({loc[0][:-1]} {item['id']!r})"
+    return out
+
+
+# -- the recorded tools -------------------------------------------------------------------
+
+
+class _Missing:
+    """An argument the call left out (told apart from an explicit null)."""
+
+
+class _Replies:
+    """The recorded replies of one tool; which occurrence a call gets is counted per store,
+    so cells replaying in parallel (each on its own store) never share a count."""
+
+    def __init__(self, name: str, replies: list[ReplySpec]) -> None:
+        self.name = name
+        self.by_key: dict[str, list[str]] = {}
+        for r in sorted(replies, key=lambda r: r.occurrence):
+            self.by_key.setdefault(reply_key(r.tool, r.arguments), []).append(r.content)
+        self.counts: weakref.WeakKeyDictionary[Any, Counter[str]] = weakref.WeakKeyDictionary()
+        self.lock = threading.Lock()
+
+    def reply(self, store: Any, arguments: dict[str, Any]) -> str:
+        key = reply_key(self.name, arguments)
+        recorded = self.by_key.get(key)
+        if not recorded:
+            return (
+                f"Error: the recording has no reply of {self.name} for the arguments "
+                f"{json.dumps(arguments, sort_keys=True)}; call it as the recorded run did."
+            )
+        with self.lock:
+            counts = self.counts.setdefault(store, Counter())
+            counts[key] += 1
+            n = counts[key]
+        return recorded[min(n, len(recorded)) - 1]
+
+
+def _replay_tools(spec: ScenarioFile) -> tuple[Tool, ...]:
+    tools = []
+    for t in spec.tools:
+        replies = _Replies(t.name, [r for r in spec.replies if r.tool == t.name])
+        props = t.parameters.get("properties") or {}
+        fields: dict[str, Any] = {str(k): (Any, _MISSING) for k in props}
+        model = pydantic.create_model(  # type: ignore[call-overload]
+            f"{t.name}_recorded_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+        )
+
+        async def call(ctx: ToolContext, _replies: _Replies = replies, **kwargs: Any) -> str:
+            given = {k: v for k, v in kwargs.items() if not isinstance(v, _Missing)}
+            return _replies.reply(ctx.state.store, given)
+
+        tools.append(
+            Tool(
+                name=t.name,
+                description=t.description,
+                parameters=t.parameters,
+                fn=call,
+                args_model=model,
+                context_param="ctx",
+            )  # fmt: skip
+        )
+    return tuple(tools)
+
+
+_MISSING = _Missing()
+
+
+def _skills_dir(spec: ScenarioFile) -> Path | None:
+    """The recorded skills as folders on disk (the skills middleware syncs from disk): one
+    folder per content, under the temp directory, written once."""
+    if not spec.skills:
+        return None
+    digest = hashlib.sha256(
+        json.dumps([s.model_dump() for s in spec.skills], sort_keys=True).encode()
+    ).hexdigest()[:16]
+    root = Path(tempfile.gettempdir()) / "ctxlab" / "recorded-skills" / digest
+    for s in spec.skills:
+        relative = s.path.removeprefix("/skills/").lstrip("/")
+        target = (root / relative).resolve()
+        if root.resolve() not in target.parents:
+            raise ScenarioFileError(f"skill path {s.path!r} leaves /skills/")
+        if not target.is_file() or target.read_text(encoding="utf-8") != s.content:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(s.content, encoding="utf-8")
+    return root

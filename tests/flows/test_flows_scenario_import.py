@@ -1,0 +1,115 @@
+"""Tune on your own runs, end to end from the command line: `ctxlab run competitive-analysis`
+records the flagship on the simulated model, `ctxlab scenarios import` turns it into a file,
+and `ctxlab eval` / `ctxlab sweep` replay it (slow: two recorded sessions, ~30-50 s each).
+
+Round trip tolerance. The session is recorded with the built-in scenario's week-1 turns,
+probe questions included, so the imported file asks the same questions at the same places
+with the recorded answers as expected ones. Replayed under `full`, every model call has the
+same input tokens as the built-in replay's up to the first question where the fallible
+reader's seeded draws differ: draws are keyed by probe id, which an import cannot recover
+(the built-in ids are not in the store). A retrieval round there adds ~1.5k tokens to every
+later call until summarization cuts it, ~8% of the session. So: input tokens within 10%,
+model calls within 5, accuracy within 10 points."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evals.scenarios import get_scenario
+from flows.cli import main
+from flows.server import ServerInfo
+
+pytestmark = pytest.mark.slow
+
+
+def _record(db: Path, inputs: list[str]) -> str:
+    given = [a for text in inputs for a in ("--input", text)]
+    argv = [sys.executable, "-m", "flows.cli", "run", "competitive-analysis", "--db", str(db),
+            "--ephemeral", "--json", *given]  # fmt: skip
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr
+    return str(json.loads(out.stdout)["runs"][0]["run_id"])
+
+
+def _eval(path: str, capsys: pytest.CaptureFixture[str], *extra: str) -> list[dict]:
+    argv = ["eval", "--scenario", path, "--seed", "0", "--no-save", "--json", *extra]
+    assert main(argv) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_a_recorded_run_round_trips_against_the_built_in_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
+) -> None:
+    week_1 = get_scenario("competitive-analysis", 0, "small").sessions[0]
+    run_id = _record(tmp_path / "rt.duckdb", [t.text for t in week_1.turns])
+    out = tmp_path / "rt.yaml"
+    argv = ["scenarios", "import", run_id, "--db", str(tmp_path / "rt.duckdb"), "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    doc = yaml.safe_load(out.read_text())
+    # Keep the questions the run itself asked (a user may edit the probes just so).
+    doc["probes"] = [p for p in doc["probes"] if p.get("recorded_answer")]
+    asked = sum(t.probe is not None for t in week_1.turns)
+    assert asked - 3 <= len(doc["probes"]) <= asked
+    only = tmp_path / "asked.yaml"
+    only.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+    (imported,) = _eval(str(only), capsys, "--strategy", "full")
+    (reference,) = _reference()
+    assert abs(imported["input_tokens"] / reference["input_tokens"] - 1) <= 0.10
+    assert abs(imported["model_calls"] - reference["model_calls"]) <= 5
+    assert abs(imported["accuracy"] - reference["accuracy"]) <= 0.10
+
+
+def _reference() -> list[dict]:
+    """The built-in scenario's week 1 alone under `full` (the recorded session)."""
+    import asyncio
+    from dataclasses import replace
+
+    from evals.metrics import from_replay
+    from evals.replay import replay
+
+    scenario = get_scenario("competitive-analysis", 0, "small")
+    week_1 = replace(
+        scenario,
+        sessions=scenario.sessions[:1],
+        probes=tuple(p for p in scenario.probes if p.session == 0 and p.check is None),
+    )
+    outcome = asyncio.run(replay(week_1, "full", seed=0))
+    result = from_replay(
+        outcome, scenario=scenario.name, strategy="full", params={}, seed=0, scale="small",
+        model="simulated", reader="fallible", wall_s=0.0,
+    )  # fmt: skip
+    return [json.loads(result.to_json())]
+
+
+def test_import_eval_and_sweep_from_the_command_line(
+    prefect_server: ServerInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    cli_env: None,
+) -> None:  # fmt: skip
+    db = tmp_path / "weekly.duckdb"
+    run_id = _record(db, [])
+    out = tmp_path / "weekly.yaml"
+    assert main(["scenarios", "import", run_id, "--db", str(db), "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+
+    runs = _eval(str(out), capsys, "--strategy", "full", "--strategy", "mask")
+    assert [r["strategy"] for r in runs] == ["full", "mask"]
+    assert all(r["scenario"] == f"recorded:{run_id}" and r["probes"] > 10 for r in runs)
+
+    results = tmp_path / "sweep.duckdb"
+    argv = ["sweep", "--scenario", str(out), "--grid", "summarize.trigger=0.5,0.9", "--seeds",
+            "1", "--db", str(results), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    swept = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert sorted(r["params"]["summarize.trigger"] for r in swept) == [0.5, 0.9]
+    assert {r["scenario"] for r in swept} == {f"recorded:{run_id}"}
+    assert main(["sql", "--db", str(results), "--json",
+                 "SELECT DISTINCT scenario FROM eval_runs"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == [{"scenario": f"recorded:{run_id}"}]
