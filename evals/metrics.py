@@ -309,13 +309,15 @@ def _acc(s: Aggregate) -> str:
     return f"{a.mean:.1%} (95% CI {a.low:.1%}-{a.high:.1%})"
 
 
-BOUNDS = frozenset({"oracle"})
+# Reference arms, not settings a user can run: the `oracle` reads the probes to choose what to
+# keep, and `none-unbounded` needs a window the scenario's model does not have.
+BOUNDS = frozenset({"oracle", "none-unbounded"})
 
 
 def recommend(results: Sequence[EvalResult | Aggregate]) -> Recommendation | None:
     """The cheapest setting whose accuracy interval overlaps the best one's. Settings whose
-    cost, accuracy and tokens are all equal are all picked (an exact tie). Bounds are not
-    settings a user can run: the `oracle` arm (it reads the probes) is never recommended."""
+    cost, accuracy and tokens are all equal are all picked (an exact tie). `BOUNDS` are never
+    recommended."""
     points = [p for p in _aggregates(results) if p.strategy not in BOUNDS]
     if not points:
         return None

@@ -217,10 +217,12 @@ def test_the_report_shows_intervals_the_paired_difference_and_ties() -> None:
     assert "Recommended: mask" in text
 
 
-def test_the_oracle_bound_is_never_recommended() -> None:
-    # The oracle reads the probes to choose what to keep: a lower bound, not a setting.
+@pytest.mark.parametrize(("bound", "cost"), [("oracle", 0.01), ("none-unbounded", 0.5)])
+def test_reference_arms_are_never_recommended(bound: str, cost: float) -> None:
+    # The oracle reads the probes to choose what to keep; none-unbounded needs a window the
+    # model does not have: bounds to quote against, not settings.
     runs = [
-        *(result("oracle", s, accuracy=1.0, cost_usd=0.01) for s in range(3)),
+        *(result(bound, s, accuracy=1.0, cost_usd=cost) for s in range(3)),
         *(result("full", s, accuracy=0.9, cost_usd=0.02) for s in range(3)),
     ]
     picked = recommend(runs)
