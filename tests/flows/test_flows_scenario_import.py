@@ -1,6 +1,6 @@
 """Tune on your own runs, end to end from the command line: `ctxlab run competitive-analysis`
 records the flagship on the simulated model, `ctxlab scenarios import` turns it into a file,
-and `ctxlab eval` / `ctxlab sweep` replay it (slow: two recorded sessions, ~30-50 s each).
+and `ctxlab eval` / `ctxlab sweep` replay it, all against the session's Prefect server.
 
 Round trip tolerance. The session is recorded with the built-in scenario's week-1 turns,
 probe questions included, so the imported file asks the same questions at the same places
@@ -14,8 +14,6 @@ model calls within 5, accuracy within 10 points."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,16 +23,13 @@ from evals.scenarios import get_scenario
 from flows.cli import main
 from flows.server import ServerInfo
 
-pytestmark = pytest.mark.slow
 
-
-def _record(db: Path, inputs: list[str]) -> str:
+def _record(db: Path, inputs: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """`ctxlab run competitive-analysis` against the session's Prefect server."""
     given = [a for text in inputs for a in ("--input", text)]
-    argv = [sys.executable, "-m", "flows.cli", "run", "competitive-analysis", "--db", str(db),
-            "--ephemeral", "--json", *given]  # fmt: skip
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
-    assert out.returncode == 0, out.stderr
-    return str(json.loads(out.stdout)["runs"][0]["run_id"])
+    capsys.readouterr()
+    assert main(["run", "competitive-analysis", "--db", str(db), "--json", *given]) == 0
+    return str(json.loads(capsys.readouterr().out)["runs"][0]["run_id"])
 
 
 def _eval(path: str, capsys: pytest.CaptureFixture[str], *extra: str) -> list[dict]:
@@ -44,10 +39,11 @@ def _eval(path: str, capsys: pytest.CaptureFixture[str], *extra: str) -> list[di
 
 
 def test_a_recorded_run_round_trips_against_the_built_in_scenario(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
-) -> None:
+    prefect_server: ServerInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    cli_env: None,
+) -> None:  # fmt: skip
     week_1 = get_scenario("competitive-analysis", 0, "small").sessions[0]
-    run_id = _record(tmp_path / "rt.duckdb", [t.text for t in week_1.turns])
+    run_id = _record(tmp_path / "rt.duckdb", [t.text for t in week_1.turns], capsys)
     out = tmp_path / "rt.yaml"
     argv = ["scenarios", "import", run_id, "--db", str(tmp_path / "rt.duckdb"), "--out", str(out)]
     assert main(argv) == 0
@@ -94,7 +90,7 @@ def test_import_eval_and_sweep_from_the_command_line(
     cli_env: None,
 ) -> None:  # fmt: skip
     db = tmp_path / "weekly.duckdb"
-    run_id = _record(db, [])
+    run_id = _record(db, [], capsys)
     out = tmp_path / "weekly.yaml"
     assert main(["scenarios", "import", run_id, "--db", str(db), "--out", str(out)]) == 0
     assert f"wrote {out}" in capsys.readouterr().out
