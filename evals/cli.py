@@ -129,7 +129,8 @@ def register(subparsers: Any) -> None:
     rp.add_argument(
         "--scenario",
         action="append",
-        help="scenario (repeat; default: every scenario stored, or with --run every scenario)",
+        help="scenario (repeat; default: every scenario stored, or with --run every built-in "
+        "one): a built-in name, a stored `recorded:<run>` name, or with --run a scenario file",
     )
     rp.add_argument(
         "--db", help="DuckDB file with eval results (default $CTXLAB_DB or ./ctxlab.duckdb)"
@@ -670,20 +671,29 @@ def _eval_tuned(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from evals.report import write_report
     from evals.runner import grid
-    from evals.scenarios import list_scenarios
+    from evals.scenarios import get_scenario, is_scenario_file, list_scenarios
     from evals.storage import results_from_frame, save_or_dump
     from harness.store import default_path
 
     db = args.db or default_path()
     known = list_scenarios()
-    unknown = [n for n in args.scenario or () if n not in known]
-    if unknown:
-        args.parser.error(f"unknown scenario {unknown[0]!r}; choose one of {', '.join(known)}")
     if args.run:
+        # A scenario file replays like a built-in; its results carry the file's scenario name.
+        with usage_errors(args):
+            names = {
+                n: get_scenario(n).name if is_scenario_file(n) else n
+                for n in args.scenario or known
+            }
+        unknown = [n for n in names if n not in known and not is_scenario_file(n)]
+        if unknown:
+            args.parser.error(
+                f"unknown scenario {unknown[0]!r}; choose one of {', '.join(known)}, or a "
+                "scenario file (.yaml)"
+            )
         writable_store(db)
         cells = [
             cell
-            for name in (args.scenario or known)
+            for name in names
             for reader in ("fallible", "ideal")
             for cell in grid(
                 name, STRATEGIES, seeds=range(args.seeds), scale=args.scale, reader=reader
@@ -691,6 +701,7 @@ def _report(args: argparse.Namespace) -> int:
         ]
         results = _run_with_progress(cells, max_usd=None, quiet=args.json)
         save_or_dump(db, results)
+        wanted = list(names.values())
     else:
         from pathlib import Path
 
@@ -701,7 +712,16 @@ def _report(args: argparse.Namespace) -> int:
             print(f"{args.parser.prog}: no eval results in {db}: run `ctxlab eval` or "
                   "`ctxlab report --run` first", file=sys.stderr)  # fmt: skip
             return 1
-    wanted = args.scenario or [n for n in known if any(r.scenario == n for r in results)]
+        # Built-in scenarios in their usual order, then imported ones (`recorded:<run>`).
+        stored = list(dict.fromkeys(r.scenario for r in results))
+        everything = [n for n in known if n in stored] + [n for n in stored if n not in known]
+        wanted = args.scenario or everything
+        unknown = [n for n in wanted if n not in known and n not in stored]
+        if unknown:
+            args.parser.error(
+                f"unknown scenario {unknown[0]!r}; choose one of {', '.join(known)}, or one "
+                f"stored in {db}: {', '.join(n for n in stored if n not in known) or 'none'}"
+            )
     missing = [n for n in wanted if not any(r.scenario == n for r in results)]
     if missing:
         print(f"{args.parser.prog}: no stored results for {', '.join(missing)} in {db}",

@@ -4,6 +4,7 @@ of each reader (fallible, ideal) are shown apart."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -161,7 +162,9 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for scenario in dict.fromkeys(r.scenario for r in results):
-        stem = name or scenario
+        # A recorded scenario's name has a colon (`recorded:<run>`), which not every file
+        # system takes.
+        stem = name or re.sub(r"[^A-Za-z0-9._-]+", "-", scenario)
         runs = [r for r in results if r.scenario == scenario]
         plots: dict[str, str] = {}
         for reader in _readers(runs):

@@ -95,6 +95,29 @@ def test_eval_replays_the_file_under_any_arm(
     assert runs[0]["accuracy"] >= 0.6
 
 
+def test_report_covers_recorded_scenarios_stored_or_run_from_the_file(
+    flagship: tuple[Path, str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    cli_env: None,
+) -> None:  # fmt: skip
+    _, run_id, out = flagship
+    results = str(tmp_path / "results.duckdb")
+    argv = ["eval", "--scenario", str(out), "--strategy", "full", "--seed", "0", "--db", results]
+    assert main(argv) == 0
+    assert main(["report", "--db", results, "--out", str(tmp_path / "stored")]) == 0
+    stored = tmp_path / "stored" / f"recorded-{run_id}.md"
+    assert f"# recorded:{run_id}" in stored.read_text()
+    capsys.readouterr()
+    assert main(["report", "--db", results, "--scenario", "recorded:elsewhere"]) == 2
+    assert f"recorded:{run_id}" in capsys.readouterr().err  # the stored one is offered
+
+    argv = ["report", "--run", "--scenario", str(out), "--scale", "small", "--seeds", "1",
+            "--db", str(tmp_path / "run.duckdb"), "--out", str(tmp_path / "ran")]  # fmt: skip
+    assert main(argv) == 0
+    ran = (tmp_path / "ran" / f"recorded-{run_id}.md").read_text()
+    assert f"# recorded:{run_id}" in ran
+    assert all(f"| {arm} |" in ran for arm in ("full", "mask", "none-unbounded"))
+
+
 def test_replay_makes_no_live_tool_call_and_unknown_calls_get_an_error_text(
     flagship: tuple[Path, str, Path],
 ) -> None:
