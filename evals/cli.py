@@ -677,23 +677,26 @@ def _report(args: argparse.Namespace) -> int:
 
     db = args.db or default_path()
     known = list_scenarios()
+    unknown = [
+        n
+        for n in args.scenario or ()
+        if n not in known and not n.startswith("recorded:") and not is_scenario_file(n)
+    ]
+    if unknown:
+        args.parser.error(
+            f"unknown scenario {unknown[0]!r}; choose one of {', '.join(known)}, a stored "
+            "recorded:<run>, or a scenario file (.yaml)"
+        )
+    # A scenario file replays like a built-in; its results carry the file's scenario name.
+    with usage_errors(args):
+        names = {n: get_scenario(n).name if is_scenario_file(n) else n for n in args.scenario or ()}
     if args.run:
-        # A scenario file replays like a built-in; its results carry the file's scenario name.
-        with usage_errors(args):
-            names = {
-                n: get_scenario(n).name if is_scenario_file(n) else n
-                for n in args.scenario or known
-            }
-        unknown = [n for n in names if n not in known and not is_scenario_file(n)]
-        if unknown:
-            args.parser.error(
-                f"unknown scenario {unknown[0]!r}; choose one of {', '.join(known)}, or a "
-                "scenario file (.yaml)"
-            )
+        if any(n.startswith("recorded:") for n in names):
+            args.parser.error("--run replays a built-in scenario or a scenario file, not a name")
         writable_store(db)
         cells = [
             cell
-            for name in names
+            for name in names or known
             for reader in ("fallible", "ideal")
             for cell in grid(
                 name, STRATEGIES, seeds=range(args.seeds), scale=args.scale, reader=reader
@@ -701,7 +704,7 @@ def _report(args: argparse.Namespace) -> int:
         ]
         results = _run_with_progress(cells, max_usd=None, quiet=args.json)
         save_or_dump(db, results)
-        wanted = list(names.values())
+        wanted = list(names.values()) or known
     else:
         from pathlib import Path
 
@@ -715,12 +718,13 @@ def _report(args: argparse.Namespace) -> int:
         # Built-in scenarios in their usual order, then imported ones (`recorded:<run>`).
         stored = list(dict.fromkeys(r.scenario for r in results))
         everything = [n for n in known if n in stored] + [n for n in stored if n not in known]
-        wanted = args.scenario or everything
-        unknown = [n for n in wanted if n not in known and n not in stored]
-        if unknown:
+        wanted = list(names.values()) or everything
+        recorded = [n for n in stored if n not in known]
+        absent = [n for n in wanted if n not in known and n not in stored]
+        if absent:
             args.parser.error(
-                f"unknown scenario {unknown[0]!r}; choose one of {', '.join(known)}, or one "
-                f"stored in {db}: {', '.join(n for n in stored if n not in known) or 'none'}"
+                f"no stored results for {absent[0]!r} in {db}; recorded scenarios stored there: "
+                f"{', '.join(recorded) or 'none'}"
             )
     missing = [n for n in wanted if not any(r.scenario == n for r in results)]
     if missing:
