@@ -103,6 +103,19 @@ def delete_content(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) 
         con.execute("DELETE FROM files WHERE namespace = ? AND path = ?", [namespace, path])
 
 
+def whole_content(
+    con: duckdb.DuckDBPyConnection, inline: bytes | None, blob_id: str | None
+) -> bytes:
+    """A file's whole content from its `files` row (`content`, `blob_id`), its chunks joined
+    when it is stored in `file_chunks`: for readers of a store outside a `FileSystem`."""
+    if blob_id is None:
+        return bytes(inline or b"")
+    rows = con.execute(
+        "SELECT content FROM file_chunks WHERE blob_id = ? ORDER BY chunk", [blob_id]
+    ).fetchall()
+    return b"".join(bytes(r[0]) for r in rows)
+
+
 def decode(data: bytes) -> str | None:
     """UTF-8 text, or None for binary content."""
     try:

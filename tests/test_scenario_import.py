@@ -273,3 +273,28 @@ def test_a_missing_scenario_file_is_named(
     missing = str(tmp_path / "gone.yaml")
     assert main(["eval", "--scenario", missing, "--seed", "0", "--no-save"]) == 2
     assert f"no scenario file {missing}" in capsys.readouterr().err
+
+
+def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
+    # Files over 256 KiB live in `file_chunks`; the import read them as empty before.
+    from datetime import UTC, datetime
+
+    from evals.scenarios.recorded import _file_text, _files
+    from harness import Store
+    from harness.file_storage import CHUNK_CHARS, store_content
+    from harness.store import read_only
+
+    big = "\n".join(f"line {i}: revenue 849.7" for i in range(CHUNK_CHARS // 10))
+    assert len(big) > CHUNK_CHARS
+    store = Store(str(tmp_path / "big.duckdb"))
+    with store.transaction() as con:
+        now = datetime.now(UTC)
+        store_content(con, "shared", "/skills/big/SKILL.md", big, None, now)
+        store_content(con, "thread:t1", "/notes/big.md", big, None, now)
+    store.close()
+    con = read_only(str(tmp_path / "big.duckdb"))
+    try:
+        assert _files(con, "/skills/") == [{"path": "/skills/big/SKILL.md", "content": big}]
+        assert _file_text(con, "t1", "/notes/big.md") == big
+    finally:
+        con.close()

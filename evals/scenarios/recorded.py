@@ -24,6 +24,7 @@ import yaml
 
 from evals.scenarios.cues import Found, Source, find_cue, spans
 from evals.scenarios.redact import Redactor
+from harness.file_storage import whole_content
 
 FORMAT = "ctxlab-scenario/1"
 # Tools the harness itself provides: a replay runs them for real on its own store.
@@ -560,11 +561,11 @@ def _turn_doc(turn: RecordedTurn) -> dict[str, Any]:
 def _files(con: Any, prefix: str) -> list[dict[str, str]]:
     rows = _rows(
         con,
-        "SELECT path, content FROM files WHERE namespace = 'shared' AND starts_with(path, ?) "
-        "AND is_text AND blob_id IS NULL ORDER BY path",
+        "SELECT path, content, blob_id FROM files WHERE namespace = 'shared' "
+        "AND starts_with(path, ?) AND is_text ORDER BY path",
         [prefix],
     )
-    return [{"path": r["path"], "content": bytes(r["content"]).decode("utf-8")} for r in rows]
+    return [{"path": r["path"], "content": _text(con, r["content"], r["blob_id"])} for r in rows]
 
 
 def _memory_at(con: Any, started: Any) -> list[dict[str, str]]:
@@ -584,9 +585,14 @@ def _file_text(con: Any, thread: str, path: str) -> str:
         "SELECT content, is_text, blob_id FROM files WHERE path = ? AND namespace IN (?, 'shared')",
         [path, f"thread:{thread}"],
     ).fetchone()
-    if row is None or not row[1] or row[2] is not None:
+    if row is None or not row[1]:
         return ""
-    return bytes(row[0]).decode("utf-8", errors="replace")
+    return _text(con, row[0], row[2])
+
+
+def _text(con: Any, inline: bytes | None, blob_id: str | None) -> str:
+    """A text file's content, whether inline or in chunks (files over 256 KiB)."""
+    return whole_content(con, inline, blob_id).decode("utf-8", errors="replace")
 
 
 def _profile_window(model: str) -> int:
