@@ -388,17 +388,21 @@ class SimulatedModel:
             seen = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
             window = self.profile.context_window
             room = None if window is None else window - reader.tokens
-            fresh = [
-                (name, args)
-                for name, args in lookups(seen, question, offered)
-                if signature(name, args) not in cursor.recalled
-                and (room is None or self._earlier_size(messages, name, args) < room)
-            ]
-            if fresh:
-                name, args = fresh[0]
+            # The best-ranked lookup that fits; sizes are counted only until one does.
+            fresh = next(
+                (
+                    (name, args)
+                    for name, args in lookups(seen, question, offered)
+                    if signature(name, args) not in cursor.recalled
+                    and (room is None or self._earlier_size(messages, name, args) < room)
+                ),
+                None,
+            )
+            if fresh is not None:
+                name, args = fresh
                 cursor.recalled.append(signature(name, args))
                 cursor.retrievals += 1
-                response = self._calls(cursor, f"Checking {name} again for this.", [fresh[0]])
+                response = self._calls(cursor, f"Checking {name} again for this.", [fresh])
                 cursor.recall = response.tool_calls[0].id
                 self._retrieval_ids.add(cursor.recall)
                 self._recall_ids.add(cursor.recall)
