@@ -516,7 +516,7 @@ def import_run(
         "format": FORMAT,
         "name": f"recorded:{first}",
         "title": f"Recorded run {first}",
-        "description": f"Imported from thread {thread_id} of {db}: "
+        "description": f"Imported from thread {thread_id} of {Path(db).name}: "
         f"{len(recording.turns)} user turns, {len(replies)} recorded tool replies.",
         "source": {
             "run_id": first,
@@ -527,7 +527,7 @@ def import_run(
             "strategy": runs[0]["strategy"],
             "params": config.get("strategy_params", {}),
             "created_at": str(runs[0]["started_at"]),
-            "db": str(Path(db).resolve()),
+            "db": Path(db).name,  # the name only: where it lives is the user's business
             "imported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },  # fmt: skip
         "model": {
