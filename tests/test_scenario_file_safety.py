@@ -139,3 +139,18 @@ def test_a_cue_the_regex_engine_cannot_compile_is_refused_at_load(tmp_path: Path
              "cue": {"patterns": ["(?<name>x)"]}}  # fmt: skip
     message = refused(write(tmp_path, HEAD + yaml.safe_dump({"probes": [probe]})))
     assert "not a valid regex" in message
+
+
+def test_an_eval_of_a_file_with_a_runaway_cue_stops_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
+) -> None:
+    from flows.cli import main
+
+    probe = {"id": "p", "kind": "recall", "question": "What did I say?", "answer": "aaaa",
+             "cue": {"patterns": ["((?:a|aa)+c)"]}, "source": "user"}  # fmt: skip
+    text = HEAD.replace("Look it up.", "Remember " + "a" * 40) + yaml.safe_dump({"probes": [probe]})
+    path = write(tmp_path, text)
+    argv = ["eval", "--scenario", str(path), "--strategy", "full", "--seed", "0", "--no-save"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert "cue '((?:a|aa)+c)' took over 2 s on one text" in err and len(err.splitlines()) == 1
