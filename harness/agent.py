@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.file_tools import file_tools as builtin_file_tools
+from harness.files.tools import file_tools as builtin_file_tools
 from harness.loop import run_loop
 from harness.messages import Message, Usage, new_id, user
 from harness.middleware.base import Middleware

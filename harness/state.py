@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
 from harness.messages import Message, ModelResponse, Usage
 from harness.steps import StepRunner
 from harness.store import StepBatch, Store, message_row, now, storable_message

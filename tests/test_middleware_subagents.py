@@ -5,8 +5,8 @@ import json
 import time
 
 from harness import Store, tool
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import file_tools
 from harness.messages import ModelResponse
 from harness.middleware.offload import OffloadLargeResults
 from harness.middleware.subagents import SubAgent, SubAgents

@@ -10,8 +10,9 @@ from window_helpers import RecordingRunner, make_state, model_call, small_model,
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
 from harness.errors import ModelError
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem, safe_segment
+from harness.files.filesystem import FileSystem
+from harness.files.paths import safe_segment
+from harness.files.tools import file_tools
 from harness.messages import ModelResponse, ToolCall, Usage, assistant, user
 from harness.middleware.base import ModelRequest
 from harness.middleware.summarization import (

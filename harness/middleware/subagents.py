@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.filesystem import safe_segment
+from harness.files.paths import safe_segment
 from harness.middleware.base import Middleware
 from harness.middleware.offload import OffloadLargeResults
 from harness.models.base import Model
