@@ -313,7 +313,7 @@ def test_summarizer_model_and_prompt_can_differ_from_the_agent() -> None:
     state = make_state(mw, window)
     model_call(mw, state)
     assert cheap.calls[0].params.system_prompt == "Be terse."
-    assert state.agent.model.calls == []
+    assert state.config.model.calls == []
     assert state.store.scalar("SELECT model FROM summaries") == "cheap"
     assert state.store.scalar("SELECT model FROM model_calls") == "cheap#summarize"
     assert state.usage.requests == 1 and state.usage.input_tokens > 0
