@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
@@ -15,7 +15,7 @@ from harness.middleware.base import Middleware
 from harness.middleware.memory import DEFAULT_PATHS as DEFAULT_MEMORY
 from harness.middleware.subagents import SubAgent
 from harness.models.base import Model, ModelSettings
-from harness.run import RunResult, merge_tools, run_agent
+from harness.run import RunPlace, RunResult, merge_tools, run_agent
 from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
 from harness.strategies import DEFAULT_STRATEGY, build_stack
@@ -80,24 +80,11 @@ class Agent:
             strategy_params=dict(self.strategy_params),
         )
 
-    async def run(
-        self,
-        input: str | Message | None,
-        *,
-        thread_id: str | None = None,
-        run_id: str | None = None,
-        parent_run_id: str | None = None,
-        parent_step: int | None = None,
-        files_thread: str | None = None,
-    ) -> RunResult:
+    async def run(self, input: str | Message | None, **place: Unpack[RunPlace]) -> RunResult:
         """Run until the model answers without tool calls (or `max_steps`). A known
         `thread_id` continues that conversation from its last window. `files_thread` makes
         the run work in another thread's files (a subagent in its parent's)."""
-        return await run_agent(
-            self.config(), self.middleware, self.tools, input,
-            thread_id=thread_id, run_id=run_id, parent_run_id=parent_run_id,
-            parent_step=parent_step, files_thread=files_thread,
-        )  # fmt: skip
+        return await run_agent(self.config(), self.middleware, self.tools, input, **place)
 
     def run_sync(self, input: str | Message | None, **kwargs: Any) -> RunResult:
         """`run` for synchronous callers (not from inside a running event loop)."""

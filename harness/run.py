@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
@@ -14,6 +15,17 @@ from harness.messages import Message, Usage, new_id, user
 from harness.middleware.base import Middleware
 from harness.state import RunState
 from harness.tools import Tool
+
+
+class RunPlace(TypedDict, total=False):
+    """Where a run sits: the thread it continues (a new one by default), its own id, the parent
+    run and step of a subagent's run, and whose files it works in (`run_agent`)."""
+
+    thread_id: str | None
+    run_id: str | None
+    parent_run_id: str | None
+    parent_step: int | None
+    files_thread: str | None
 
 
 @dataclass(frozen=True)
