@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from harness import Store
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import file_tools
 from harness.middleware.memory import Memory
 from harness.middleware.skills import MENU_INTRO, SkillFormatError, Skills, parse_header
 from harness.models import ScriptedModel, call, reply

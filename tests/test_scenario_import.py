@@ -333,7 +333,7 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
 
     from evals.scenarios.recorded import _file_text, _files
     from harness import Store
-    from harness.file_storage import CHUNK_CHARS, store_content
+    from harness.files.storage import CHUNK_CHARS, store_content
     from harness.store import read_only
 
     big = "\n".join(f"line {i}: revenue 849.7" for i in range(CHUNK_CHARS // 10))

@@ -26,7 +26,7 @@ import yaml
 
 from evals.scenarios.cues import Found, Source, find_cue, spans
 from evals.scenarios.redact import Redactor
-from harness.file_storage import whole_content
+from harness.files.storage import whole_content
 
 FORMAT = "ctxlab-scenario/1"
 # Tools the harness itself provides: a replay runs them for real on its own store.

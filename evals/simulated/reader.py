@@ -36,7 +36,7 @@ from typing import Any
 import regex
 
 from evals.simulated.plan import Cue
-from harness.file_tools import FILE_TOOL_NAMES
+from harness.files.tools import FILE_TOOL_NAMES
 
 POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
 SKILL_PATH = re.compile(r"(/skills/[A-Za-z0-9._\-/]+/SKILL\.md)")

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 import yaml
 
-from harness.filesystem import SHARED_NAMESPACE, FileError, FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.paths import SHARED_NAMESPACE, FileError
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import SKILLS_TAG, escape_block_text
