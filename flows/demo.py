@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,9 +51,10 @@ def run_demo(
     hints = logging.getLogger("ctxlab.flows")
     level = hints.level
     hints.setLevel(logging.WARNING)  # no per-run resume hints in the demo's output
+    log_path = out_dir / "demo.log"
     try:
-        with using_server(info) if info else nullcontext():
-            weeks = asyncio.run(_agent_weeks(str(db_path)))
+        with using_server(info) if info else nullcontext(), task_log(log_path) as log:
+            weeks = asyncio.run(_agent_weeks(str(db_path), log))
             sweep = asyncio.run(_compare(str(db_path)))
     finally:
         hints.setLevel(level)
@@ -61,7 +62,7 @@ def run_demo(
     demo = DemoOutcome(weeks=weeks, sweep=sweep, db=str(db_path), server=info, seconds=elapsed)
     _print_results(demo)
     md, png = write_reports(demo, out_dir)
-    say(f"\nWrote {md} and {png}.")
+    say(f"\nWrote {md} and {png}; every Prefect task, by name, in {log_path}.")
     _print_next_steps(demo)
     say(f"Done in {time.perf_counter() - start:.0f} s.")
     return 0
@@ -71,14 +72,14 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-async def _agent_weeks(db: str) -> list[dict[str, Any]]:
+async def _agent_weeks(db: str, log: logging.FileHandler) -> list[dict[str, Any]]:
     from flows.agent_run import agent_run
 
     weeks = []
     for week in (1, 2):
         say(f"\nWeek {week}: running the competitive-analysis agent as a Prefect flow ...")
         t = time.perf_counter()
-        with step_progress(f"week {week}"):
+        with step_progress(f"week {week}", log):
             result = await agent_run(
                 agent="competitive-analysis", db=db, params={"week": week, "scale": "small"}
             )
@@ -101,36 +102,68 @@ def plural(n: int, noun: str) -> str:
 
 
 class StepCounter(logging.Handler):
-    """Counts the step tasks the Prefect runner starts and shows the latest on a status line."""
+    """Counts the step tasks the Prefect runner starts and shows the count and the latest."""
 
-    def __init__(self, phase: str, show: Any) -> None:
+    def __init__(self, show: Callable[[int, str], None]) -> None:
         super().__init__(logging.DEBUG)
-        self.phase, self.show, self.tasks = phase, show, 0
+        self.show, self.tasks = show, 0
 
     def emit(self, record: logging.LogRecord) -> None:
         self.tasks += 1
-        self.show(f"{self.phase}: {plural(self.tasks, 'Prefect task')}, now {record.getMessage()}")
+        self.show(self.tasks, record.getMessage())
 
 
 @contextmanager
-def step_progress(phase: str) -> Iterator[StepCounter]:
-    """A live status line on stderr while a phase runs (silent when stderr is not a terminal)."""
+def task_log(path: Path) -> Iterator[logging.FileHandler]:
+    """While the demo runs, each step task's name goes to `path` (and, as ever, to the Prefect
+    UI), never to the terminal: one line per task would bury the demo's output."""
+    from flows.runner import step_log
+
+    handler = logging.FileHandler(path, mode="w", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    level, propagate = step_log.level, step_log.propagate
+    step_log.addHandler(handler)
+    step_log.setLevel(logging.DEBUG)
+    step_log.propagate = False  # the CLI's stderr handler sits on the parent logger
+    try:
+        yield handler
+    finally:
+        step_log.removeHandler(handler)
+        handler.close()
+        step_log.setLevel(level)
+        step_log.propagate = propagate
+
+
+@contextmanager
+def step_progress(phase: str, log: logging.FileHandler | None = None) -> Iterator[StepCounter]:
+    """A progress bar on stderr while a phase runs, counting its Prefect tasks (drawn only on a
+    terminal, and cleared at the end: the phase's summary line follows on stdout). The log
+    file's lines name the phase."""
     from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from flows.runner import step_log
 
-    console = Console(stderr=True)
-    live = console.status(f"{phase}: starting ...") if console.is_terminal else None
-    with live or nullcontext():
-        counter = StepCounter(phase, live.update if live else lambda _text: None)
-        level = step_log.level
+    bar = Progress(
+        TextColumn(f"[bold]{phase}"), BarColumn(), TextColumn("{task.fields[tasks]}"),
+        TimeElapsedColumn(), TextColumn("{task.description}"), console=Console(stderr=True),
+        transient=True,
+    )  # fmt: skip
+    if log is not None:
+        log.setFormatter(logging.Formatter(f"%(asctime)s {phase}: %(message)s"))
+    with bar:
+        # No total: how many steps a session takes is known only once it has run.
+        job = bar.add_task("starting ...", total=None, tasks=plural(0, "Prefect task"))
+
+        def show(tasks: int, latest: str) -> None:
+            bar.update(job, description=f"now {latest}", tasks=plural(tasks, "Prefect task"))
+
+        counter = StepCounter(show)
         step_log.addHandler(counter)
-        step_log.setLevel(logging.DEBUG)
         try:
             yield counter
         finally:
             step_log.removeHandler(counter)
-            step_log.setLevel(level)
 
 
 async def _compare(db: str) -> dict[str, Any]:

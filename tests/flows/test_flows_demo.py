@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from flows.cli import main
-from flows.demo import QUERIES, STRATEGIES, run_demo
+from flows.demo import QUERIES, STRATEGIES
 from flows.server import ServerInfo
 from harness.filesystem import FileSystem
 from harness.store import Store
@@ -17,8 +18,14 @@ from harness.store import Store
 def test_the_demo_runs_the_agent_compares_strategies_and_writes_its_reports(
     prefect_server: ServerInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run_demo(out=str(tmp_path)) == 0
-    out = capsys.readouterr().out
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    # Progress is a bar on a terminal; the tasks' names go to the log file and the UI only.
+    assert not re.search(r"#\d+$", captured.err, re.MULTILINE), captured.err
+    tasks = (tmp_path / "demo.log").read_text().splitlines()
+    assert any(line.endswith("week 1: skills #1") for line in tasks)
+    assert any(line.endswith("week 2: model #1") for line in tasks)
 
     md = (tmp_path / "demo.md").read_text()
     png = (tmp_path / "demo.png").read_bytes()
