@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,16 +255,23 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         "",
         "## 1. The competitive-analysis agent as a Prefect flow",
         "",
-        "| week | run | status | model calls | input tokens | output tokens | moved out | files "
-        "| cost $ | Prefect tasks |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "Each week is one session on its own thread, one run per user input. A run that hands "
+        "work to the market-researcher subagent starts subagent runs, linked to it in the store "
+        "(`runs.parent_run_id`); they are counted in its row (`subagent runs`), their cost in "
+        "its cost, their tokens apart.",
+        "",
+        "| week | input | run | status | model calls | input tokens | output tokens | moved out "
+        "| files | subagent runs | cost $ | Prefect tasks |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for week, result in enumerate(demo.weeks, start=1):
-        for r in result["runs"]:
+        runs = result["runs"]
+        for n, r in enumerate(runs, start=1):
             lines.append(
-                f"| {week} | `{r['run_id']}` | {r['status']} | {r['steps']} | "
-                f"{r['input_tokens']:,} | {r['output_tokens']:,} | {r['moved_out_tokens']:,} | "
-                f"{r['files_written']} | {r['cost_usd']:.4f} | {r['tasks']} |"
+                f"| {week} | {n} of {len(runs)} | `{r['run_id']}` | {r['status']} | "
+                f"{r['steps']} | {r['input_tokens']:,} | {r['output_tokens']:,} | "
+                f"{r['moved_out_tokens']:,} | {r['files_written']} | {r['subagent_runs']} | "
+                f"{r['cost_usd']:.4f} | {r['tasks']} |"
             )
     lines += [
         "",
@@ -292,21 +299,22 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         "",
         f"## 2. Strategies compared on `{SCENARIO}` (small scale, seed 0)",
         "",
-        "| | setting | accuracy | input tokens | peak context | cost $ | overflow |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| | setting | accuracy | vs full | input tokens | peak context | cost $ | overflow |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in demo.sweep["rows"]:
-        mark = ("recommended, " if r["recommended"] else "") + ("front" if r["pareto"] else "")
+        marks = [("recommended", r["recommended"]), ("tied", r.get("tied_with_best")),
+                 ("front", r["pareto"])]  # fmt: skip
+        vs_full = "-" if r.get("vs_full") is None else f"{r['vs_full']:+.1%}"
         lines.append(
-            f"| {mark.strip(', ')} | {r['setting']} | {r['accuracy']:.1%} | "
-            f"{r['input_tokens']:,} | {r['peak_context_tokens']:,} | {r['cost_usd']:.4f} | "
-            f"{r['overflow_rate']:.0%} |"
+            f"| {', '.join(m for m, on in marks if on)} | {r['setting']} | {r['accuracy']:.1%} | "
+            f"{vs_full} | {r['input_tokens']:,} | {r['peak_context_tokens']:,} | "
+            f"{r['cost_usd']:.4f} | {r['overflow_rate']:.0%} |"
         )
+    lines += ["", *overflow_notes(demo.sweep["rows"])]
     lines += [
-        "",
         f"Pareto front (accuracy against cost): {', '.join(demo.sweep['front'])}. "
-        f"Recommended: **{' and '.join(demo.sweep['recommended'])}**. "
-        f"{demo.sweep['recommendation']}",
+        f"{emphasised(demo.sweep['recommendation'], demo.sweep['recommended'])}",
         "",
         f"![accuracy against cost]({png_name})",
         "",
@@ -325,3 +333,26 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         f"`{demo.sweep['batch']}`)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def overflow_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A line per setting whose runs overflowed the window: its accuracy is low for that
+    reason (the session ends at the overflow; the probes after it are misses)."""
+    notes = []
+    for r in rows:
+        rate = float(r.get("overflow_rate") or 0)
+        if rate:
+            runs = "every run" if rate >= 1 else f"{rate:.0%} of its runs"
+            notes.append(
+                f"`{r['setting']}` overflowed the model's window on {runs} (crossed out on the "
+                "plot): the session ends there and every probe after it counts as a miss."
+            )
+    return [*notes, ""] if notes else []
+
+
+def emphasised(recommendation: str | None, names: Sequence[str]) -> str:
+    """The recommendation sentence with the recommended settings in bold (said once)."""
+    if not recommendation:
+        return "Nothing recommended."
+    joined = " and ".join(names)
+    return recommendation.replace(joined, f"**{joined}**", 1) if joined else recommendation

@@ -36,6 +36,9 @@ def test_the_demo_runs_the_agent_compares_strategies_and_writes_its_reports(
     assert "| offload | offload_tool_result |" in md
     assert "| subagents | subagent_run |" in md  # the market-researcher absorbed the sweeps
     assert any(f"Recommended: **{s}**" in md for s in STRATEGIES)
+    assert md.count("Recommended") == 1  # said once, not as a heading and again in the sentence
+    assert "`none` overflowed the model's window on every run" in md
+    assert "| 1 | 1 of 5 | `run_" in md and "| subagent runs |" in md  # one run per input
     assert f"{prefect_server.ui_url}/runs/flow-run/" in md
 
     assert "Week 2 report follows the remembered format (bullets): yes" in out
