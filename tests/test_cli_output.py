@@ -24,7 +24,7 @@ def row(strategy: str, params: dict[str, Any], **extra: Any) -> dict[str, Any]:
     label = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
     return {
         "setting": f"{strategy} [{label}]" if params else strategy, "strategy": strategy,
-        "params": params, "seeds": 1, "accuracy": 0.9, "accuracy_ci": "0.900-0.900",
+        "params": params, "seeds": 1, "accuracy": 0.9, "accuracy_ci": "90.0%-90.0%",
         "input_tokens": 1000, "peak_context_tokens": 500, "cost_usd": 0.01,
         "overflow_rate": 0.0, "pareto": True, "recommended": False, **extra,
     }  # fmt: skip
@@ -44,6 +44,33 @@ def test_the_sweep_table_shows_every_varying_parameter_in_full(
                  "messages:40", "20000", "competitive-analysis [small]"):  # fmt: skip
         assert text in out
     assert "…" not in out
+
+
+def test_the_sweep_table_has_vs_full_tied_marks_and_intervals_in_percent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_evals_metrics import result
+
+    from evals import aggregate, pareto_front, recommend
+    from flows.sweep import table_rows
+
+    runs = [
+        *(result("full", s, accuracy=a, cost_usd=0.10) for s, a in enumerate((0.9, 0.8, 0.85))),
+        *(result("mask", s, accuracy=a, cost_usd=0.04) for s, a in enumerate((0.8, 0.85, 0.8))),
+        *(result("none", s, accuracy=0.3, cost_usd=0.01) for s in range(3)),
+    ]
+    settings = aggregate(runs)
+    rows = table_rows(settings, pareto_front(settings), recommend(settings), runs)
+    by = {r["setting"]: r for r in rows}
+    assert by["full"]["vs_full"] == 0 and by["none"]["vs_full"] == pytest.approx(-0.55)
+    assert by["mask"]["tied_with_best"] and not by["none"]["tied_with_best"]
+    print_sweep(rows, title="t")
+    lines = {line.split("│")[1].strip(): line for line in capsys.readouterr().out.splitlines()
+             if line.count("│") > 3}  # fmt: skip
+    assert "-55.0% (-60.0% to -50.0%)" in lines["none"]  # paired, on the same seeds
+    assert "81.7% (80.0%-85.0%)" in lines["mask"]  # the interval in percent, as the mean
+    assert lines["mask"].rstrip(" │").endswith("recommended tied front")
+    assert lines["full"].rstrip(" │").endswith("tied front")
 
 
 def test_eval_labels_keep_their_parameters(
@@ -203,6 +230,25 @@ def test_the_demo_logs_each_task_to_its_file_and_not_to_the_terminal(
         "week 1: tool:read_article #2",
     ]
     assert step_log.propagate  # restored after the demo
+
+
+def test_the_demo_report_says_the_recommendation_once_and_which_settings_overflowed() -> None:
+    from flows.demo import emphasised, overflow_notes
+
+    text = "Recommended: full, 92.9% at $0.2491 a run: the best accuracy."
+    assert (
+        emphasised(text, ["full"])
+        == "Recommended: **full**, 92.9% at $0.2491 a run: the best accuracy."
+    )
+    tied = "Tied: full and mask (each 90.0% at $0.1 a run): ..."
+    assert emphasised(tied, ["full", "mask"]).startswith("Tied: **full and mask** (each")
+    notes = overflow_notes([row("full", {}), row("none", {}, overflow_rate=1.0),
+                            row("mask", {}, overflow_rate=0.4)])  # fmt: skip
+    assert [n.split(" (")[0] for n in notes if n] == [
+        "`none` overflowed the model's window on every run",
+        "`mask` overflowed the model's window on 40% of its runs",
+    ]
+    assert overflow_notes([row("full", {})]) == []
 
 
 def test_scenario_exports_are_git_ignored() -> None:
