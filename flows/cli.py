@@ -437,6 +437,24 @@ def _print_session(result: dict[str, Any], info: ServerInfo | None) -> None:
         print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
     print(f"Store: {result['db']}  e.g.  ctxlab sql --db {result['db']} "
           "\"SELECT middleware, action, count(*) FROM events GROUP BY ALL\"")  # fmt: skip
+    _print_thread(result)
+
+
+def _print_thread(result: dict[str, Any]) -> None:
+    """The session is one thread of several runs (one per input, subagent runs linked to
+    them): say so, and that importing the thread takes all of them."""
+    from flows.report import subagent_runs
+    from harness.store import Store
+
+    runs = [r["run_id"] for r in result["runs"]]
+    subagents = subagent_runs(Store(result["db"], hold=False), runs)
+    print(f"Thread {result['thread_id']}: {_plural(len(runs), 'run')}, one per input "
+          f"({', '.join(runs)})")  # fmt: skip
+    if subagents:
+        under = ", ".join(f"{sub} (of {parent})" for sub, parent in subagents)
+        print(f"  and {_plural(len(subagents), 'subagent run')} linked to them: {under}")
+    print(f"Import the whole thread as a scenario: ctxlab scenarios import {result['thread_id']} "
+          f"--db {result['db']}")  # fmt: skip
 
 
 def _serve(args: argparse.Namespace) -> int:
