@@ -144,14 +144,14 @@ def step_progress(phase: str, log: logging.FileHandler | None = None) -> Iterato
 
     from flows.runner import step_log
 
+    console = Console(stderr=True)
     bar = Progress(
         TextColumn(f"[bold]{phase}"), BarColumn(), TextColumn("{task.fields[tasks]}"),
-        TimeElapsedColumn(), TextColumn("{task.description}"), console=Console(stderr=True),
-        transient=True,
+        TimeElapsedColumn(), TextColumn("{task.description}"), console=console, transient=True,
     )  # fmt: skip
     if log is not None:
         log.setFormatter(logging.Formatter(f"%(asctime)s {phase}: %(message)s"))
-    with bar:
+    with bar if console.is_terminal else nullcontext():  # piped, even a cleared bar leaves a line
         # No total: how many steps a session takes is known only once it has run.
         job = bar.add_task("starting ...", total=None, tasks=plural(0, "Prefect task"))
 

@@ -15,7 +15,7 @@ import itertools
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,11 +205,12 @@ def terminal_progress(total: int) -> Iterator[OnCell]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
     bar = Progress(
         TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=Console(stderr=True), transient=True,
+        TextColumn("{task.description}"), console=console, transient=True,
     )  # fmt: skip
-    with bar:
+    with bar if console.is_terminal else nullcontext():  # piped, even a cleared bar leaves a line
         job = bar.add_task("", total=total)
 
         def advance(done: int, _total: int, result: EvalResult) -> None:
