@@ -257,8 +257,8 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         "",
         "Each week is one session on its own thread, one run per user input. A run that hands "
         "work to the market-researcher subagent starts subagent runs, linked to it in the store "
-        "(`runs.parent_run_id`); they are counted in its row (`subagent runs`), their cost in "
-        "its cost, their tokens apart.",
+        "(`runs.parent_run_id`); they are counted in its row (`subagent runs`) and their cost "
+        "is in its cost, while the token columns are the run's own.",
         "",
         "| week | input | run | status | model calls | input tokens | output tokens | moved out "
         "| files | subagent runs | cost $ | Prefect tasks |",
