@@ -27,11 +27,14 @@ def register(subparsers: Any) -> None:
         nargs="?",
         default="list",
         choices=("list", "describe", "export", "import"),
-        help="list (default), describe NAME, export NAME to files, or import RUN_ID (a "
-        "recorded run, or `ctxlab run` session, as a scenario file)",
+        help="list (default), describe NAME, export NAME to files, or import THREAD_ID (a "
+        "`ctxlab run` session's thread, every run of it, as a scenario file; a run or session "
+        "id names its thread)",
     )
     sc.add_argument(
-        "name", nargs="?", help="scenario name or file (describe, export); RUN_ID (import)"
+        "name",
+        nargs="?",
+        help="scenario name or file (describe, export); THREAD_ID, RUN_ID or session id (import)",
     )
     sc.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     sc.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
@@ -170,8 +173,8 @@ def register(subparsers: Any) -> None:
 
 
 def add_import_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("import RUN_ID (a recorded run as a scenario file)")
-    group.add_argument("--thread", help="import this thread (RUN_ID may then be left out)")
+    group = parser.add_argument_group("import THREAD_ID (a recorded thread as a scenario file)")
+    group.add_argument("--thread", help="import this thread (THREAD_ID may then be left out)")
     group.add_argument(
         "--redact",
         action="append",
@@ -200,7 +203,7 @@ def import_command(args: argparse.Namespace) -> int:
     from harness.store import default_path
 
     if not args.name and not args.thread:
-        args.parser.error("import needs a RUN_ID (see `ctxlab run`) or --thread ID")
+        args.parser.error("import needs a THREAD_ID or RUN_ID (`ctxlab run` prints both)")
     db = args.db or default_path()
     start = time.perf_counter()
     try:

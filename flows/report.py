@@ -3,6 +3,7 @@ summary `ctxlab run` prints."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +96,22 @@ def run_report(store: Store, run_id: str) -> RunReport:
     )
     return RunReport(run=run, subagents=subagents, peak_context_tokens=int(peak), middleware=lines,
                      files=files)  # fmt: skip
+
+
+def subagent_runs(store: Store, run_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(subagent run, the run that started it) under `run_ids`, at any depth, in start order."""
+    if not run_ids:
+        return []
+    marks = ", ".join("?" for _ in run_ids)
+    rows = store.query(
+        "WITH RECURSIVE tree(run_id, parent_run_id, started_at) AS ("
+        f"SELECT run_id, parent_run_id, started_at FROM runs WHERE parent_run_id IN ({marks}) "
+        "UNION ALL SELECT r.run_id, r.parent_run_id, r.started_at FROM runs r "
+        "JOIN tree t ON r.parent_run_id = t.run_id) "
+        "SELECT run_id, parent_run_id FROM tree ORDER BY started_at",
+        list(run_ids),
+    )
+    return [(str(r["run_id"]), str(r["parent_run_id"])) for r in rows]
 
 
 def render_markdown(report: RunReport, *, extra: dict[str, Any] | None = None) -> str:

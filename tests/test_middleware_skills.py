@@ -1,6 +1,7 @@
 """Skills: synced into /skills/, headers read at every run start, menu on every model call."""
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,8 @@ def test_malformed_skills_are_skipped_with_a_warning_and_never_break_the_run(
     write_skill(root, "no-desc", "---\nname: no-desc\n---\n")
     write_skill(root, "Upper_Case", "---\nname: Upper_Case\ndescription: x\n---\n")
     model = ScriptedModel(["fine"])
-    agent = bare_agent(model, middleware=[Skills([root, tmp_path / "missing"])])
+    with pytest.warns(UserWarning, match="missing"):
+        agent = bare_agent(model, middleware=[Skills([root, tmp_path / "missing"])])
     result = agent.run_sync("go", thread_id="t")
     assert result.status == "completed"
 
@@ -155,6 +157,25 @@ def test_malformed_skills_are_skipped_with_a_warning_and_never_break_the_run(
     assert "not found" in reasons["missing"]
     for name in reasons:
         assert f"**{name}**" not in prompt
+
+
+def test_a_missing_skills_folder_warns_once_naming_it(skills_dir: Path, tmp_path: Path) -> None:
+    from harness import create_agent
+
+    missing, a_file = tmp_path / "no-such-skills", tmp_path / "skills.txt"
+    a_file.write_text("not a folder")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # Python's own filter: each warning once
+        for _ in range(3):
+            create_agent(model=ScriptedModel(["ok"]), skills=[missing, a_file, skills_dir],
+                         store=Store(":memory:"))  # fmt: skip
+    messages = [str(w.message) for w in caught if "skills folder" in str(w.message)]
+    assert messages == [
+        f"skills folder '{missing}' does not exist: the agent runs without the skills it was to "
+        "hold",
+        f"skills folder '{a_file}' is not a directory: the agent runs without the skills it was "
+        "to hold",
+    ]
 
 
 def test_skills_are_reread_at_every_run_start(bare_agent, skills_dir) -> None:

@@ -139,13 +139,32 @@ def test_replay_makes_no_live_tool_call_and_unknown_calls_get_an_error_text(
     assert reply.startswith("Error: the recording has no reply of query_market_export")
 
 
+def test_a_thread_id_imports_the_whole_thread_as_its_first_run_does(
+    flagship: tuple[Path, str, Path], tmp_path: Path, cli_env: None
+) -> None:
+    db, run_id, by_run = flagship
+    store = Store(str(db), hold=False)
+    thread = store.scalar("SELECT thread_id FROM runs WHERE run_id = ?", [run_id])
+    subagent = store.scalar(
+        "SELECT run_id FROM runs WHERE parent_run_id IS NOT NULL ORDER BY started_at LIMIT 1"
+    )
+    subagent_thread = store.scalar("SELECT thread_id FROM runs WHERE run_id = ?", [subagent])
+    for name in (thread, subagent_thread):  # a subagent's thread names its parent's
+        out = tmp_path / f"{name}.yaml"
+        assert main(["scenarios", "import", name, "--db", str(db), "--out", str(out)]) == 0
+        doc, same = yaml.safe_load(out.read_text()), yaml.safe_load(by_run.read_text())
+        source, same_source = doc.pop("source"), same.pop("source")
+        assert doc == same and source["runs"] == same_source["runs"]  # only the date differs
+        assert len(doc["turns"]) == 5 and len(doc["tasks"]) == 3  # every run of the thread
+
+
 def test_unknown_run_or_thread_is_one_line_and_exit_2(
     flagship: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str], cli_env: None
 ) -> None:
     db = str(flagship[0])
     assert main(["scenarios", "import", "run_nope", "--db", db]) == 2
     err = capsys.readouterr().err.strip()
-    assert "no run or session 'run_nope'" in err and len(err.splitlines()) == 1
+    assert "no run, session or thread 'run_nope'" in err and len(err.splitlines()) == 1
     assert main(["scenarios", "import", "--thread", "nope", "--db", db]) == 2
     assert "no thread 'nope'" in capsys.readouterr().err
 

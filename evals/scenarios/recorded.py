@@ -88,7 +88,8 @@ class Recording:
 
 def resolve(con: Any, run_id: str | None, thread: str | None) -> tuple[str, str]:
     """(thread, run id) of what to import: a run (a subagent's resolves to its parent's
-    thread) or a `ctxlab run` session id; or a thread, whose first run names it."""
+    thread), a `ctxlab run` session id or a thread id; or `thread`, whose first run names
+    it."""
     if run_id is not None:
         row = con.execute(
             "SELECT run_id, thread_id, parent_run_id FROM runs WHERE run_id = ?", [run_id]
@@ -99,8 +100,14 @@ def resolve(con: Any, run_id: str | None, thread: str | None) -> tuple[str, str]
                 "ORDER BY f.turn LIMIT 1",
                 [run_id],
             ).fetchone()
+        if row is None:  # a thread id, as `ctxlab run` prints it: its first run
+            row = con.execute(
+                "SELECT run_id, thread_id, parent_run_id FROM runs WHERE thread_id = ? "
+                "ORDER BY parent_run_id IS NOT NULL, started_at LIMIT 1",
+                [run_id],
+            ).fetchone()
         if row is None:
-            raise RunNotFoundError(f"no run or session {run_id!r} in the store")
+            raise RunNotFoundError(f"no run, session or thread {run_id!r} in the store")
         while row[2] is not None:
             row = con.execute(
                 "SELECT run_id, thread_id, parent_run_id FROM runs WHERE run_id = ?", [row[2]]

@@ -15,7 +15,8 @@ a link cannot copy a secret from elsewhere into the store.
 Files over `max_file_bytes`, and whole skills over `max_skill_bytes`, are left out. Files are
 compared by size and SHA-256 with the stored copies, and only what changed is written, in one
 transaction: under `Store(hold=False)` each transaction reopens the database file. Anything
-left out gets a `skipped` event saying why.
+left out gets a `skipped` event saying why; a source folder that is missing also warns (a
+`UserWarning` naming it, once) when the middleware is built.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import hashlib
 import os
 import re
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,6 +177,17 @@ class Skills(Middleware):
             10,000,000).
         """
         self.sources = tuple(Path(s).expanduser() for s in sources)
+        for source in self.sources:
+            if not source.is_dir():
+                # A mistyped path would otherwise show only as a `skipped` event in the store.
+                # Python's default filter shows each message once: once per path.
+                warnings.warn(
+                    f"skills folder {str(source)!r} "
+                    f"{'is not a directory' if source.exists() else 'does not exist'}: the "
+                    "agent runs without the skills it was to hold",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self.include_stored = include_stored
         self.max_file_bytes = max_file_bytes
         self.max_skill_bytes = max_skill_bytes
