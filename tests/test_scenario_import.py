@@ -282,7 +282,7 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
     from evals.scenarios.recorded import _file_text, _files
     from harness import Store
     from harness.file_storage import CHUNK_CHARS, store_content
-    from harness.store import read_only
+    from harness.store import read_store
 
     big = "\n".join(f"line {i}: revenue 849.7" for i in range(CHUNK_CHARS // 10))
     assert len(big) > CHUNK_CHARS
@@ -292,7 +292,7 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
         store_content(con, "shared", "/skills/big/SKILL.md", big, None, now)
         store_content(con, "thread:t1", "/notes/big.md", big, None, now)
     store.close()
-    con = read_only(str(tmp_path / "big.duckdb"))
+    con = read_store(str(tmp_path / "big.duckdb"))
     try:
         assert _files(con, "/skills/") == [{"path": "/skills/big/SKILL.md", "content": big}]
         assert _file_text(con, "t1", "/notes/big.md") == big

@@ -102,6 +102,7 @@ TABLE_COLUMNS = {
 PLACEHOLDERS = {table: "(" + ",".join("?" * n) + ")" for table, n in TABLE_COLUMNS.items()}
 
 
+# The columns of each step table, in order: where a repair happened is named by column.
 COLUMN_NAMES = {
     "messages": ("thread_id", "seq", "run_id", "step", "message_id", "role", "kind", "content",
                  "full_content", "tool_calls", "tool_call_id", "name", "is_error", "tokens",
