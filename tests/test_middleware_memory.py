@@ -3,6 +3,7 @@
 from pathlib import Path, PureWindowsPath
 
 import pytest
+from store_helpers import events
 
 from harness import Store, ToolContext, tool
 from harness.file_tools import file_tools
@@ -72,11 +73,8 @@ def test_every_change_is_a_version_with_its_author(bare_agent) -> None:
     agent.run_sync("hi", thread_id="other-thread")
     assert versions(store)[-1] == (3, "user", "# Prefs\n- Bullets.\n- Euro amounts.\n")
     assert "- Euro amounts." in model.calls[3].params.system_prompt
-    authors = store.query(
-        "SELECT json_extract_string(detail, '$.author') AS a FROM events "
-        "WHERE middleware = 'memory' AND action = 'version' ORDER BY created_at"
-    )
-    assert [r["a"] for r in authors] == ["user", "agent", "user"]
+    authors = [e["detail"]["author"] for e in events(store, middleware="memory", action="version")]
+    assert authors == ["user", "agent", "user"]
 
 
 def test_memory_written_on_an_openai_run_serves_an_anthropic_run(bare_agent) -> None:
@@ -117,8 +115,8 @@ def test_changes_made_by_other_tools_are_versioned_as_they_are_made(bare_agent) 
     model = ScriptedModel([reply("", call("remember", "r1", fact="Prefers CSV.")), "Done."])
     bare_agent(model, [remember], [Memory()], store=store).run_sync("x", thread_id="t")
     assert versions(store) == [(1, "agent", "- Prefers CSV.\n")]
-    (event,) = store.query("SELECT hook FROM events WHERE action = 'version'")
-    assert event == {"hook": "wrap_tool_call"}
+    (event,) = store.events_of(action="version")
+    assert event["hook"] == "wrap_tool_call"
     assert "- Prefers CSV." in model.calls[1].params.system_prompt
 
 

@@ -1,10 +1,10 @@
 """Offloading: large tool results and human messages go to files; the model sees a preview."""
 
-import json
 import tracemalloc
 from datetime import timedelta
 
 import pytest
+import store_helpers
 
 from harness import Store, tool
 from harness.file_tools import file_tools
@@ -43,11 +43,7 @@ def quote(ticker: str) -> str:
 
 
 def events(store: Store, action: str) -> list[dict]:
-    rows = store.query(
-        "SELECT * FROM events WHERE middleware = 'offload' AND action = ? ORDER BY created_at",
-        [action],
-    )
-    return [{**r, "detail": json.loads(r["detail"])} for r in rows]
+    return store_helpers.events(store, middleware="offload", action=action)
 
 
 def test_large_tool_result_is_saved_whole_and_the_model_sees_the_preview(

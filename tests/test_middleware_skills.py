@@ -1,9 +1,9 @@
 """Skills: synced into /skills/, headers read at every run start, menu on every model call."""
 
-import json
 from pathlib import Path
 
 import pytest
+from store_helpers import events
 
 from harness import Store
 from harness.file_tools import file_tools
@@ -68,11 +68,7 @@ def skills_dir(tmp_path: Path) -> Path:
 
 
 def skill_events(store: Store, action: str) -> list[dict]:
-    rows = store.query(
-        "SELECT detail FROM events WHERE middleware = 'skills' AND action = ? ORDER BY created_at",
-        [action],
-    )
-    return [json.loads(r["detail"]) for r in rows]
+    return [e["detail"] for e in events(store, middleware="skills", action=action)]
 
 
 def test_system_prompt_with_skills_menu_and_memory(bare_agent, skills_dir, assert_snapshot) -> None:

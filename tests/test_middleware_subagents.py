@@ -1,8 +1,9 @@
 """Subagents: own context, only the final text comes back, parallel, linked to the parent."""
 
 import asyncio
-import json
 import time
+
+from store_helpers import events
 
 from harness import Store, tool
 from harness.file_tools import file_tools
@@ -123,10 +124,8 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
         "/large_tool_results/s-Globex",
         "/large_tool_results/s-Initech",
     ]
-    events = store.query(
-        "SELECT detail FROM events WHERE middleware = 'subagents' AND run_id = ?", [result.run_id]
-    )
-    details = sorted((json.loads(e["detail"]) for e in events), key=lambda d: d["thread_id"])
+    found = events(store, result.run_id, middleware="subagents")
+    details = sorted((e["detail"] for e in found), key=lambda d: d["thread_id"])
     assert [d["run_id"] for d in details] == [c["run_id"] for c in children]
 
 

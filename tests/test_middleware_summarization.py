@@ -105,7 +105,7 @@ def test_fires_at_a_fraction_of_the_window_then_the_model_sees_summary_and_kept_
     assert len(summarizer) == 1 and summarizer[0]["step"] == row["step"]
     run = store.run(result.run_id)
     assert run["input_tokens"] == sum(c["input_tokens"] for c in calls)
-    (event,) = store.query("SELECT * FROM events WHERE middleware = 'summarize'")
+    (event,) = store.events_of(middleware="summarize")
     assert event["action"] == "summarized" and path in event["detail"]
 
 
@@ -341,7 +341,7 @@ def test_a_provider_overflow_compacts_and_retries_once() -> None:
     state = make_state(mw, window)
     seen = model_call(mw, state, fail_first=ContextOverflowError("prompt is too long"))
     assert seen.messages[0].kind == "summary"
-    (event,) = state.store.query("SELECT detail FROM events WHERE action = 'summarized'")
+    (event,) = state.store.events_of(action="summarized")
     assert '"reason": "overflow"' in event["detail"]
 
     async def always_too_long(request: ModelRequest) -> ModelResponse:

@@ -74,7 +74,7 @@ def test_an_offloaded_result_is_never_counted_whole(bare_agent, spy: SpyTokenize
     # export was only ever looked at through a bounded prefix, the preview counted once.
     assert max(n for _, n in spy.seen) <= max(bound, len(preview.content))
     assert sum(n for _, n in spy.seen if n == len(preview.content)) == len(preview.content)
-    (event,) = agent.store.query("SELECT tokens_before FROM events WHERE action LIKE 'offload%'")
+    (event,) = [e for e in agent.store.events_of() if e["action"].startswith("offload")]
     assert event["tokens_before"] > LIMIT
 
 

@@ -40,10 +40,7 @@ def test_every_step_is_a_task_and_the_server_records_them_all(
     assert {t.state_name for t in recorded} == {"Completed"}
 
     store = Store(db, hold=False)
-    events = store.query(
-        "SELECT middleware, action, hook, task_run_id, task_reason FROM events WHERE run_id = ?",
-        [run["run_id"]],
-    )
+    events = store.events_of(run["run_id"])
     acting = [e for e in events if e["task_run_id"] is not None]
     assert len(acting) == 6
     assert all(steps[e["task_run_id"]] == e["middleware"] == "offload" for e in acting)

@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from flow_helpers import flow_run_state
+from store_helpers import events
 
 from flows.agent_run import agent_run
 from flows.server import ServerInfo
@@ -99,12 +100,8 @@ def test_a_killed_run_resumes_from_the_store_without_redoing_steps(
     assert finished["input_tokens"] == store.scalar(
         "SELECT sum(input_tokens) FROM model_calls WHERE run_id = ?", [run_id]
     )
-    offloads = store.query(
-        "SELECT detail->>'tool_call_id' AS call FROM events WHERE run_id = ? "
-        "AND middleware = 'offload'",
-        [run_id],
-    )
-    assert sorted(o["call"] for o in offloads) == [f"call-{n}" for n in range(6)]
+    offloads = events(store, run_id, middleware="offload")
+    assert sorted(o["detail"]["tool_call_id"] for o in offloads) == [f"call-{n}" for n in range(6)]
     assert store.scalar("SELECT count(*) FROM files WHERE path LIKE '/notes/%'") == 6
     assert store.scalar("SELECT count(*) FROM step_journal") == 0  # cleared once complete
     assert store.scalar("SELECT attempts FROM flow_runs WHERE run_id = ?", [run_id]) == 2
