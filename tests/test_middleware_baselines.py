@@ -289,6 +289,6 @@ def test_without_compaction_an_over_window_request_fails_before_the_model_is_cal
         agent.run_sync(filler(2_000), thread_id="t")
     assert info.value.limit == 1_000 and info.value.tokens > 1_000
     assert model.calls == []
-    (run,) = agent.store.query("SELECT status, error FROM runs")
+    (run,) = agent.store.runs()
     assert run["status"] == "failed" and "exceeds the 1,000-token window" in run["error"]
     assert agent.store.events_of(middleware="guard")[0]["action"] == "overflow"

@@ -93,10 +93,9 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
     agent = bare_agent(parent_script(), middleware=[research_agents(log)], store=store)
     result = agent.run_sync("Compare Initech and Globex", thread_id="weekly")
 
-    children = store.query(
-        "SELECT run_id, thread_id, parent_step, agent, model, status FROM runs "
-        "WHERE parent_run_id = ? ORDER BY thread_id",
-        [result.run_id],
+    children = sorted(
+        (r for r in store.runs() if r["parent_run_id"] == result.run_id),
+        key=lambda r: r["thread_id"],
     )
     assert [c["thread_id"] for c in children] == [
         f"{result.run_id}.task.call_a",
@@ -113,10 +112,8 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
         own = store.transcript(child["thread_id"])
         assert own[0].content == f"Research {company}"
         assert all(company in m.content or m.role != "user" for m in own)
-        rows = store.query(
-            "SELECT DISTINCT run_id FROM messages WHERE thread_id = ?", [child["thread_id"]]
-        )
-        assert rows == [{"run_id": child["run_id"]}]
+        rows = store.messages_of(child["thread_id"])
+        assert {r["run_id"] for r in rows} == {child["run_id"]}
 
     # Their offloaded search results landed in the parent's files, one file per call.
     files = FileSystem(store, "weekly")
@@ -199,7 +196,7 @@ def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_ag
     mw = SubAgents(specs, strategy="summarize", compaction=compaction)
     bare_agent(parent, middleware=[mw], store=store).run_sync("go")
     assert asked == ["summarize", "truncate"]
-    rows = store.query("SELECT strategy FROM runs WHERE parent_run_id IS NOT NULL ORDER BY agent")
+    rows = sorted((r for r in store.runs() if r["parent_run_id"]), key=lambda r: r["agent"])
     assert [r["strategy"] for r in rows] == ["truncate", "summarize"]
 
 

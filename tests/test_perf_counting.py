@@ -96,7 +96,7 @@ def test_model_calls_record_the_encoding_that_counted() -> None:
     agent = create_agent(ScriptedModel(["hi"], profile=o200k), store=Store(":memory:"))
     result = agent.run_sync("hello")
     assert result.encoding == "o200k_base"
-    rows = agent.store.query("SELECT encoding FROM model_calls")
+    rows = agent.store.model_calls()
     assert [r["encoding"] for r in rows] == ["o200k_base"]
 
 

@@ -247,10 +247,11 @@ def test_the_memory_a_run_started_with_is_in_the_replays_store(
     outcome = asyncio.run(replay(load_scenario_file(path), "full", seed=0))
     assert outcome.store is not None
     # The recorded run read memory before writing it: the replay's read finds the seeded file.
-    reads = outcome.store.query(
-        "SELECT content FROM messages WHERE role = 'tool' AND name = 'read_file' "
-        "AND content LIKE '%Agent memory%'"
-    )
+    reads = [
+        m
+        for m in outcome.store.messages_of()
+        if m["role"] == "tool" and m["name"] == "read_file" and "Agent memory" in m["content"]
+    ]
     assert reads and "Cite sources." in reads[0]["content"]
 
 

@@ -58,6 +58,10 @@ class Queries:
         rows = self.query("SELECT * FROM runs WHERE run_id = ?", [run_id])
         return rows[0] if rows else None
 
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run row, oldest first."""
+        return self.query("SELECT * FROM runs ORDER BY started_at, run_id")
+
     def thread_runs(self, thread_id: str) -> list[dict[str, Any]]:
         """The top-level runs of a thread (not its subagents'), oldest first."""
         return self.query(
@@ -153,6 +157,18 @@ class Queries:
             [thread_id, at_seq],
         )
         return [by_id[i] for i in ids if i in by_id] + [row_to_message(r) for r in later]
+
+    def messages_of(
+        self, thread_id: str | None = None, *, run_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Message rows (of a thread, a run, or all), in transcript order."""
+        filters = {"thread_id": thread_id, "run_id": run_id}
+        used = {k: v for k, v in filters.items() if v is not None}
+        where = " AND ".join(f"{k} = ?" for k in used)
+        return self.query(
+            "SELECT * FROM messages " + (f"WHERE {where} " if where else "") + "ORDER BY seq",
+            list(used.values()),
+        )
 
     def thread_messages(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread's messages as rows, in order, without the synthetic ones compaction
@@ -270,6 +286,13 @@ class Queries:
             _TREE + "SELECT path, size, namespace FROM files "
             "WHERE run_id IN (SELECT run_id FROM tree) ORDER BY path",
             [run_id],
+        )
+
+    def files_of(self, prefix: str = "/") -> list[dict[str, Any]]:
+        """The rows of the stored files whose path starts with `prefix`, in every namespace,
+        by namespace and path (`content` is inline only: a chunked file has a `blob_id`)."""
+        return self.query(
+            "SELECT * FROM files WHERE starts_with(path, ?) ORDER BY namespace, path", [prefix]
         )
 
     def shared_text_files(self, prefix: str) -> list[dict[str, Any]]:

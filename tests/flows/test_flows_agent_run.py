@@ -89,7 +89,7 @@ def test_a_session_runs_its_inputs_in_turn_on_one_thread(
     assert [r["status"] for r in result["runs"]] == ["completed", "completed"]
     assert {r["thread_id"] for r in result["runs"]} == {"findings"}
     store = Store(db, hold=False)
-    seqs = [r["seq"] for r in store.query("SELECT seq FROM messages WHERE thread_id = 'findings'")]
+    seqs = [r["seq"] for r in store.messages_of("findings")]
     assert sorted(seqs) == list(range(1, len(seqs) + 1))
     # The second run continued the conversation: its model saw all six findings recorded.
     assert result["runs"][1]["steps"] == 1
