@@ -182,13 +182,20 @@ def add_import_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--db", help="the store holding the run (default $CTXLAB_DB or "
                        "./ctxlab.duckdb)")  # fmt: skip
+    group.add_argument("--force", action="store_true", help="overwrite the --out file if it "
+                       "exists (it is replaced whole, never left half-written)")  # fmt: skip
 
 
 def import_command(args: argparse.Namespace) -> int:
     """`ctxlab scenarios import`: write the scenario file and say what it holds."""
     import time
 
-    from evals.scenarios.recorded import RunNotFoundError, import_run, write_scenario
+    from evals.scenarios.recorded import (
+        RunNotFoundError,
+        check_scenario_path,
+        import_run,
+        write_scenario,
+    )
     from evals.scenarios.redact import Redactor
     from harness.store import default_path
 
@@ -197,11 +204,19 @@ def import_command(args: argparse.Namespace) -> int:
     db = args.db or default_path()
     start = time.perf_counter()
     try:
+        if args.out:  # before the import's work, not after
+            check_scenario_path(args.out, force=args.force)
         doc = import_run(db, args.name, thread=args.thread, redactor=Redactor(args.redact))
-    except (RunNotFoundError, ValueError) as exc:
+    except (RunNotFoundError, ValueError, FileExistsError) as exc:
         args.parser.error(f"{exc} ({db})" if isinstance(exc, RunNotFoundError) else str(exc))
     out = args.out or f"exports/{doc['name'].replace(':', '-')}.yaml"
-    path = write_scenario(doc, out)
+    try:
+        path = write_scenario(doc, out, force=args.force)
+    except (ValueError, FileExistsError) as exc:
+        args.parser.error(str(exc))
+    except OSError as exc:
+        print(f"ctxlab: cannot write {out}: {exc} (nothing was changed there)", file=sys.stderr)
+        return 1
     took = time.perf_counter() - start
     info = {
         "file": str(path), "name": doc["name"], "bytes": path.stat().st_size,

@@ -26,7 +26,7 @@ from evals.simulated import (
     get_reader,
 )
 from harness import ContextOverflowError, Store, create_agent
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model

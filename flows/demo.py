@@ -166,7 +166,7 @@ class DemoOutcome:
         return [(mw, action, n, moved) for (mw, action), (n, moved) in sorted(totals.items())]
 
     def report_text(self, week: int) -> str:
-        from harness.filesystem import FileSystem
+        from harness.files.filesystem import FileSystem
         from harness.store import Store
 
         thread = self.weeks[week - 1]["thread_id"]

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.filesystem import (
+from harness.files.filesystem import FileSystem
+from harness.files.paths import (
     DURABLE_PREFIXES,
     MAX_PATH,
     FileError,
-    FileSystem,
     normalize,
     safe_segment,
     split_lines,

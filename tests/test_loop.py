@@ -369,3 +369,43 @@ def test_a_failing_middleware_cancels_the_sibling_tool_calls() -> None:
 
     asyncio.run(caller_keeps_its_loop_running())
     assert finished == []
+
+
+def test_a_run_needs_only_its_frozen_config_its_middleware_and_its_tools() -> None:
+    """No Agent: what the middleware and the tools read of the run comes from `RunConfig`
+    (the guard's window, the model) and `ToolContext.tools`."""
+    from dataclasses import FrozenInstanceError, replace
+
+    from harness import ToolContext
+    from harness.config import RunConfig
+    from harness.middleware.guard import ContextGuard
+    from harness.models.base import ModelSettings
+    from harness.profiles import ModelProfile
+    from harness.run import run_agent
+    from harness.steps import InlineRunner
+    from harness.tokens import TokenCounter
+
+    seen: dict[str, object] = {}
+
+    @tool
+    def offered(ctx: ToolContext) -> str:
+        """Names the tools the run offers."""
+        seen["window"] = ctx.state.config.context_window
+        return ", ".join(t.name for t in ctx.tools)
+
+    profile = ModelProfile(name="tiny", context_window=2_000)
+    model = ScriptedModel([reply("", call("offered", "c1")), "done"], profile=profile)
+    config = RunConfig(
+        name="bare", model=model, system_prompt="", settings=ModelSettings(), max_steps=5,
+        store=Store(":memory:"), step_runner=InlineRunner(), counter=TokenCounter(),
+        tool_timeout_s=None,
+    )  # fmt: skip
+    with pytest.raises(FrozenInstanceError):
+        config.max_steps = 6  # type: ignore[misc]
+    result = asyncio.run(run_agent(config, [ContextGuard()], (offered, add), "go"))
+    assert result.status == "completed"
+    assert result.messages[2].content == "offered, add"
+    assert seen["window"] == 2_000
+    small = replace(config, model=ScriptedModel([], profile=replace(profile, context_window=5)))
+    with pytest.raises(ContextOverflowError, match="5-token window of scripted"):
+        asyncio.run(run_agent(small, [ContextGuard()], (), "more than five tokens, surely"))

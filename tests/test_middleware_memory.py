@@ -6,8 +6,9 @@ import pytest
 from store_helpers import events
 
 from harness import Store, ToolContext, tool
-from harness.file_tools import file_tools
-from harness.filesystem import FileError, FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.paths import FileError
+from harness.files.tools import file_tools
 from harness.middleware.memory import (
     Memory,
     _export_target,

@@ -7,8 +7,9 @@ import pytest
 import store_helpers
 
 from harness import Store, tool
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem, safe_segment
+from harness.files.filesystem import FileSystem
+from harness.files.paths import safe_segment
+from harness.files.tools import file_tools
 from harness.middleware.offload import OffloadLargeResults, preview_lines
 from harness.models import ScriptedModel, call, reply
 from harness.store import now

@@ -6,8 +6,8 @@ import pytest
 from store_helpers import events
 
 from harness import Store
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import file_tools
 from harness.middleware.memory import Memory
 from harness.middleware.skills import MENU_INTRO, SkillFormatError, Skills, parse_header
 from harness.models import ScriptedModel, call, reply
@@ -309,6 +309,25 @@ def test_symlinks_that_leave_the_skill_folder_are_not_followed(bare_agent, tmp_p
     assert reasons["home"] == "symbolic link to a directory: not followed"
     assert reasons["SKILL.md"] == outside
     assert reasons["stolen"] == "skill left out: no SKILL.md that can be copied"
+
+
+def test_hard_links_in_a_skill_folder_are_not_copied(bare_agent, tmp_path) -> None:
+    secret = tmp_path / "home" / ".ssh" / "id_ed25519"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("PRIVATE-KEY-456\n")
+    root = tmp_path / "skills"
+    skill = write_skill(root, "linked", "---\nname: linked\ndescription: Links.\n---\n",
+                        {"notes.md": "inside\n"})  # fmt: skip
+    (skill / "key.txt").hardlink_to(secret)  # same disk: looks like a regular file
+    (skill / "twin.md").hardlink_to(skill / "notes.md")  # inside, but one file with two names
+
+    store = Store(":memory:")
+    bare_agent(ScriptedModel(["ok"]), middleware=[Skills([root])], store=store).run_sync("go")
+    assert b"PRIVATE-KEY-456" not in all_stored_bytes(store)
+    assert FileSystem(store, "t").list_files("/skills") == ["/skills/linked/SKILL.md"]
+    reasons = {Path(e["path"]).name: e["reason"] for e in skill_events(store, "skipped")}
+    linked = "hard link (2 names for one file): not copied"
+    assert reasons == {"key.txt": linked, "notes.md": linked, "twin.md": linked}
 
 
 def test_size_limits_leave_files_and_skills_out_with_a_reason(bare_agent, tmp_path) -> None:

@@ -6,8 +6,8 @@ import time
 from store_helpers import events
 
 from harness import Store, tool
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import file_tools
 from harness.messages import ModelResponse
 from harness.middleware.offload import OffloadLargeResults
 from harness.middleware.subagents import SubAgent, SubAgents
@@ -174,9 +174,9 @@ def test_a_subagent_cut_short_says_so(bare_agent) -> None:
 def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_agent) -> None:
     asked: list[str | None] = []
 
-    def compaction(strategy):
+    def stack(strategy, middleware):
         asked.append(strategy)
-        return [OffloadLargeResults(tool_token_limit=50)]
+        return [OffloadLargeResults(tool_token_limit=50), *middleware]
 
     specs = [
         SubAgent("plain", "Plain.", "Answer.", model=ScriptedModel(["a"])),
@@ -193,7 +193,7 @@ def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_ag
         ]
     )
     store = Store(":memory:")
-    mw = SubAgents(specs, strategy="summarize", compaction=compaction)
+    mw = SubAgents(specs, strategy="summarize", stack=stack)
     bare_agent(parent, middleware=[mw], store=store).run_sync("go")
     assert asked == ["summarize", "truncate"]
     rows = sorted((r for r in store.runs() if r["parent_run_id"]), key=lambda r: r["agent"])
@@ -210,5 +210,4 @@ def test_spec_middleware_sits_inside_compaction_but_outside_the_guard() -> None:
     spec = SubAgent(name="tagged", description="d", system_prompt="s", middleware=[Tag()])
     parent = create_agent(ScriptedModel([]), store=Store(":memory:"), subagents=[spec])
     subagents = next(mw for mw in parent.middleware if isinstance(mw, SubAgents))
-    child = subagents._build(spec, parent)
-    assert [mw.name for mw in child.middleware][-2:] == ["tag", "guard"]
+    assert [mw.name for mw in subagents.middleware_for(spec)][-2:] == ["tag", "guard"]

@@ -10,8 +10,9 @@ from window_helpers import RecordingRunner, make_state, model_call, small_model,
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
 from harness.errors import ModelError
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem, safe_segment
+from harness.files.filesystem import FileSystem
+from harness.files.paths import safe_segment
+from harness.files.tools import file_tools
 from harness.messages import ModelResponse, ToolCall, Usage, assistant, user
 from harness.middleware.base import ModelRequest
 from harness.middleware.summarization import (
@@ -310,7 +311,7 @@ def test_summarizer_model_and_prompt_can_differ_from_the_agent() -> None:
     state = make_state(mw, window)
     model_call(mw, state)
     assert cheap.calls[0].params.system_prompt == "Be terse."
-    assert state.agent.model.calls == []
+    assert state.config.model.calls == []
     assert [s["model"] for s in state.store.summaries()] == ["cheap"]
     assert [c["model"] for c in state.store.model_calls()] == ["cheap#summarize"]
     assert state.usage.requests == 1 and state.usage.input_tokens > 0

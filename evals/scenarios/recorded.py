@@ -13,7 +13,9 @@ probes_from_run.py). Every string passes through a `Redactor` before it is writt
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,7 +26,7 @@ import yaml
 
 from evals.scenarios.cues import Found, Source, find_cue, spans
 from evals.scenarios.redact import Redactor
-from harness.file_storage import whole_content
+from harness.files.storage import whole_content
 
 if TYPE_CHECKING:
     from harness.store import Reader
@@ -482,7 +484,7 @@ def import_run(
         "format": FORMAT,
         "name": f"recorded:{first}",
         "title": f"Recorded run {first}",
-        "description": f"Imported from thread {thread_id} of {db}: "
+        "description": f"Imported from thread {thread_id} of {Path(db).name}: "
         f"{len(recording.turns)} user turns, {len(replies)} recorded tool replies.",
         "source": {
             "run_id": first,
@@ -493,7 +495,7 @@ def import_run(
             "strategy": runs[0]["strategy"],
             "params": config.get("strategy_params", {}),
             "created_at": str(runs[0]["started_at"]),
-            "db": str(Path(db).resolve()),
+            "db": Path(db).name,  # the name only: where it lives is the user's business
             "imported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },  # fmt: skip
         "model": {
@@ -585,13 +587,64 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def write_scenario(doc: dict[str, Any], path: str | Path) -> Path:
+def check_scenario_path(path: str | Path, *, force: bool = False) -> Path:
+    """`path` as a place to write a scenario file: it must end in .yaml or .yml (the names
+    `ctxlab eval --scenario` loads), and not exist unless `force`. Raises `ValueError` or
+    `FileExistsError` naming the problem."""
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() not in (".yaml", ".yml"):
+        raise ValueError(
+            f"{out}: a scenario file must end in .yaml or .yml (`ctxlab eval --scenario` "
+            f"loads only those), e.g. {out.with_suffix('.yaml')}"
+        )
+    if out.exists() and not force:
+        raise FileExistsError(f"{out} exists: pass --force to overwrite it")
+    return out
+
+
+def write_scenario(doc: dict[str, Any], path: str | Path, *, force: bool = False) -> Path:
+    """Writes `doc` to `path` (which must end in .yaml or .yml, the names `ctxlab eval`
+    loads) all at once: the text goes to a temporary file beside it, which then takes the
+    name, so a full disk or a kill never leaves a truncated file nor harms the one there.
+    Raises `FileExistsError` when `path` exists, unless `force`."""
+    out = check_scenario_path(path, force=force)
     header = (
         f'# {FORMAT}: a recorded run as a replayable scenario (evals/README.md, "Recorded\n'
         '# scenarios"). Edit or add probes freely; `ctxlab eval --scenario THIS_FILE`.\n'
     )
     text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    out.write_text(header + text, encoding="utf-8")
+    data = (header + text).encode("utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temporary file; this one is shared
+        _take_name(tmp, out, force)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return out
+
+
+def _take_name(tmp: str, out: Path, force: bool) -> None:
+    """Renames `tmp` to `out`; without `force`, only if `out` still does not exist (a hard
+    link fails atomically when it does; a filesystem without hard links is checked first)."""
+    if force:
+        os.replace(tmp, out)
+        return
+    try:
+        os.link(tmp, out)
+    except FileExistsError:
+        raise FileExistsError(f"{out} exists: pass --force to overwrite it") from None
+    except OSError:
+        if out.exists():
+            raise FileExistsError(f"{out} exists: pass --force to overwrite it") from None
+        os.replace(tmp, out)
+        return
+    os.unlink(tmp)

@@ -10,7 +10,8 @@ then carries a short menu, descriptions escaped inside its `<available_skills>` 
 body enters the context only when the model reads the file.
 
 The sync reads only regular files inside each skill folder: a symbolic link is followed only
-when it stays inside the folder, so a link cannot copy a secret from elsewhere into the store.
+when it stays inside the folder, and a file with more than one hard link is not read at all, so
+a link cannot copy a secret from elsewhere into the store.
 Files over `max_file_bytes`, and whole skills over `max_skill_bytes`, are left out. Files are
 compared by size and SHA-256 with the stored copies, and only what changed is written, in one
 transaction: under `Store(hold=False)` each transaction reopens the database file. Anything
@@ -31,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 import yaml
 
-from harness.filesystem import SHARED_NAMESPACE, FileError, FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.paths import SHARED_NAMESPACE, FileError
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import SKILLS_TAG, escape_block_text
@@ -347,6 +349,12 @@ def _walk(folder: Path, root: Path) -> Iterable[tuple[Path, str | None]]:
                 yield path, "symbolic link leading outside the skill folder: not followed"
             elif not path.is_file():
                 yield path, "not a regular file"
+            elif not path.resolve().is_relative_to(root):
+                yield path, "its real location is outside the skill folder: not copied"
+            elif (links := path.stat().st_nlink) > 1:
+                # A hard link looks like a regular file here, but its other name may be a
+                # secret anywhere on the same disk.
+                yield path, f"hard link ({links} names for one file): not copied"
             else:
                 yield path, None
 

@@ -14,7 +14,7 @@ from prefect.logging.handlers import PrefectConsoleHandler
 from flows.agent_run import agent_run, artifact_key, session_name
 from flows.agents import AgentOptions, competitive_session
 from flows.server import ServerInfo
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
 from harness.steps import InlineRunner
 from harness.store import Store
 

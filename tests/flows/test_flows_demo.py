@@ -10,7 +10,7 @@ import pytest
 from flows.cli import main
 from flows.demo import QUERIES, STRATEGIES, run_demo
 from flows.server import ServerInfo
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
 from harness.store import Store
 
 
