@@ -443,11 +443,10 @@ def _print_session(result: dict[str, Any], info: ServerInfo | None) -> None:
 def _print_thread(result: dict[str, Any]) -> None:
     """The session is one thread of several runs (one per input, subagent runs linked to
     them): say so, and that importing the thread takes all of them."""
-    from flows.report import subagent_runs
     from harness.store import Store
 
     runs = [r["run_id"] for r in result["runs"]]
-    subagents = subagent_runs(Store(result["db"], hold=False), runs)
+    subagents = Store(result["db"], hold=False).subagent_runs(runs)
     print(f"Thread {result['thread_id']}: {_plural(len(runs), 'run')}, one per input "
           f"({', '.join(runs)})")  # fmt: skip
     if subagents:

@@ -3,19 +3,10 @@ summary `ctxlab run` prints."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.store import Store
-
-_TREE = """
-WITH RECURSIVE tree(run_id) AS (
-    SELECT run_id FROM runs WHERE run_id = ?
-    UNION ALL
-    SELECT r.run_id FROM runs r JOIN tree t ON r.parent_run_id = t.run_id
-)
-"""
 
 
 @dataclass(frozen=True)
@@ -70,48 +61,15 @@ def run_report(store: Store, run_id: str) -> RunReport:
     run = store.run(run_id)
     if run is None:
         raise LookupError(f"no run {run_id!r} in {store.path}")
-    subagents = store.query(
-        _TREE + "SELECT count(*) AS runs, coalesce(sum(input_tokens), 0) AS input_tokens, "
-        "coalesce(sum(output_tokens), 0) AS output_tokens, coalesce(sum(cost_usd), 0) AS cost_usd "
-        "FROM runs WHERE run_id IN (SELECT run_id FROM tree) AND run_id <> ?",
-        [run_id, run_id],
-    )[0]
-    peak = store.scalar(
-        "SELECT coalesce(max(context_tokens), 0) FROM model_calls WHERE run_id = ?", [run_id]
-    )
+    subagents = store.subagent_totals(run_id)
+    _, peak = store.run_usage(run_id)
     lines = [
         MiddlewareLine(r["middleware"], r["action"], r["times"], r["before"], r["after"])
-        for r in store.query(
-            _TREE + "SELECT middleware, action, count(*) AS times, "
-            "coalesce(sum(tokens_before), 0) AS before, coalesce(sum(tokens_after), 0) AS after "
-            "FROM events WHERE run_id IN (SELECT run_id FROM tree) "
-            "GROUP BY ALL ORDER BY middleware, action",
-            [run_id],
-        )
+        for r in store.tree_event_totals(run_id)
     ]
-    files = store.query(
-        _TREE + "SELECT path, size, namespace FROM files "
-        "WHERE run_id IN (SELECT run_id FROM tree) ORDER BY path",
-        [run_id],
-    )
+    files = store.tree_files(run_id)
     return RunReport(run=run, subagents=subagents, peak_context_tokens=int(peak), middleware=lines,
                      files=files)  # fmt: skip
-
-
-def subagent_runs(store: Store, run_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(subagent run, the run that started it) under `run_ids`, at any depth, in start order."""
-    if not run_ids:
-        return []
-    marks = ", ".join("?" for _ in run_ids)
-    rows = store.query(
-        "WITH RECURSIVE tree(run_id, parent_run_id, started_at) AS ("
-        f"SELECT run_id, parent_run_id, started_at FROM runs WHERE parent_run_id IN ({marks}) "
-        "UNION ALL SELECT r.run_id, r.parent_run_id, r.started_at FROM runs r "
-        "JOIN tree t ON r.parent_run_id = t.run_id) "
-        "SELECT run_id, parent_run_id FROM tree ORDER BY started_at",
-        list(run_ids),
-    )
-    return [(str(r["run_id"]), str(r["parent_run_id"])) for r in rows]
 
 
 def render_markdown(report: RunReport, *, extra: dict[str, Any] | None = None) -> str:

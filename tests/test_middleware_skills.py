@@ -1,10 +1,10 @@
 """Skills: synced into /skills/, headers read at every run start, menu on every model call."""
 
-import json
 import warnings
 from pathlib import Path
 
 import pytest
+from store_helpers import events
 
 from harness import Store
 from harness.files.filesystem import FileSystem
@@ -69,11 +69,7 @@ def skills_dir(tmp_path: Path) -> Path:
 
 
 def skill_events(store: Store, action: str) -> list[dict]:
-    rows = store.query(
-        "SELECT detail FROM events WHERE middleware = 'skills' AND action = ? ORDER BY created_at",
-        [action],
-    )
-    return [json.loads(r["detail"]) for r in rows]
+    return [e["detail"] for e in events(store, middleware="skills", action=action)]
 
 
 def test_system_prompt_with_skills_menu_and_memory(bare_agent, skills_dir, assert_snapshot) -> None:
@@ -302,7 +298,7 @@ def test_skill_descriptions_cannot_break_out_of_the_skills_block(bare_agent, tmp
 
 
 def all_stored_bytes(store: Store) -> bytes:
-    return b"".join(bytes(r["content"]) for r in store.query("SELECT content FROM files"))
+    return b"".join(bytes(r["content"]) for r in store.files_of())
 
 
 def test_symlinks_that_leave_the_skill_folder_are_not_followed(bare_agent, tmp_path) -> None:
@@ -389,9 +385,7 @@ def test_a_huge_frontmatter_is_refused_before_yaml_parses_it() -> None:
 def test_only_changed_files_are_written_in_one_transaction(bare_agent, skills_dir) -> None:
     store = Store(":memory:")
     bare_agent(ScriptedModel(["a"]), middleware=[Skills([skills_dir])], store=store).run_sync("1")
-    before = {
-        r["path"]: r["modified_at"] for r in store.query("SELECT path, modified_at FROM files")
-    }
+    before = {r["path"]: r["modified_at"] for r in store.files_of()}
     (skills_dir / "weekly-report" / "references" / "template.md").write_text("# Week {n}\n")
     (skills_dir / "weekly-report" / "scripts" / "check.py").unlink()
 
@@ -408,9 +402,7 @@ def test_only_changed_files_are_written_in_one_transaction(bare_agent, skills_di
         "written": ["/skills/weekly-report/references/template.md"],
         "deleted": ["/skills/weekly-report/scripts/check.py"],
     }
-    after = {
-        r["path"]: r["modified_at"] for r in store.query("SELECT path, modified_at FROM files")
-    }
+    after = {r["path"]: r["modified_at"] for r in store.files_of()}
     unchanged = set(before) - {
         "/skills/weekly-report/references/template.md",
         "/skills/weekly-report/scripts/check.py",
@@ -470,5 +462,6 @@ def test_a_skill_file_stored_in_chunks_is_not_rewritten_and_stays_readable(
     agent.run_sync("two", thread_id="t2")
     assert len(skill_events(store, "synced")) == 1
     path = "/skills/weekly-report/references/data.md"
-    assert store.scalar("SELECT blob_id IS NOT NULL FROM files WHERE path = ?", [path])
+    (row,) = store.files_of(path)
+    assert row["blob_id"] is not None
     assert FileSystem(store, "t3").read_text(path) == big

@@ -318,10 +318,11 @@ def test_the_memory_a_run_started_with_is_in_the_replays_store(
     outcome = asyncio.run(replay(load_scenario_file(path), "full", seed=0))
     assert outcome.store is not None
     # The recorded run read memory before writing it: the replay's read finds the seeded file.
-    reads = outcome.store.query(
-        "SELECT content FROM messages WHERE role = 'tool' AND name = 'read_file' "
-        "AND content LIKE '%Agent memory%'"
-    )
+    reads = [
+        m
+        for m in outcome.store.messages_of()
+        if m["role"] == "tool" and m["name"] == "read_file" and "Agent memory" in m["content"]
+    ]
     assert reads and "Cite sources." in reads[0]["content"]
 
 
@@ -353,7 +354,7 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
     from evals.scenarios.recorded import _file_text, _files
     from harness import Store
     from harness.files.storage import CHUNK_CHARS, store_content
-    from harness.store import read_only
+    from harness.store import read_store
 
     big = "\n".join(f"line {i}: revenue 849.7" for i in range(CHUNK_CHARS // 10))
     assert len(big) > CHUNK_CHARS
@@ -363,7 +364,7 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
         store_content(con, "shared", "/skills/big/SKILL.md", big, None, now)
         store_content(con, "thread:t1", "/notes/big.md", big, None, now)
     store.close()
-    con = read_only(str(tmp_path / "big.duckdb"))
+    con = read_store(str(tmp_path / "big.duckdb"))
     try:
         assert _files(con, "/skills/") == [{"path": "/skills/big/SKILL.md", "content": big}]
         assert _file_text(con, "t1", "/notes/big.md") == big
