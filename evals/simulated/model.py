@@ -13,8 +13,10 @@ from what that request holds, through its reader (evals/simulated/reader.py):
   (terms from the question); when there is no such file or the greps are used up, it runs
   again an earlier domain lookup it can still see in its messages (the call whose
   arguments best match the question: re-open the article, re-query the export), as real
-  agents do. The result comes back through the harness like any tool result; if it is
-  offloaded in turn, one grep of its saved copy follows. Nothing left to try: "I don't know".
+  agents do. The result comes back through the harness like any tool result, read with the
+  reader's misses like any document in the request; if it is offloaded in turn, one grep of
+  its saved copy follows. At most `max_rounds` retrieval turns a question, greps and re-runs
+  alike. Nothing left to try: "I don't know".
 - summaries: a request carrying `SUMMARY_MARKER` gets an extractive summary within a token
   budget (evals/simulated/summarizer.py).
 - `ReadSkill`, `Compose`, `Remember`, `ReportFindings`: read a skill listed in the system

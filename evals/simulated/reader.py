@@ -18,6 +18,8 @@ parameter is tied to a published figure (evals/README.md, "The reader"):
   (`lookups`): the call whose arguments share most with the question, as real agents re-open
   a page or re-run a query they made rather than guess. It re-runs lookups only (tools named
   for reading, searching, fetching), never the harness's own tools or actions with effects.
+  A re-run result is read with misses wherever it lands (not as one of the newest turns),
+  and each question gets at most `max_rounds` retrieval turns, greps and re-runs alike.
 
 Every draw is a hash of (seed, what is read, where): the same seed gives the same misses.
 """
