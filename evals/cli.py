@@ -559,6 +559,8 @@ def _print_table(
         "retrievals",
         "cost $ (95% CI)",
         "overflow",
+        "lost to overflow",
+        "reached acc.",
         "",
     ):
         # A setting folds rather than losing the parameter that varies behind an ellipsis.
@@ -590,6 +592,8 @@ def _print_table(
             f"{s.retrieval_calls:,.0f}",
             f"{s.cost_usd.mean:.4f} ({s.cost_usd.low:.4f}-{s.cost_usd.high:.4f})",
             f"{s.overflow_rate:.0%}",
+            f"{s.lost_to_overflow:.1f}",
+            "-" if s.reached_accuracy is None else f"{s.reached_accuracy.mean:.1%}",
             " ".join(m for m in marks if m),
         )
     console = Console()
