@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
     sc.add_argument(
         "name", nargs="?", help="scenario name or file (describe, export); RUN_ID (import)"
     )
-    sc.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    sc.add_argument("--seed", type=seed_arg, default=0, help="generation seed (default 0)")
     sc.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
     sc.add_argument(
         "--out",
@@ -57,9 +57,16 @@ def register(subparsers: Any) -> None:
         help=f"an arm to run (repeat; default: all of {', '.join(STRATEGIES)})",
     )
     ev.add_argument(
-        "--seed", type=int, action="append", help=f"seed (repeat; default 0..{DEFAULT_SEEDS - 1})"
+        "--seed",
+        type=seed_arg,
+        action="append",
+        help=f"seed (repeat; default 0..{DEFAULT_SEEDS - 1}); not with --seeds",
     )
-    ev.add_argument("--seeds", type=int, help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS})")
+    ev.add_argument(
+        "--seeds",
+        type=count_arg,
+        help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS}); not with --seed",
+    )
     ev.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
     ev.add_argument(
         "--model",
@@ -111,7 +118,7 @@ def register(subparsers: Any) -> None:
     )
     tuned.add_argument(
         "--train-seeds",
-        type=int,
+        type=count_arg,
         metavar="N",
         help=f"with --tuned: choose settings on seeds 0..N-1 (default {TRAIN_SEEDS})",
     )
@@ -143,7 +150,8 @@ def register(subparsers: Any) -> None:
         "fallible and the ideal reader, store it, and report only these runs",
     )
     rp.add_argument("--scale", default="full", choices=("small", "full"), help="with --run")
-    rp.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="with --run: seeds 0..N-1")
+    rp.add_argument("--seeds", type=count_arg, default=DEFAULT_SEEDS,
+                    help=f"with --run: seeds 0..N-1 (default {DEFAULT_SEEDS})")  # fmt: skip
     rp.add_argument("--json", action="store_true", help="print the reported settings as JSON")
     rp.set_defaults(handler=_report)
 
@@ -220,6 +228,26 @@ def import_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def count_arg(text: str) -> int:
+    """An argparse type: a number of seeds, 1 or more (`--seeds 0` would run nothing)."""
+    return _whole_arg(text, 1)
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type: a seed, 0 or more."""
+    return _whole_arg(text, 0)
+
+
+def _whole_arg(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -276,7 +304,28 @@ def _scenarios(args: argparse.Namespace) -> int:
 # -- eval ------------------------------------------------------------------------------------
 
 
+def _one_way_to_seeds(args: argparse.Namespace) -> None:
+    """`--seed 3 --seeds 2` would be read as one of them, silently: refuse the pair."""
+    if args.seed and args.seeds:
+        args.parser.error(
+            "give --seeds N (seeds 0..N-1) or --seed S (repeat), not both; "
+            f"got --seeds {args.seeds} and --seed {', '.join(map(str, args.seed))}"
+        )
+
+
+def check_scenario_path(name: str) -> None:
+    """A directory given as a scenario is named as one, not as a missing file."""
+    from pathlib import Path
+
+    if Path(name).is_dir():
+        raise ValueError(
+            f"scenario {name!r} is a directory: give a scenario name (`ctxlab scenarios`) or a "
+            "scenario file (.yaml)"
+        )
+
+
 def _eval(args: argparse.Namespace) -> int:
+    from evals.arms import params_by_arm
     from evals.runner import grid, parse_setting
     from harness.store import default_path
 
@@ -286,19 +335,21 @@ def _eval(args: argparse.Namespace) -> int:
         return _eval_tuned(args)
     if args.grid or args.train_seeds is not None:
         args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
+    _one_way_to_seeds(args)
     use_model_options(args)
     with usage_errors(args):
+        check_scenario_path(args.scenario)
         params = dict(parse_setting(s) for s in args.set)
-        seeds = list(range(args.seeds)) if args.seeds else (args.seed or list(range(DEFAULT_SEEDS)))
-        cells = grid(
-            args.scenario,
-            args.strategy or STRATEGIES,
-            seeds=seeds,
-            scale=args.scale,
-            model=args.model,
-            params=params,
-            reader=args.reader,
-        )
+        seeds = range(args.seeds) if args.seeds else (args.seed or range(DEFAULT_SEEDS))
+        # A parameter goes to the arms whose stack takes it: `summarize.trigger` to
+        # summarize and full, not to none (refused when no arm run here takes it).
+        by_arm = params_by_arm(params, args.strategy or STRATEGIES)
+        cells = [
+            cell
+            for arm, arm_params in by_arm.items()
+            for cell in grid(args.scenario, [arm], seeds=seeds, scale=args.scale,
+                             model=args.model, params=arm_params, reader=args.reader)
+        ]  # fmt: skip
         if args.window is not None or args.judge is not None:
             cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
         check_cells(cells)
@@ -439,24 +490,23 @@ def _profile_toml(args: argparse.Namespace) -> str:
 
 
 def check_cells(cells: Sequence[Any]) -> None:
-    """Raise on the first cell whose scenario, strategy, parameters or model is unknown, so a
-    mistake in the last arm does not surface after the others have run."""
+    """Raise on the first cell whose scenario, strategy, parameters or model is unknown (or a
+    parameter out of its range), so a mistake in the last arm does not surface after the
+    others have run."""
     from evals.arms import get_arm
     from evals.scenarios import scenario_summary
     from evals.scenarios.base import check_scale
     from harness.profiles import get_profile
-    from harness.strategies import middleware_names, split_params
+    from harness.strategies import build_stack
 
     for cell in {
         (c.scenario, c.strategy, c.scale, c.model, repr(c.params)): c for c in cells
     }.values():
         scenario_summary(cell.scenario)
         check_scale(cell.scale)
-        split_params(
-            cell.params,
-            middleware_names(get_arm(cell.strategy).strategy),
-            label=f"strategy {cell.strategy!r}",
-        )
+        # Building the stack checks every key and range-checks every value (a ValueError
+        # naming the key), so `offload.tool_token_limit=-5` is refused before any run.
+        build_stack(get_arm(cell.strategy).strategy, cell.params)
         get_profile(cell.model)
 
 
@@ -597,8 +647,7 @@ def _eval_tuned(args: argparse.Namespace) -> int:
     from evals.tuning import HELDOUT_SEEDS, plan, seed_span
     from harness.store import default_path
 
-    if args.train_seeds is not None and args.train_seeds < 1:
-        args.parser.error(f"--train-seeds must be 1 or more, got {args.train_seeds}")
+    _one_way_to_seeds(args)
     train = range(args.train_seeds or TRAIN_SEEDS)
     heldout = (
         range(len(train), len(train) + args.seeds)
@@ -607,6 +656,7 @@ def _eval_tuned(args: argparse.Namespace) -> int:
     )
     use_model_options(args)
     with usage_errors(args):
+        check_scenario_path(args.scenario)
         base = Cell(
             args.scenario, "full", dict(parse_setting(s) for s in args.set), scale=args.scale,
             model=args.model, reader=args.reader, window=args.window, judge=args.judge,
