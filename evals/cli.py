@@ -519,6 +519,7 @@ def check_cells(cells: Sequence[Any]) -> None:
     from evals.arms import get_arm
     from evals.scenarios import scenario_summary
     from evals.scenarios.base import check_scale
+    from harness.models import resolve_model
     from harness.profiles import get_profile
     from harness.strategies import build_stack
 
@@ -530,6 +531,8 @@ def check_cells(cells: Sequence[Any]) -> None:
         # Building the stack checks every key and range-checks every value (a ValueError
         # naming the key), so `offload.tool_token_limit=-5` is refused before any run.
         build_stack(get_arm(cell.strategy).strategy, cell.params)
+        if ":" not in cell.model:  # a bare name resolves or fails at once, with no SDK call
+            resolve_model(cell.model)
         get_profile(cell.model)
 
 
