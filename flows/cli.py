@@ -60,7 +60,7 @@ class Parser(argparse.ArgumentParser):
             if arg == "--":
                 return
             name = arg.split("=", 1)[0]
-            if not name.startswith("--") or name in known:
+            if not name.startswith("--") or " " in name or name in known:  # " ": a value
                 continue
             if self.allow_abbrev and any(o.startswith(name) for o in known):
                 continue  # an abbreviation argparse resolves (or calls ambiguous)
@@ -241,9 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql = sub.add_parser(
         "sql", help="query the store read-only and print a table (safe while runs write)"
     )
-    sql.add_argument(
-        "query", help='SQL, e.g. "SELECT middleware, action, count(*) FROM events GROUP BY ALL"'
-    )
+    sql.add_argument("query", help=f'SQL, e.g. "{_SQL_EXAMPLE}"')
     sql.add_argument("--db", help="DuckDB file (default $CTXLAB_DB or ./ctxlab.duckdb)")
     sql.add_argument(
         "--wait",
@@ -269,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _MODEL_HELP = "simulated | openai:... | anthropic:..."
+_SQL_EXAMPLE = "SELECT middleware, action, count(*) FROM events GROUP BY ALL"
 _DEBUG_HELP = "show the traceback of a failure instead of writing it to a log file"
 
 
@@ -603,6 +602,8 @@ def _sql(args: argparse.Namespace) -> int:
     con = read_only(db, timeout=args.wait)
     try:
         cursor = con.execute(args.query)
+        if cursor is None:  # no statement in it: "", ";" or only a comment
+            args.parser.error(f'no SQL statement in {args.query!r}; e.g. "{_SQL_EXAMPLE}"')
         columns = [d[0] for d in cursor.description or ()]
         rows = cursor.fetchall() if columns else []
     except duckdb.Error as exc:  # a mistake in the query (or a write on a read-only store)
