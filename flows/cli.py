@@ -21,11 +21,11 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from flows.server import ServerInfo
+from flows.settings import apply_defaults
 
 if TYPE_CHECKING:
+    from flows.server import ServerInfo
     from harness.store import Store
-from flows.settings import apply_defaults
 
 
 class UsageError(Exception):
