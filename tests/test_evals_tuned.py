@@ -104,7 +104,7 @@ def test_a_key_fixed_with_set_is_not_tuned() -> None:
         (["--grid", "summarize.trigger="], ["gives no values"]),
         (["--grid", "summarize.trigger=0.5,0.6", "--set", "summarize.trigger=0.7"],
          ["both fixed (--set) and tuned (--grid)"]),
-        (["--train-seeds", "0"], ["--train-seeds must be 1 or more"]),
+        (["--train-seeds", "0"], ["--train-seeds", "must be 1 or more, got 0"]),
     ],
 )  # fmt: skip
 def test_a_bad_grid_is_one_line_and_exit_2_before_any_work(

@@ -58,11 +58,11 @@ class Threshold:
         if isinstance(spec, str):
             kind, sep, value = spec.partition(":")
             try:
-                if sep:
-                    return cls(kind.strip(), float(value))  # type: ignore[arg-type]  # as above
-                number = float(spec)
+                number = float(value if sep else spec)
             except ValueError:
                 raise ValueError(f"cannot read threshold {spec!r}: {_FORMS}") from None
+            if sep:  # a bad kind or amount is named by __post_init__
+                return cls(kind.strip(), number)  # type: ignore[arg-type]  # as above
             return cls.parse(int(number) if number > 1 and number.is_integer() else number)
         raise ValueError(f"cannot read threshold {spec!r}: {_FORMS}")
 
