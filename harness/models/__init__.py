@@ -42,9 +42,8 @@ def _missing_prefix(spec: str) -> str:
     from harness.profiles import known_models
 
     named = [m for m in known_models() if m.split(":", 1)[-1] == spec]
-    if named:
-        return f"no provider prefix; did you mean {' or '.join(named)}?"
-    return f"no provider prefix; expected {_ACCEPTED}"
+    guess = f" did you mean {' or '.join(named)}?" if named else ""
+    return f"no provider prefix;{guess} expected {_ACCEPTED}"
 
 
 def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
