@@ -183,3 +183,12 @@ def test_the_table_says_which_setting_each_arm_was_given(
     assert f"summarize: chose summarize.keep=0.1, summarize.trigger={BETTER} of 2 settings" in out
     assert "Recommended: summarize [summarize.keep=0.1,summarize.trigger=0.99]" in out
     assert "none: nothing to tune; run as given" in out
+
+
+def test_a_fixed_key_goes_only_to_the_arms_that_take_it() -> None:
+    base = Cell(TRANSCRIPT, "full", {"summarize.trigger": 0.7})
+    cells = plan(base, ["none", "summarize"], train_seeds=[0], heldout_seeds=[1]).every_setting()
+    assert all(c.params == {} for c in cells if c.strategy == "none")
+    assert all(c.params["summarize.trigger"] == 0.7 for c in cells if c.strategy == "summarize")
+    with pytest.raises(Exception, match="taken by none of the arms run here"):
+        plan(base, ["none", "mask"], train_seeds=[0], heldout_seeds=[1])
