@@ -540,24 +540,22 @@ def _console() -> Any:
 
 
 def _sql(args: argparse.Namespace) -> int:
-    import duckdb
     from rich.markup import escape
     from rich.table import Table
 
-    from harness.store import default_path, read_only
+    from harness.errors import QueryError
+    from harness.store import FILE_MEMORY_LIMIT, default_path
+    from harness.store_access import sandboxed_query
 
     db = args.db or default_path()
     if not Path(db).is_file():
         args.parser.error(f"no store at {db}: give --db FILE or set $CTXLAB_DB")
-    con = read_only(db, timeout=args.wait)
     try:
-        cursor = con.execute(args.query)
-        columns = [d[0] for d in cursor.description or ()]
-        rows = cursor.fetchall() if columns else []
-    except duckdb.Error as exc:  # a mistake in the query (or a write on a read-only store)
-        args.parser.error("; ".join(line for line in str(exc).splitlines() if line.strip()))
-    finally:
-        con.close()
+        columns, rows = sandboxed_query(
+            db, args.query, wait=args.wait, memory_limit=FILE_MEMORY_LIMIT
+        )
+    except QueryError as exc:  # a refused statement or a mistake in the query: usage errors
+        args.parser.error(str(exc))
     if args.json:
         print(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str))
         return 0
