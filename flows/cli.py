@@ -279,6 +279,9 @@ def _run_flow(call: Coroutine[Any, Any, dict[str, Any]], info: ServerInfo | None
     from flows.server import using_server
 
     if info is None:
+        from flows.watchdog import guard_children
+
+        guard_children()  # a SIGKILL of this process must not leave Prefect's temporary server
         return asyncio.run(call)
     with using_server(info):
         return asyncio.run(call)
@@ -577,6 +580,10 @@ def _demo(args: argparse.Namespace) -> int:
     db = args.db or os.environ.get("CTXLAB_DB") or None
     if db is not None:  # the demo's own store is made fresh; a given one must take writes
         writable_store(db)
+    if args.ephemeral:
+        from flows.watchdog import guard_children
+
+        guard_children()  # a SIGKILL of the demo must not leave Prefect's temporary server
     return run_demo(db=db, out=args.out, port=args.port, ephemeral=args.ephemeral)
 
 
