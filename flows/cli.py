@@ -359,8 +359,11 @@ def _run(args: argparse.Namespace) -> int:
     if resume == "last":
         resume = latest_unfinished(db)
         if resume is None:
-            print(f"{args.parser.prog}: nothing to resume: every recorded run finished",
-                  file=sys.stderr)  # fmt: skip
+            from flows.resume import recorded_sessions
+
+            why = ("every recorded run finished" if recorded_sessions(Store(db, hold=False))
+                   else f"no session of `ctxlab run` was recorded in {db}")  # fmt: skip
+            print(f"{args.parser.prog}: nothing to resume: {why}", file=sys.stderr)
             return 1
     if resume:
         with usage_errors(args):

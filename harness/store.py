@@ -614,6 +614,34 @@ class Store:
              storable_json(json.dumps(config or {}, default=str))[0]],
         )  # fmt: skip
 
+    def subagent_runs(self, run_id: str) -> list[dict[str, Any]]:
+        """The runs started directly by `run_id`'s tool calls (run_id, thread_id, status)."""
+        return self.query(
+            "SELECT run_id, thread_id, status FROM runs WHERE parent_run_id = ? "
+            "ORDER BY started_at",
+            [run_id],
+        )
+
+    def discard_runs(self, run_ids: Sequence[str]) -> list[str]:
+        """Delete the records of these runs and of every run below them (messages, windows,
+        model calls, events, summaries, the runs rows); the files and memory versions their
+        tools wrote stay. For runs that are started again from the same recorded replies, so
+        that nothing is counted twice. Returns every id deleted."""
+        if not run_ids:
+            return []
+        with self.transaction() as con:
+            rows = con.execute(
+                "WITH RECURSIVE below(run_id) AS ("
+                "  SELECT unnest(?::VARCHAR[])"
+                "  UNION SELECT r.run_id FROM runs r JOIN below b ON r.parent_run_id = b.run_id) "
+                "SELECT run_id FROM below",
+                [list(run_ids)],
+            ).fetchall()
+            ids = [str(r[0]) for r in rows]
+            for table in ("messages", "windows", "model_calls", "events", "summaries", "runs"):
+                con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
+        return ids
+
     def finish_run(
         self,
         run_id: str,
