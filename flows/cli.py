@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="how long to retry while a run holds the file for a step (default 30)",
+        help="how long to retry while a run holds the file for a step (default 30); a query "
+        "that a run waits on for a second is stopped: readers give way to runs",
     )
     sql.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     sql.set_defaults(handler=_sql)

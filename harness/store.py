@@ -403,7 +403,7 @@ class Store:
 
         delay = 0.01
         deadline = time.monotonic() + 30
-        with writer_turn(self.path, deadline):
+        with writer_turn(self.path):
             while True:
                 try:
                     return duckdb.connect(self.path)

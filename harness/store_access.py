@@ -5,7 +5,7 @@ holds the same file lock a writer needs. Runs open the file once per step (`Stor
 and retry on a conflict for 30 s, so a loop of readers that always has one connection open
 starves them (two `ctxlab run` writers under a `ctxlab sql` loop failed to open the file for
 30 s and gave up). Writers therefore announce that they are waiting: a writer that finds the
-file locked holds an exclusive `flock` on `<store>.writers` (created then) while it retries the
+file locked holds a shared `flock` on `<store>.writers` (created then) while it retries the
 open, never during its transaction.
 Readers that go through `sandboxed_query` start only while no writer waits, and stop a query
 that a writer has been waiting on for `GIVE_WAY_S`: readers never block writers for long.
@@ -57,9 +57,11 @@ def _sandbox_config(memory_limit: str) -> dict[str, Any]:
 
 
 @contextmanager
-def writer_turn(path: str, deadline: float) -> Iterator[None]:
+def writer_turn(path: str) -> Iterator[None]:
     """Held by a writer while it retries opening `path`: readers wait, and stop queries that
-    would keep it out. Its pid is written into the file for readers' messages."""
+    would keep it out. A shared lock: writers never wait for each other here (only DuckDB
+    orders them). The pid of the last writer to come is written into the file for readers'
+    messages."""
     if fcntl is None or path == ":memory:":
         yield
         return
@@ -68,20 +70,9 @@ def writer_turn(path: str, deadline: float) -> Iterator[None]:
     except OSError as exc:
         raise StoreError(f"cannot open store {path}: {path + TURN_SUFFIX}: {exc}") from exc
     try:
-        delay = 0.005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:  # another writer is waiting for the file first
-                if time.monotonic() > deadline:
-                    raise StoreError(
-                        f"cannot open store {path}: other writers kept it for 30 s"
-                    ) from None
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.2)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        # Blocks only while a reader checks for writers (an instant: see waiting_writer).
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        os.pwrite(fd, str(os.getpid()).encode().ljust(12), 0)
         yield
     finally:
         os.close(fd)  # releases the flock
@@ -94,12 +85,12 @@ def waiting_writer(path: str) -> int | None:
     try:
         fd = os.open(path + TURN_SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return None  # no writer has used this file since ctxlab added the turn
+        return None  # no writer has had to wait for this file yet
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            text = os.pread(fd, 12, 0).decode(errors="replace").strip()
             return int(text) if text.isdigit() else 0
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None

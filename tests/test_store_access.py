@@ -10,7 +10,6 @@ import shlex
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -216,7 +215,7 @@ def test_a_long_query_stops_for_a_waiting_writer(tmp_path: Path) -> None:
     reader.start()
     started.wait()
     while not errors and reader.is_alive() and not _holds_file(path):
-        time.sleep(0.01)
+        pass
     writer = start_writer(path, 1)
     try:
         out, _ = writer.communicate(timeout=120)
@@ -230,14 +229,10 @@ def test_a_long_query_stops_for_a_waiting_writer(tmp_path: Path) -> None:
 
 
 def _holds_file(path: str) -> bool:
-    """Whether this process's reader has the file open (a write connection would then fail)."""
-    import duckdb
-
-    try:
-        duckdb.connect(path).close()
-    except duckdb.Error:
-        return True
-    return False
+    """Whether the reader has the file open: a write connection from another process fails
+    (one from this process would race the reader's own connect)."""
+    probe = "import duckdb, sys; duckdb.connect(sys.argv[1]).close()"
+    return subprocess.run([sys.executable, "-c", probe, path], capture_output=True).returncode != 0
 
 
 def test_readers_in_a_loop_never_starve_two_writers(tmp_path: Path) -> None:
