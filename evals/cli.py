@@ -27,11 +27,14 @@ def register(subparsers: Any) -> None:
         nargs="?",
         default="list",
         choices=("list", "describe", "export", "import"),
-        help="list (default), describe NAME, export NAME to files, or import RUN_ID (a "
-        "recorded run, or `ctxlab run` session, as a scenario file)",
+        help="list (default), describe NAME, export NAME to files, or import THREAD_ID (a "
+        "`ctxlab run` session's thread, every run of it, as a scenario file; a run or session "
+        "id names its thread)",
     )
     sc.add_argument(
-        "name", nargs="?", help="scenario name or file (describe, export); RUN_ID (import)"
+        "name",
+        nargs="?",
+        help="scenario name or file (describe, export); THREAD_ID, RUN_ID or session id (import)",
     )
     sc.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     sc.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
@@ -170,8 +173,8 @@ def register(subparsers: Any) -> None:
 
 
 def add_import_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("import RUN_ID (a recorded run as a scenario file)")
-    group.add_argument("--thread", help="import this thread (RUN_ID may then be left out)")
+    group = parser.add_argument_group("import THREAD_ID (a recorded thread as a scenario file)")
+    group.add_argument("--thread", help="import this thread (THREAD_ID may then be left out)")
     group.add_argument(
         "--redact",
         action="append",
@@ -182,26 +185,41 @@ def add_import_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--db", help="the store holding the run (default $CTXLAB_DB or "
                        "./ctxlab.duckdb)")  # fmt: skip
+    group.add_argument("--force", action="store_true", help="overwrite the --out file if it "
+                       "exists (it is replaced whole, never left half-written)")  # fmt: skip
 
 
 def import_command(args: argparse.Namespace) -> int:
     """`ctxlab scenarios import`: write the scenario file and say what it holds."""
     import time
 
-    from evals.scenarios.recorded import RunNotFoundError, import_run, write_scenario
+    from evals.scenarios.recorded import (
+        RunNotFoundError,
+        check_scenario_path,
+        import_run,
+        write_scenario,
+    )
     from evals.scenarios.redact import Redactor
     from harness.store import default_path
 
     if not args.name and not args.thread:
-        args.parser.error("import needs a RUN_ID (see `ctxlab run`) or --thread ID")
+        args.parser.error("import needs a THREAD_ID or RUN_ID (`ctxlab run` prints both)")
     db = args.db or default_path()
     start = time.perf_counter()
     try:
+        if args.out:  # before the import's work, not after
+            check_scenario_path(args.out, force=args.force)
         doc = import_run(db, args.name, thread=args.thread, redactor=Redactor(args.redact))
-    except (RunNotFoundError, ValueError) as exc:
+    except (RunNotFoundError, ValueError, FileExistsError) as exc:
         args.parser.error(f"{exc} ({db})" if isinstance(exc, RunNotFoundError) else str(exc))
     out = args.out or f"exports/{doc['name'].replace(':', '-')}.yaml"
-    path = write_scenario(doc, out)
+    try:
+        path = write_scenario(doc, out, force=args.force)
+    except (ValueError, FileExistsError) as exc:
+        args.parser.error(str(exc))
+    except OSError as exc:
+        print(f"ctxlab: cannot write {out}: {exc} (nothing was changed there)", file=sys.stderr)
+        return 1
     took = time.perf_counter() - start
     info = {
         "file": str(path), "name": doc["name"], "bytes": path.stat().st_size,

@@ -289,10 +289,12 @@ class Recommendation:
             else f"Recommended: {names}, {_acc(pick)} at ${pick.cost_usd.mean:.4f} a run "
             f"({pick.input_tokens.mean:,.0f} input tokens)"
         )
-        if self.best.label in self.labels:
+        if self.best.label in self.labels and len(self.candidates) == 1:
+            why = "the best accuracy, and no other setting's interval overlaps it"
+        elif self.best.label in self.labels:
             why = (
                 f"the best accuracy, and the cheapest of the {len(self.candidates)} "
-                "setting(s) whose intervals overlap it"
+                "settings whose intervals overlap it"
             )
         else:
             why = (

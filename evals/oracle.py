@@ -26,7 +26,7 @@ from evals.simulated.plan import Act, Answer, Compose, Cue, Plan
 from evals.simulated.reader import (
     LINE_NUMBER,
     PREFERENCE,
-    _regex,
+    cue_matches,
     occurrences,
     template_sections,
 )
@@ -123,7 +123,7 @@ class Oracle(Middleware):
             lines: set[tuple[int, int]] = set()
             for cue in cues & self._cues(message):
                 for pattern in cue.patterns:
-                    for m in _regex(pattern).finditer(text):
+                    for m in cue_matches(pattern, text):
                         first = text.rfind("\n", 0, m.start()) + 1
                         last = text.find("\n", m.end())
                         lines.add((first, len(text) if last < 0 else last))

@@ -4,6 +4,7 @@ dependency to install. A small raster canvas, a 5x7 bitmap font, and one chart."
 from __future__ import annotations
 
 import math
+import re
 import struct
 import zlib
 from collections.abc import Sequence
@@ -16,8 +17,10 @@ BLACK: Color = (20, 20, 20)
 GREY: Color = (200, 200, 200)
 BLUE: Color = (52, 101, 164)
 ORANGE: Color = (230, 120, 20)
+RED: Color = (200, 30, 30)
+DARK_GREY: Color = (110, 110, 110)
 
-# 5x7 glyphs, rows top to bottom; lower case is drawn as upper case.
+# 5x7 glyphs, rows top to bottom (descenders below them); text is drawn as it is spelt.
 _FONT_ROWS = {
     "A": "01110 10001 10001 11111 10001 10001 10001",
     "B": "11110 10001 10001 11110 10001 10001 11110",
@@ -75,6 +78,42 @@ _FONT_ROWS = {
     " ": "00000 00000 00000 00000 00000 00000 00000",
     "<": "00010 00100 01000 10000 01000 00100 00010",
     ">": "01000 00100 00010 00001 00010 00100 01000",
+    "|": "00100 00100 00100 00100 00100 00100 00100",
+    "!": "00100 00100 00100 00100 00100 00000 00100",
+    "#": "01010 01010 11111 01010 11111 01010 01010",
+    '"': "01010 01010 00000 00000 00000 00000 00000",
+    ";": "00000 01100 01100 00000 01100 00100 01000",
+    "{": "00010 00100 00100 01000 00100 00100 00010",
+    "}": "01000 00100 00100 00010 00100 00100 01000",
+    "&": "01100 10010 10100 01000 10101 10010 01101",
+    "~": "00000 00000 01000 10101 00010 00000 00000",
+    # Lower case: a 5-row x-height; g, j, p, q, y take two rows under the baseline.
+    "a": "00000 00000 01110 00001 01111 10001 01111",
+    "b": "10000 10000 10110 11001 10001 10001 11110",
+    "c": "00000 00000 01110 10000 10000 10001 01110",
+    "d": "00001 00001 01101 10011 10001 10001 01111",
+    "e": "00000 00000 01110 10001 11111 10000 01110",
+    "f": "00110 01001 01000 11100 01000 01000 01000",
+    "g": "00000 00000 01111 10001 10001 10001 01111 00001 01110",
+    "h": "10000 10000 10110 11001 10001 10001 10001",
+    "i": "00100 00000 01100 00100 00100 00100 01110",
+    "j": "00010 00000 00110 00010 00010 00010 00010 10010 01100",
+    "k": "10000 10000 10010 10100 11000 10100 10010",
+    "l": "01100 00100 00100 00100 00100 00100 01110",
+    "m": "00000 00000 11010 10101 10101 10001 10001",
+    "n": "00000 00000 10110 11001 10001 10001 10001",
+    "o": "00000 00000 01110 10001 10001 10001 01110",
+    "p": "00000 00000 11110 10001 10001 10001 11110 10000 10000",
+    "q": "00000 00000 01111 10001 10001 10001 01111 00001 00001",
+    "r": "00000 00000 10110 11001 10000 10000 10000",
+    "s": "00000 00000 01110 10000 01110 00001 11110",
+    "t": "01000 01000 11100 01000 01000 01001 00110",
+    "u": "00000 00000 10001 10001 10001 10011 01101",
+    "v": "00000 00000 10001 10001 10001 01010 00100",
+    "w": "00000 00000 10001 10001 10101 10101 01010",
+    "x": "00000 00000 10001 01010 00100 01010 10001",
+    "y": "00000 00000 10001 10001 10001 10001 01111 00001 01110",
+    "z": "00000 00000 11111 00010 00100 01000 11111",
 }
 FONT = {ch: rows.split() for ch, rows in _FONT_ROWS.items()}
 
@@ -114,8 +153,8 @@ class Canvas:
     def text(self, x: int, y: int, text: str, color: Color = BLACK, scale: int = 2) -> int:
         """Draw `text` with its top-left corner at (x, y); returns the width drawn."""
         cursor = x
-        for ch in text.upper():
-            glyph = FONT.get(ch, FONT["?"])
+        for ch in text:
+            glyph = FONT.get(ch) or FONT.get(ch.upper(), FONT["?"])
             for gy, row in enumerate(glyph):
                 for gx, bit in enumerate(row):
                     if bit == "1":
@@ -155,6 +194,23 @@ def text_width(text: str, scale: int = 2) -> int:
     return 6 * scale * len(text)
 
 
+def wrap(text: str, chars: int) -> list[str]:
+    """`text` in lines of at most `chars` characters, broken after a space or a comma where it
+    can be, inside a word where it cannot."""
+    lines, line = [], ""
+    for piece in re.findall(r"[^ ,]+[ ,]*|[ ,]+", text):
+        if line and len(line) + len(piece.rstrip()) > chars:
+            lines.append(line.rstrip())
+            line = ""
+        while len(piece.rstrip()) > chars:
+            lines.append(piece[:chars])
+            piece = piece[chars:]
+        line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines or [""]
+
+
 @dataclass(frozen=True)
 class Point:
     label: str
@@ -162,61 +218,157 @@ class Point:
     accuracy: float  # 0..1
     front: bool = False
     recommended: bool = False
+    overflow: float = 0.0  # the share of its runs that overflowed the model's window
+
+
+LINE = 22  # a line of scale-2 text: 14 px of glyph, 4 of descender, 4 of gap
+WIDTH = 1040
+LEFT, RIGHT, PLOT_HEIGHT = 100, 40, 400
+# The settings table under the chart: where each column starts, in pixels.
+TABLE_X = {"#": 30, "accuracy": 80, "cost $": 200, "overflow": 300, "setting": 420}
+SETTING_CHARS = (WIDTH - 16 - TABLE_X["setting"]) // 12
 
 
 def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: str) -> Path:
-    """Accuracy (y) against cost (x); the Pareto front joined by a line, the recommended
-    setting ringed."""
-    width, height = 960, 630
-    left, right, top, bottom = 100, 40, 60, 110
-    c = Canvas(width, height)
-    c.text(left, 10, title[:70], scale=2)
+    """Accuracy (y) against cost (x). Each setting is a numbered marker, named in a table under
+    the chart, so no name is cut or laid over another however many settings there are. The
+    Pareto front is joined by a line, the recommended setting ringed, a setting whose runs
+    overflowed the window crossed out."""
+    ranked = sorted(points, key=lambda p: (-p.accuracy, p.cost, p.label))
+    title_lines = wrap(title, (WIDTH - 20) // 12)
+    rows = [(n, p, wrap(p.label + (" (recommended)" if p.recommended else ""), SETTING_CHARS))
+            for n, p in enumerate(ranked, start=1)]  # fmt: skip
+    top = 10 + LINE * len(title_lines) + 30
+    bottom = top + PLOT_HEIGHT
+    table_top = bottom + 112
+    height = table_top + LINE * (1 + sum(len(lines) for _, _, lines in rows)) + 12
+    c = Canvas(WIDTH, height)
+    for k, line in enumerate(title_lines):
+        c.text(10, 10 + LINE * k, line)
     step, x_max = _ticks(max((p.cost for p in points), default=0.0) * 1.1)
-    plot_w, plot_h = width - left - right, height - top - bottom
+    plot_w = WIDTH - LEFT - RIGHT
 
     def px(cost: float) -> int:
-        return left + round(plot_w * cost / x_max)
+        return LEFT + round(plot_w * cost / x_max)
 
     def py(acc: float) -> int:
-        return top + round(plot_h * (1 - acc))
+        return top + round(PLOT_HEIGHT * (1 - acc))
 
     for k in range(6):
         y = py(k / 5)
-        c.line(left, y, width - right, y, GREY)
-        c.text(left - 60, y - 7, f"{k * 20}%")
+        c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
+        c.text(LEFT - 60, y - 7, f"{k * 20}%")
     decimals = max(0, -math.floor(math.log10(step)))
     k = 0
     while k * step <= x_max + 1e-12:
         x = px(k * step)
-        c.line(x, top, x, height - bottom, GREY)
+        c.line(x, top, x, bottom, GREY)
         tick = f"{k * step:.{decimals}f}"
-        c.text(x - text_width(tick) // 2, height - bottom + 10, tick)
+        c.text(x - text_width(tick) // 2, bottom + 10, tick)
         k += 1
-    c.line(left, top, left, height - bottom, BLACK, 2)
-    c.line(left, height - bottom, width - right, height - bottom, BLACK, 2)
-    c.text(left + plot_w // 2 - text_width(x_label) // 2, height - 68, x_label)
-    legend(c, left, height - 30)
-    c.text(12, top - 22, "accuracy")
+    c.line(LEFT, top, LEFT, bottom, BLACK, 2)
+    c.line(LEFT, bottom, WIDTH - RIGHT, bottom, BLACK, 2)
+    c.text(LEFT + plot_w // 2 - text_width(x_label) // 2, bottom + 40, x_label)
+    legend(c, LEFT, bottom + 72)
+    c.text(12, top - 24, "accuracy")
     front = sorted((p for p in points if p.front), key=lambda p: p.cost)
     for a, b in zip(front, front[1:], strict=False):
         c.line(px(a.cost), py(a.accuracy), px(b.cost), py(b.accuracy), ORANGE, 3)
-    used: list[tuple[int, int]] = []
-    for p in sorted(points, key=lambda p: (p.cost, p.accuracy)):
+    spots: dict[tuple[int, int], list[int]] = {}
+    for n, p, _lines in rows:
         x, y = px(p.cost), py(p.accuracy)
-        c.circle(x, y, 7, ORANGE if p.front else BLUE)
-        if p.recommended:
-            c.circle(x, y, 13, BLACK, fill=False)
-        label_y = y - 24
-        while any(abs(label_y - uy) < 16 and abs(x - ux) < 160 for ux, uy in used):
-            label_y += 18
-        used.append((x, label_y))
-        label = p.label[:28]
-        lx = min(x + 10, width - right - text_width(label))
-        c.text(lx, label_y, label, BLACK)
+        marker(c, x, y, p)
+        # Settings drawn on (nearly) the same spot share one label: "2,3".
+        near = next((s for s in spots if abs(s[0] - x) <= 4 and abs(s[1] - y) <= 4), (x, y))
+        spots.setdefault(near, []).append(n)
+    bounds = (LEFT + 2, top - 20, WIDTH - 4, bottom - 2)
+    label_spots(c, {spot: ",".join(map(str, ns)) for spot, ns in spots.items()}, bounds)
+    settings_table(c, rows, table_top)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(c.png())
     return out
+
+
+def marker(c: Canvas, x: int, y: int, p: Point) -> None:
+    c.circle(x, y, 7, ORANGE if p.front else BLUE)
+    if p.recommended:
+        c.circle(x, y, 13, BLACK, fill=False)
+    if p.overflow > 0:
+        c.line(x - 9, y - 9, x + 9, y + 9, RED, 3)
+        c.line(x - 9, y + 9, x + 9, y - 9, RED, 3)
+
+
+Box = tuple[int, int, int, int]
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def label_spots(c: Canvas, labels: dict[tuple[int, int], str], bounds: Box) -> list[Box]:
+    """Each marker's number beside it: the first free place on rings of growing distance
+    around the marker, clear of every marker and of the labels placed before, joined to its
+    marker by a leader line once it has had to move away. Returns the labels' boxes."""
+    # Clear of the recommended setting's ring too (radius 13).
+    taken: list[Box] = [(x - 13, y - 13, x + 13, y + 13) for x, y in labels]
+    for (x, y), text in sorted(labels.items()):
+        w, h = text_width(text), 14
+        chosen, ring = _free_place(x, y, w, h, taken, bounds)
+        if chosen is None:  # no free place left anywhere: just right of its marker
+            chosen = (x + 14, y - 9, x + 18 + w, y + 9)
+        elif ring > 1:
+            ex = min(max(x, chosen[0]), chosen[2])
+            ey = min(max(y, chosen[1]), chosen[3])
+            c.line(x, y, ex, ey, DARK_GREY)
+        taken.append(chosen)
+        c.rect(chosen[0], chosen[1], chosen[2], chosen[3], WHITE)
+        c.text(chosen[0] + 2, chosen[1] + 2, text)
+    return taken[len(labels) :]
+
+
+def _free_place(
+    x: int, y: int, w: int, h: int, taken: Sequence[Box], bounds: Box
+) -> tuple[Box | None, int]:
+    """The first box of w x h (plus a 2 px margin) inside `bounds` and clear of `taken`, on
+    rings around (x, y); and the ring it is on."""
+    reach_max = max(bounds[2] - bounds[0], bounds[3] - bounds[1])
+    ring = 1
+    while 6 + 10 * ring <= reach_max:
+        reach, tries = 6 + 10 * ring, 8 + 4 * ring  # more places on the wider rings
+        for k in range(tries):
+            # Upper right first, then alternately either side of it: below the marker last.
+            turn = (k + 1) // 2 * (1 if k % 2 else -1)
+            angle = -math.pi / 4 + 2 * math.pi * turn / tries
+            dx, dy = math.cos(angle), math.sin(angle)
+            # The box's side nearest the marker touches the ring.
+            lx = round(x + reach * dx - w * (1 - dx) / 2)
+            ly = round(y + reach * dy - h * (1 - dy) / 2)
+            box = (lx - 2, ly - 2, lx + w + 2, ly + h + 2)
+            inside = bounds[0] <= box[0] and box[2] <= bounds[2]
+            inside = inside and bounds[1] <= box[1] and box[3] <= bounds[3]
+            if inside and not any(_overlaps(box, t) for t in taken):
+                return box, ring
+        ring += 1
+    return None, ring
+
+
+def settings_table(c: Canvas, rows: Sequence[tuple[int, Point, list[str]]], y: int) -> None:
+    """Number, accuracy, cost, overflow and the setting's name in full (wrapped), one row per
+    marker; the number in the marker's colour."""
+    for column, x in TABLE_X.items():
+        c.text(x, y, column)
+    c.line(TABLE_X["#"], y + LINE - 4, WIDTH - 16, y + LINE - 4, GREY)
+    y += LINE
+    for n, p, lines in rows:
+        cells = {"accuracy": f"{p.accuracy:.1%}", "cost $": f"{p.cost:.4f}",
+                 "overflow": f"{p.overflow:.0%}" if p.overflow else "-"}  # fmt: skip
+        c.text(TABLE_X["#"], y, str(n), ORANGE if p.front else BLUE)
+        for column, text in cells.items():
+            c.text(TABLE_X[column], y, text, RED if column == "overflow" and p.overflow else BLACK)
+        for k, line in enumerate(lines):
+            c.text(TABLE_X["setting"], y + LINE * k, line)
+        y += LINE * len(lines)
 
 
 def legend(c: Canvas, x: int, y: int) -> None:
@@ -228,4 +380,6 @@ def legend(c: Canvas, x: int, y: int) -> None:
     x += 40 + c.text(x + 40, y, "not on the front") + 30
     c.circle(x + 15, y + 7, 6, ORANGE)
     c.circle(x + 15, y + 7, 12, BLACK, fill=False)
-    c.text(x + 40, y, "recommended")
+    x += 40 + c.text(x + 40, y, "recommended") + 30
+    marker(c, x + 15, y + 7, Point("", 0, 0, overflow=1))
+    c.text(x + 40, y, "overflowed")

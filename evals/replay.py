@@ -11,8 +11,6 @@ and the probes it did not reach count as wrong.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,7 +26,7 @@ from evals.simulated import (
     get_reader,
 )
 from harness import ContextOverflowError, Store, create_agent
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
@@ -224,14 +222,10 @@ async def replay(
             if probe.check is not None and probe.session == index:
                 out.probes.append(_checked(probe, files))
     out.ledger = list(sim.ledger)
-    out.subagent_overflows = _count(
-        store,
-        "SELECT count(*) FROM runs WHERE parent_run_id IS NOT NULL "
-        "AND error LIKE 'ContextOverflowError%'",
-    )
-    out.usage = _usage(store)
-    out.summaries = _count(store, "SELECT count(*) FROM summaries")
-    out.offloads = _count(store, "SELECT count(*) FROM events WHERE action LIKE 'offload_%'")
+    out.subagent_overflows = store.subagent_overflows()
+    out.usage = store.usage_by_role()
+    out.summaries = len(store.summaries())
+    out.offloads = store.count_events("offload_%")
     out.skill_reads, out.subagent_calls, out.memory_writes = _techniques(store)
     return out
 
@@ -266,41 +260,12 @@ def user_words(scenario: Scenario) -> tuple[str, ...]:
 def _techniques(store: Store) -> tuple[int, int, int]:
     """How often the agents read a skill, handed a task to a subagent, and wrote memory."""
     skills = tasks = memory = 0
-    rows = store.query("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL")
-    for row in rows:
-        for c in json.loads(row["tool_calls"] or "[]"):
-            path = str(c.get("arguments", {}).get("file_path", ""))
-            skills += c["name"] == "read_file" and path.startswith("/skills/")
-            tasks += c["name"] == "task"
-            memory += c["name"] in ("write_file", "edit_file") and path.startswith("/memories/")
+    for c in store.all_tool_calls():
+        path = str(c.get("arguments", {}).get("file_path", ""))
+        skills += c["name"] == "read_file" and path.startswith("/skills/")
+        tasks += c["name"] == "task"
+        memory += c["name"] in ("write_file", "edit_file") and path.startswith("/memories/")
     return skills, tasks, memory
-
-
-_ROLE = """CASE WHEN m.model LIKE '%#summarize' THEN 'summarizer'
-                 WHEN r.parent_run_id IS NOT NULL THEN 'subagent' ELSE 'main' END"""
-USAGE_BY_ROLE = f"""
-SELECT {_ROLE} AS role, count(*) AS calls, sum(m.input_tokens) AS input_tokens,
-       sum(m.output_tokens) AS output_tokens, sum(m.cached_tokens) AS cached_tokens,
-       sum(m.cache_write_tokens) AS cache_write_tokens,
-       max(m.context_tokens) AS peak_context_tokens
-FROM model_calls m JOIN runs r USING (run_id)
-GROUP BY ALL ORDER BY role
-"""
-COSTS = f"SELECT {_ROLE} AS role, m.cost_usd FROM model_calls m JOIN runs r USING (run_id)"
-
-
-def _usage(store: Store) -> dict[str, dict[str, int | float]]:
-    """Tokens and cost of every model call in the store, by role. Costs are summed exactly
-    (`math.fsum`), so the total never depends on the order rows come back in."""
-    usage: dict[str, dict[str, int | float]] = {
-        r.pop("role"): r for r in store.query(USAGE_BY_ROLE)
-    }
-    costs: dict[str, list[float]] = {}
-    for row in store.query(COSTS):
-        costs.setdefault(row["role"], []).append(row["cost_usd"] or 0.0)
-    for role, values in costs.items():
-        usage[role]["cost_usd"] = math.fsum(values)
-    return usage
 
 
 def scale_defaults(scenario: Scenario, strategy: str) -> dict[str, Any]:
@@ -308,10 +273,6 @@ def scale_defaults(scenario: Scenario, strategy: str) -> dict[str, Any]:
     offload limit means nothing to `truncate`)."""
     valid = set(valid_params(middleware_names(strategy)))
     return {k: v for k, v in scenario.params.items() if k in valid}
-
-
-def _count(store: Store, sql: str) -> int:
-    return int(store.scalar(sql) or 0)
 
 
 def _unreached(probe: Probe) -> ProbeResult:

@@ -34,22 +34,25 @@ READER_NOTES = {
 def write_plot(
     points: Sequence[Aggregate | Mapping[str, Any]], path: str | Path, *, title: str
 ) -> Path:
-    """Accuracy against cost, Pareto front joined, recommended setting ringed. Takes
-    `Aggregate`s, or rows with `setting`, `accuracy`, `cost_usd`, `pareto`, `recommended`."""
+    """Accuracy against cost, Pareto front joined, recommended setting ringed, overflowing
+    settings crossed. Takes `Aggregate`s, or rows with `setting`, `accuracy`, `cost_usd`,
+    `pareto`, `recommended` and `overflow_rate`."""
     if points and isinstance(points[0], Aggregate):
         aggs = [p for p in points if isinstance(p, Aggregate)]
         front = {p.label for p in pareto_front(aggs)}
         picked = recommend(aggs)
         chosen = set(picked.labels) if picked else set()
         drawn = [
-            Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front, p.label in chosen)
+            Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front, p.label in chosen,
+                  p.overflow_rate)
             for p in aggs
         ]  # fmt: skip
     else:
         rows = [p for p in points if isinstance(p, Mapping)]
         drawn = [
             Point(str(r["setting"]), float(r["cost_usd"]), float(r["accuracy"]),
-                  bool(r.get("pareto")), bool(r.get("recommended")))
+                  bool(r.get("pareto")), bool(r.get("recommended")),
+                  float(r.get("overflow_rate") or 0.0))
             for r in rows
         ]  # fmt: skip
     return scatter(drawn, path, title=title, x_label="cost per run (USD)")

@@ -115,7 +115,7 @@ def competitive_week(store: Store, params: dict[str, Any]) -> int:
 
 def _remembered_format(store: Store) -> bool:
     """Week 1 ends with the team's format preference saved to memory; a later week finds it."""
-    from harness.filesystem import FileSystem
+    from harness.files.filesystem import FileSystem
 
     files = FileSystem(store, "_")
     return files.exists("/memories/AGENTS.md") and "bullets" in files.read_text(

@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -444,6 +444,23 @@ def _print_session(result: dict[str, Any], info: ServerInfo | None) -> None:
         print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
     print(f"Store: {result['db']}  e.g.  ctxlab sql --db {result['db']} "
           "\"SELECT middleware, action, count(*) FROM events GROUP BY ALL\"")  # fmt: skip
+    _print_thread(result)
+
+
+def _print_thread(result: dict[str, Any]) -> None:
+    """The session is one thread of several runs (one per input, subagent runs linked to
+    them): say so, and that importing the thread takes all of them."""
+    from harness.store import Store
+
+    runs = [r["run_id"] for r in result["runs"]]
+    subagents = Store(result["db"], hold=False).subagent_runs(runs)
+    print(f"Thread {result['thread_id']}: {_plural(len(runs), 'run')}, one per input "
+          f"({', '.join(runs)})")  # fmt: skip
+    if subagents:
+        under = ", ".join(f"{sub} (of {parent})" for sub, parent in subagents)
+        print(f"  and {_plural(len(subagents), 'subagent run')} linked to them: {under}")
+    print(f"Import the whole thread as a scenario: ctxlab scenarios import {result['thread_id']} "
+          f"--db {result['db']}")  # fmt: skip
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -507,30 +524,45 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
-    """The sweep table, one column per swept parameter (never cut): * marks the Pareto front,
-    > the recommended setting."""
+    """The sweep table, one column per swept parameter (never cut), with the paired
+    difference against `full` and the marks `recommended`, `tied` and `front`."""
     from rich.markup import escape
     from rich.table import Table
 
     keys = sorted({k for r in rows for k in r.get("params") or {}})
-    table = Table(title=escape(title), caption="* Pareto front (accuracy vs cost)   > recommended")
-    table.add_column("")
+    table = Table(
+        title=escape(title),
+        caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
+        "difference against `full` at its defaults on the same seeds and probes (- where the "
+        "sweep did not run it); tied: interval overlaps the best's; front: Pareto front "
+        "(accuracy vs cost)",
+    )
     table.add_column("strategy" if keys else "setting", no_wrap=True)
     for key in keys:
         table.add_column(escape(key), justify="right", no_wrap=True)
-    for col in ("seeds", "accuracy", "95% CI", "input tokens", "peak context", "cost $",
-                "overflow"):  # fmt: skip
+    for col in ("seeds", "accuracy (95% CI)", "vs full (95% CI)", "input tokens",
+                "peak context", "cost $", "overflow"):  # fmt: skip
         table.add_column(col, justify="right")
+    table.add_column("")
     for r in rows:
-        mark = (">" if r["recommended"] else " ") + ("*" if r["pareto"] else " ")
+        marks = [("recommended", r["recommended"]), ("tied", r.get("tied_with_best")),
+                 ("front", r["pareto"])]  # fmt: skip
         params = r.get("params") or {}
         name = r.get("strategy", r["setting"]) if keys else r["setting"]
         table.add_row(
-            mark, escape(str(name)), *(escape(str(params.get(k, "-"))) for k in keys),
-            str(r["seeds"]), f"{r['accuracy']:.1%}", r["accuracy_ci"], f"{r['input_tokens']:,}",
-            f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}", f"{r['overflow_rate']:.0%}",
+            escape(str(name)), *(escape(str(params.get(k, "-"))) for k in keys),
+            str(r["seeds"]), f"{r['accuracy']:.1%} ({r['accuracy_ci']})", _vs_full(r),
+            f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
+            f"{r['overflow_rate']:.0%}", " ".join(m for m, on in marks if on),
         )  # fmt: skip
     _console().print(table)
+
+
+def _vs_full(row: Mapping[str, Any]) -> str:
+    if row.get("vs_full") is None:
+        return "-"
+    low, high = row["vs_full_ci"]
+    return f"{row['vs_full']:+.1%} ({low:+.1%} to {high:+.1%})"
 
 
 def _console() -> Any:

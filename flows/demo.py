@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,9 +51,10 @@ def run_demo(
     hints = logging.getLogger("ctxlab.flows")
     level = hints.level
     hints.setLevel(logging.WARNING)  # no per-run resume hints in the demo's output
+    log_path = out_dir / "demo.log"
     try:
-        with using_server(info) if info else nullcontext():
-            weeks = asyncio.run(_agent_weeks(str(db_path)))
+        with using_server(info) if info else nullcontext(), task_log(log_path) as log:
+            weeks = asyncio.run(_agent_weeks(str(db_path), log))
             sweep = asyncio.run(_compare(str(db_path)))
     finally:
         hints.setLevel(level)
@@ -61,7 +62,7 @@ def run_demo(
     demo = DemoOutcome(weeks=weeks, sweep=sweep, db=str(db_path), server=info, seconds=elapsed)
     _print_results(demo)
     md, png = write_reports(demo, out_dir)
-    say(f"\nWrote {md} and {png}.")
+    say(f"\nWrote {md} and {png}; every Prefect task, by name, in {log_path}.")
     _print_next_steps(demo)
     say(f"Done in {time.perf_counter() - start:.0f} s.")
     return 0
@@ -71,14 +72,14 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-async def _agent_weeks(db: str) -> list[dict[str, Any]]:
+async def _agent_weeks(db: str, log: logging.FileHandler) -> list[dict[str, Any]]:
     from flows.agent_run import agent_run
 
     weeks = []
     for week in (1, 2):
         say(f"\nWeek {week}: running the competitive-analysis agent as a Prefect flow ...")
         t = time.perf_counter()
-        with step_progress(f"week {week}"):
+        with step_progress(f"week {week}", log):
             result = await agent_run(
                 agent="competitive-analysis", db=db, params={"week": week, "scale": "small"}
             )
@@ -101,36 +102,68 @@ def plural(n: int, noun: str) -> str:
 
 
 class StepCounter(logging.Handler):
-    """Counts the step tasks the Prefect runner starts and shows the latest on a status line."""
+    """Counts the step tasks the Prefect runner starts and shows the count and the latest."""
 
-    def __init__(self, phase: str, show: Any) -> None:
+    def __init__(self, show: Callable[[int, str], None]) -> None:
         super().__init__(logging.DEBUG)
-        self.phase, self.show, self.tasks = phase, show, 0
+        self.show, self.tasks = show, 0
 
     def emit(self, record: logging.LogRecord) -> None:
         self.tasks += 1
-        self.show(f"{self.phase}: {plural(self.tasks, 'Prefect task')}, now {record.getMessage()}")
+        self.show(self.tasks, record.getMessage())
 
 
 @contextmanager
-def step_progress(phase: str) -> Iterator[StepCounter]:
-    """A live status line on stderr while a phase runs (silent when stderr is not a terminal)."""
+def task_log(path: Path) -> Iterator[logging.FileHandler]:
+    """While the demo runs, each step task's name goes to `path` (and, as ever, to the Prefect
+    UI), never to the terminal: one line per task would bury the demo's output."""
+    from flows.runner import step_log
+
+    handler = logging.FileHandler(path, mode="w", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    level, propagate = step_log.level, step_log.propagate
+    step_log.addHandler(handler)
+    step_log.setLevel(logging.DEBUG)
+    step_log.propagate = False  # the CLI's stderr handler sits on the parent logger
+    try:
+        yield handler
+    finally:
+        step_log.removeHandler(handler)
+        handler.close()
+        step_log.setLevel(level)
+        step_log.propagate = propagate
+
+
+@contextmanager
+def step_progress(phase: str, log: logging.FileHandler | None = None) -> Iterator[StepCounter]:
+    """A progress bar on stderr while a phase runs, counting its Prefect tasks (drawn only on a
+    terminal, and cleared at the end: the phase's summary line follows on stdout). The log
+    file's lines name the phase."""
     from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from flows.runner import step_log
 
     console = Console(stderr=True)
-    live = console.status(f"{phase}: starting ...") if console.is_terminal else None
-    with live or nullcontext():
-        counter = StepCounter(phase, live.update if live else lambda _text: None)
-        level = step_log.level
+    bar = Progress(
+        TextColumn(f"[bold]{phase}"), BarColumn(), TextColumn("{task.fields[tasks]}"),
+        TimeElapsedColumn(), TextColumn("{task.description}"), console=console, transient=True,
+    )  # fmt: skip
+    if log is not None:
+        log.setFormatter(logging.Formatter(f"%(asctime)s {phase}: %(message)s"))
+    with bar if console.is_terminal else nullcontext():  # piped, even a cleared bar leaves a line
+        # No total: how many steps a session takes is known only once it has run.
+        job = bar.add_task("starting ...", total=None, tasks=plural(0, "Prefect task"))
+
+        def show(tasks: int, latest: str) -> None:
+            bar.update(job, description=f"now {latest}", tasks=plural(tasks, "Prefect task"))
+
+        counter = StepCounter(show)
         step_log.addHandler(counter)
-        step_log.setLevel(logging.DEBUG)
         try:
             yield counter
         finally:
             step_log.removeHandler(counter)
-            step_log.setLevel(level)
 
 
 async def _compare(db: str) -> dict[str, Any]:
@@ -166,7 +199,7 @@ class DemoOutcome:
         return [(mw, action, n, moved) for (mw, action), (n, moved) in sorted(totals.items())]
 
     def report_text(self, week: int) -> str:
-        from harness.filesystem import FileSystem
+        from harness.files.filesystem import FileSystem
         from harness.store import Store
 
         thread = self.weeks[week - 1]["thread_id"]
@@ -222,16 +255,23 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         "",
         "## 1. The competitive-analysis agent as a Prefect flow",
         "",
-        "| week | run | status | model calls | input tokens | output tokens | moved out | files "
-        "| cost $ | Prefect tasks |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "Each week is one session on its own thread, one run per user input. A run that hands "
+        "work to the market-researcher subagent starts subagent runs, linked to it in the store "
+        "(`runs.parent_run_id`); they are counted in its row (`subagent runs`) and their cost "
+        "is in its cost, while the token columns are the run's own.",
+        "",
+        "| week | input | run | status | model calls | input tokens | output tokens | moved out "
+        "| files | subagent runs | cost $ | Prefect tasks |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for week, result in enumerate(demo.weeks, start=1):
-        for r in result["runs"]:
+        runs = result["runs"]
+        for n, r in enumerate(runs, start=1):
             lines.append(
-                f"| {week} | `{r['run_id']}` | {r['status']} | {r['steps']} | "
-                f"{r['input_tokens']:,} | {r['output_tokens']:,} | {r['moved_out_tokens']:,} | "
-                f"{r['files_written']} | {r['cost_usd']:.4f} | {r['tasks']} |"
+                f"| {week} | {n} of {len(runs)} | `{r['run_id']}` | {r['status']} | "
+                f"{r['steps']} | {r['input_tokens']:,} | {r['output_tokens']:,} | "
+                f"{r['moved_out_tokens']:,} | {r['files_written']} | {r['subagent_runs']} | "
+                f"{r['cost_usd']:.4f} | {r['tasks']} |"
             )
     lines += [
         "",
@@ -259,21 +299,22 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         "",
         f"## 2. Strategies compared on `{SCENARIO}` (small scale, seed 0)",
         "",
-        "| | setting | accuracy | input tokens | peak context | cost $ | overflow |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| | setting | accuracy | vs full | input tokens | peak context | cost $ | overflow |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in demo.sweep["rows"]:
-        mark = ("recommended, " if r["recommended"] else "") + ("front" if r["pareto"] else "")
+        marks = [("recommended", r["recommended"]), ("tied", r.get("tied_with_best")),
+                 ("front", r["pareto"])]  # fmt: skip
+        vs_full = "-" if r.get("vs_full") is None else f"{r['vs_full']:+.1%}"
         lines.append(
-            f"| {mark.strip(', ')} | {r['setting']} | {r['accuracy']:.1%} | "
-            f"{r['input_tokens']:,} | {r['peak_context_tokens']:,} | {r['cost_usd']:.4f} | "
-            f"{r['overflow_rate']:.0%} |"
+            f"| {', '.join(m for m, on in marks if on)} | {r['setting']} | {r['accuracy']:.1%} | "
+            f"{vs_full} | {r['input_tokens']:,} | {r['peak_context_tokens']:,} | "
+            f"{r['cost_usd']:.4f} | {r['overflow_rate']:.0%} |"
         )
+    lines += ["", *overflow_notes(demo.sweep["rows"])]
     lines += [
-        "",
         f"Pareto front (accuracy against cost): {', '.join(demo.sweep['front'])}. "
-        f"Recommended: **{' and '.join(demo.sweep['recommended'])}**. "
-        f"{demo.sweep['recommendation']}",
+        f"{emphasised(demo.sweep['recommendation'], demo.sweep['recommended'])}",
         "",
         f"![accuracy against cost]({png_name})",
         "",
@@ -292,3 +333,26 @@ def render_markdown(demo: DemoOutcome, png_name: str) -> str:
         f"`{demo.sweep['batch']}`)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def overflow_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A line per setting whose runs overflowed the window: its accuracy is low for that
+    reason (the session ends at the overflow; the probes after it are misses)."""
+    notes = []
+    for r in rows:
+        rate = float(r.get("overflow_rate") or 0)
+        if rate:
+            runs = "every run" if rate >= 1 else f"{rate:.0%} of its runs"
+            notes.append(
+                f"`{r['setting']}` overflowed the model's window on {runs} (crossed out on the "
+                "plot): the session ends there and every probe after it counts as a miss."
+            )
+    return [*notes, ""] if notes else []
+
+
+def emphasised(recommendation: str | None, names: Sequence[str]) -> str:
+    """The recommendation sentence with the recommended settings in bold (said once)."""
+    if not recommendation:
+        return "Nothing recommended."
+    joined = " and ".join(names)
+    return recommendation.replace(joined, f"**{joined}**", 1) if joined else recommendation

@@ -8,14 +8,6 @@ from typing import Any
 
 from harness.store import Store
 
-_TREE = """
-WITH RECURSIVE tree(run_id) AS (
-    SELECT run_id FROM runs WHERE run_id = ?
-    UNION ALL
-    SELECT r.run_id FROM runs r JOIN tree t ON r.parent_run_id = t.run_id
-)
-"""
-
 
 @dataclass(frozen=True)
 class MiddlewareLine:
@@ -69,30 +61,13 @@ def run_report(store: Store, run_id: str) -> RunReport:
     run = store.run(run_id)
     if run is None:
         raise LookupError(f"no run {run_id!r} in {store.path}")
-    subagents = store.query(
-        _TREE + "SELECT count(*) AS runs, coalesce(sum(input_tokens), 0) AS input_tokens, "
-        "coalesce(sum(output_tokens), 0) AS output_tokens, coalesce(sum(cost_usd), 0) AS cost_usd "
-        "FROM runs WHERE run_id IN (SELECT run_id FROM tree) AND run_id <> ?",
-        [run_id, run_id],
-    )[0]
-    peak = store.scalar(
-        "SELECT coalesce(max(context_tokens), 0) FROM model_calls WHERE run_id = ?", [run_id]
-    )
+    subagents = store.subagent_totals(run_id)
+    _, peak = store.run_usage(run_id)
     lines = [
         MiddlewareLine(r["middleware"], r["action"], r["times"], r["before"], r["after"])
-        for r in store.query(
-            _TREE + "SELECT middleware, action, count(*) AS times, "
-            "coalesce(sum(tokens_before), 0) AS before, coalesce(sum(tokens_after), 0) AS after "
-            "FROM events WHERE run_id IN (SELECT run_id FROM tree) "
-            "GROUP BY ALL ORDER BY middleware, action",
-            [run_id],
-        )
+        for r in store.tree_event_totals(run_id)
     ]
-    files = store.query(
-        _TREE + "SELECT path, size, namespace FROM files "
-        "WHERE run_id IN (SELECT run_id FROM tree) ORDER BY path",
-        [run_id],
-    )
+    files = store.tree_files(run_id)
     return RunReport(run=run, subagents=subagents, peak_context_tokens=int(peak), middleware=lines,
                      files=files)  # fmt: skip
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from flows.agents import AgentOptions, AgentSpec
 from flows.journal import TABLES, Journal, JournaledRunner, ensure_tables
-from harness.filesystem import safe_segment
+from harness.files.paths import safe_segment
 from harness.messages import Usage, new_id
 from harness.middleware.base import Middleware
 from harness.steps import StepRunner
@@ -64,39 +64,17 @@ class ResumePoint:
 
 def find_resume_point(store: Store, run_id: str) -> ResumePoint:
     run = store.run(run_id)
-    committed = store.query(
-        "SELECT coalesce(max(step), 0) AS steps, count(*) AS n FROM messages WHERE run_id = ?",
-        [run_id],
-    )[0]
-    calls = store.query(
-        "SELECT count(*) AS requests, coalesce(sum(input_tokens), 0) AS input_tokens, "
-        "coalesce(sum(output_tokens), 0) AS output_tokens, "
-        "coalesce(sum(cached_tokens), 0) AS cached_tokens, "
-        "coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens, "
-        "coalesce(sum(cost_usd), 0) AS cost_usd, coalesce(max(context_tokens), 0) AS peak "
-        "FROM model_calls WHERE run_id = ?",
-        [run_id],
-    )[0]
-    usage = Usage(
-        input_tokens=int(calls["input_tokens"]),
-        output_tokens=int(calls["output_tokens"]),
-        cached_tokens=int(calls["cached_tokens"]),
-        cache_write_tokens=int(calls["cache_write_tokens"]),
-        requests=int(calls["requests"]),
-        cost_usd=float(calls["cost_usd"]),
-    )
-    last = store.query(
-        "SELECT role, tool_calls FROM messages WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
-        [run_id],
-    )
+    steps, messages = store.committed_steps(run_id)
+    usage, peak = store.run_usage(run_id)
+    last = store.last_message(run_id)
     return ResumePoint(
-        answered=bool(last) and last[0]["role"] == "assistant" and not last[0]["tool_calls"],
+        answered=last is not None and last.role == "assistant" and not last.tool_calls,
         run_id=run_id,
         status=run["status"] if run else None,
-        messages=int(committed["n"]),
-        steps=int(committed["steps"]),
+        messages=messages,
+        steps=steps,
         usage=usage,
-        peak_context_tokens=int(calls["peak"]),
+        peak_context_tokens=peak,
         started_at=run["started_at"] if run else None,
     )
 
@@ -108,13 +86,8 @@ def release_run(store: Store, point: ResumePoint) -> list[str]:
     or finished just before the kill) are discarded with the runs below them. The call starts
     each anew with every model reply it had, from the journal; kept, their messages and model
     calls would count twice. Returns the discarded run ids."""
-    store.execute("DELETE FROM runs WHERE run_id = ?", [point.run_id])
-    finished_calls = {
-        str(r["tool_call_id"])
-        for r in store.query(
-            "SELECT tool_call_id FROM messages WHERE run_id = ? AND role = 'tool'", [point.run_id]
-        )
-    } | {
+    store.release_run(point.run_id)
+    finished_calls = store.answered_tool_calls(point.run_id) | {
         str(r["key"]).removeprefix("tool:task:")
         for r in store.query(
             "SELECT key FROM step_journal WHERE scope = ? AND name = 'tool:task'", [point.run_id]
@@ -123,7 +96,7 @@ def release_run(store: Store, point: ResumePoint) -> list[str]:
     kept = tuple(safe_segment(f"{point.run_id}.task.{c}") for c in finished_calls)
     redo = [
         r["run_id"]
-        for r in store.subagent_runs(point.run_id)
+        for r in store.child_runs([point.run_id])
         if not any(r["thread_id"] == k or r["thread_id"].startswith(k + ".") for k in kept)
     ]
     return store.discard_runs(redo)
@@ -148,10 +121,7 @@ class ResumeRun(Middleware):
         state.usage = self.point.usage
         state.peak_context_tokens = self.point.peak_context_tokens
         if self.point.started_at is not None:
-            state.store.execute(
-                "UPDATE runs SET started_at = ? WHERE run_id = ?",
-                [self.point.started_at, state.run_id],
-            )
+            state.store.set_run_started(state.run_id, self.point.started_at)
         state.event(
             self.name, "before_agent", "resumed",
             detail={"attempt": self.attempt, "from_step": self.point.steps,
@@ -230,8 +200,8 @@ async def run_session(
     # A run killed between its last commit and dropping its journal left it behind; it is
     # never replayed (finished runs are skipped), only clutter.
     store.execute(
-        "DELETE FROM step_journal WHERE scope IN "
-        f"(SELECT run_id FROM runs WHERE status IN {FINISHED})"
+        "DELETE FROM step_journal WHERE list_contains(?, scope)",
+        [store.runs_with_status(FINISHED)],
     )
     turns = []
     for turn in range(first_turn, len(session.inputs)):
@@ -352,10 +322,12 @@ def unfinished_run(store: Store) -> str | None:
     fewer completed runs than the session has inputs."""
     ensure_tables(store)
     rows = store.query(
-        "SELECT f.session_id, f.run_id, json_array_length(f.inputs) AS n, "
-        "coalesce(r.status, 'lost') AS status "
-        "FROM flow_runs f LEFT JOIN runs r USING (run_id) ORDER BY f.updated_at DESC"
+        "SELECT session_id, run_id, json_array_length(inputs) AS n FROM flow_runs "
+        "ORDER BY updated_at DESC"
     )
+    statuses = store.run_statuses([r["run_id"] for r in rows])
+    for row in rows:
+        row["status"] = statuses.get(row["run_id"], "lost")
     sessions: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         sessions.setdefault(row["session_id"], []).append(row)

@@ -15,7 +15,7 @@ import itertools
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 
 from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
 from evals.arms import arm_params
-from evals.metrics import Recommendation
+from evals.metrics import Recommendation, summaries
 from evals.runner import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
 from evals.stats import DEFAULT_SEEDS
 from evals.storage import save_or_dump
@@ -95,15 +95,22 @@ class SweepResult:
     db: str
 
     def rows(self) -> list[dict[str, Any]]:
-        return table_rows(self.settings, self.front, self.recommended)
+        return table_rows(self.settings, self.front, self.recommended, self.results)
 
 
 def table_rows(
-    settings: Sequence[Aggregate], front: Sequence[Aggregate], recommended: Recommendation | None
+    settings: Sequence[Aggregate],
+    front: Sequence[Aggregate],
+    recommended: Recommendation | None,
+    results: Sequence[EvalResult] = (),
 ) -> list[dict[str, Any]]:
+    """One row per setting. With the `results` behind them, `vs_full` is the paired accuracy
+    difference against `full` at its defaults on the same seeds and probes (None where the
+    sweep did not run that setting)."""
     on_front = {s.label for s in front}
     chosen = set(recommended.labels) if recommended else set()
     tied = {c.label for c in recommended.candidates} if recommended else set()
+    paired = {row["setting"]: row for row in summaries(results)} if results else {}
     return [
         {
             "setting": s.label,
@@ -111,7 +118,9 @@ def table_rows(
             "params": dict(s.params),
             "seeds": len(s.seeds),
             "accuracy": round(s.accuracy.mean, 4),
-            "accuracy_ci": f"{s.accuracy.low:.3f}-{s.accuracy.high:.3f}",
+            "accuracy_ci": f"{s.accuracy.low:.1%}-{s.accuracy.high:.1%}",
+            "vs_full": paired.get(s.label, {}).get("accuracy_vs_full_mean"),
+            "vs_full_ci": paired.get(s.label, {}).get("accuracy_vs_full_ci95"),
             "input_tokens": round(s.input_tokens.mean),
             "peak_context_tokens": round(s.peak_context_tokens),
             "cost_usd": round(s.cost_usd.mean, 6),
@@ -196,11 +205,12 @@ def terminal_progress(total: int) -> Iterator[OnCell]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
     bar = Progress(
         TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=Console(stderr=True), transient=True,
+        TextColumn("{task.description}"), console=console, transient=True,
     )  # fmt: skip
-    with bar:
+    with bar if console.is_terminal else nullcontext():  # piped, even a cleared bar leaves a line
         job = bar.add_task("", total=total)
 
         def advance(done: int, _total: int, result: EvalResult) -> None:

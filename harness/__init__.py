@@ -10,11 +10,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.agent import Agent, RunResult, create_agent
+    from harness.agent import Agent, create_agent
     from harness.errors import ContextOverflowError, HarnessError, ModelError, UnknownModelError
     from harness.messages import Message, ModelResponse, ToolCall, Usage
     from harness.middleware.base import Middleware, ModelRequest, ToolCallRequest
     from harness.profiles import ModelProfile, get_profile
+    from harness.run import RunResult
     from harness.state import RunState
     from harness.steps import InlineRunner, StepRunner
     from harness.store import Store
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "Agent": "harness.agent",
-    "RunResult": "harness.agent",
     "create_agent": "harness.agent",
     "ContextOverflowError": "harness.errors",
     "HarnessError": "harness.errors",
@@ -38,6 +38,7 @@ _WHERE = {
     "ToolCallRequest": "harness.middleware.base",
     "ModelProfile": "harness.profiles",
     "get_profile": "harness.profiles",
+    "RunResult": "harness.run",
     "RunState": "harness.state",
     "InlineRunner": "harness.steps",
     "StepRunner": "harness.steps",

@@ -4,51 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import os
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
+from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.file_tools import file_tools as builtin_file_tools
-from harness.loop import run_loop
-from harness.messages import Message, Usage, new_id, user
+from harness.files.tools import file_tools as builtin_file_tools
+from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.middleware.memory import DEFAULT_PATHS as DEFAULT_MEMORY
 from harness.middleware.subagents import SubAgent
 from harness.models.base import Model, ModelSettings
-from harness.state import RunState
+from harness.run import RunPlace, RunResult, merge_tools, run_agent
 from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
 from harness.strategies import DEFAULT_STRATEGY, build_stack
 from harness.tokens import TokenCounter
 from harness.tools import DEFAULT_TOOL_TIMEOUT_S, Tool
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What a run returns. `messages` is everything the run appended to the transcript
-    (the input included); `window` is what the model would see next."""
-
-    run_id: str
-    thread_id: str
-    status: str
-    output: str
-    messages: list[Message]
-    window: list[Message]
-    usage: Usage
-    steps: int
-    peak_context_tokens: int
-    encoding: str = ""
-
-    def __repr__(self) -> str:
-        # The generated repr would print every message in full, twice: asyncio reprs the
-        # finished task, result included, when `asyncio.run` restores its SIGINT handler
-        # (Python 3.11), which cost ~80 MB and ~0.7 s at the end of a 400-step run.
-        return (
-            f"RunResult(run_id={self.run_id!r}, status={self.status!r}, steps={self.steps}, "
-            f"messages={len(self.messages)}, window={len(self.window)}, usage={self.usage!r})"
-        )
 
 
 class Agent:
@@ -86,117 +58,37 @@ class Agent:
         self.strategy = strategy
         self.strategy_params = dict(strategy_params or {})
         self.tool_timeout_s = tool_timeout_s
-        self.tools = _merge_tools(tools, self.middleware)
+        self.tools = merge_tools(tools, self.middleware)
         self.counter = TokenCounter(model.profile.encoding)
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r}, model={self.model.name!r}, strategy={self.strategy!r})"
 
-    async def run(
-        self,
-        input: str | Message | None,
-        *,
-        thread_id: str | None = None,
-        run_id: str | None = None,
-        parent_run_id: str | None = None,
-        parent_step: int | None = None,
-        files_thread: str | None = None,
-    ) -> RunResult:
+    def config(self) -> RunConfig:
+        """The agent as a run sees it, frozen for the run."""
+        return RunConfig(
+            name=self.name,
+            model=self.model,
+            system_prompt=self.system_prompt,
+            settings=self.settings,
+            max_steps=self.max_steps,
+            store=self.store,
+            step_runner=self.step_runner,
+            counter=self.counter,
+            tool_timeout_s=self.tool_timeout_s,
+            strategy=self.strategy,
+            strategy_params=dict(self.strategy_params),
+        )
+
+    async def run(self, input: str | Message | None, **place: Unpack[RunPlace]) -> RunResult:
         """Run until the model answers without tool calls (or `max_steps`). A known
         `thread_id` continues that conversation from its last window. `files_thread` makes
         the run work in another thread's files (a subagent in its parent's)."""
-        thread_id = thread_id or f"thread_{uuid.uuid4().hex[:16]}"
-        run_id = run_id or new_id("run")
-        state = RunState(
-            agent=self,
-            run_id=run_id,
-            thread_id=thread_id,
-            store=self.store,
-            steps=self.step_runner,
-            counter=self.counter,
-            parent_run_id=parent_run_id,
-            parent_step=parent_step,
-            files_thread=files_thread,
-        )
-        state.restore(self.store.load_window(thread_id), self.store.next_seq(thread_id))
-        self.store.start_run(
-            run_id=run_id,
-            thread_id=thread_id,
-            agent=self.name,
-            model=self.model.name,
-            strategy=self.strategy,
-            parent_run_id=parent_run_id,
-            parent_step=parent_step,
-            config={
-                "max_steps": self.max_steps,
-                "middleware": [m.name for m in self.middleware],
-                "strategy_params": self.strategy_params,
-                # What a replay of this run needs and the transcript does not hold
-                # (`ctxlab scenarios import`): the prompt, the window and what was offered.
-                "system_prompt": self.system_prompt,
-                "context_window": self.model.profile.context_window,
-                "tools": [t.schema() for t in self.tools],
-                "subagents": _subagent_specs(self.middleware),
-            },
-        )
-        if input is not None:
-            state.append(user(input) if isinstance(input, str) else input)
-        try:
-            status = await run_loop(state, self.max_steps)
-        except BaseException as exc:
-            _finish_failed(state, exc)
-            raise
-        self.store.finish_run(run_id, status=status, steps=state.step, usage=state.usage)
-        last = state.messages[-1] if state.messages else None
-        return RunResult(
-            run_id=run_id,
-            thread_id=thread_id,
-            status=status,
-            output=last.content if last is not None and last.role == "assistant" else "",
-            messages=list(state.new_messages),
-            window=list(state.messages),
-            usage=state.usage,
-            steps=state.step,
-            peak_context_tokens=state.peak_context_tokens,
-            encoding=self.counter.encoding_name,
-        )
+        return await run_agent(self.config(), self.middleware, self.tools, input, **place)
 
     def run_sync(self, input: str | Message | None, **kwargs: Any) -> RunResult:
         """`run` for synchronous callers (not from inside a running event loop)."""
         return asyncio.run(self.run(input, **kwargs))
-
-
-def _finish_failed(state: RunState, exc: BaseException) -> None:
-    """Mark a run that raised as `failed`, keeping what it did, even when the store is what
-    failed: the step is written once more, then dropped (the error says so) so that the run's
-    status at least is recorded. A store that cannot record even that leaves a note on `exc`."""
-    error = f"{type(exc).__name__}: {exc}"
-    try:
-        state.flush()  # what the run did before failing stays in the store
-    except Exception as store_exc:
-        dropped = state.drop_unwritten()
-        rows = ", ".join(f"{n} {table}" for table, n in sorted(dropped.items())) or "no rows"
-        error += (
-            f" [the step's rows could not be stored ({type(store_exc).__name__}: {store_exc});"
-            f" dropped: {rows}]"
-        )
-    try:
-        state.store.finish_run(
-            state.run_id, status="failed", steps=state.step, usage=state.usage, error=error
-        )
-    except Exception as store_exc:
-        exc.add_note(f"run {state.run_id} could not be marked failed in the store: {store_exc}")
-
-
-def _merge_tools(tools: Sequence[Tool], middleware: Sequence[Middleware]) -> tuple[Tool, ...]:
-    merged: dict[str, Tool] = {}
-    for t in [*tools, *(t for mw in middleware for t in mw.tools)]:
-        if not isinstance(t, Tool):
-            raise HarnessError(f"{t!r} is not a Tool: decorate the function with @tool")
-        if t.name in merged and merged[t.name] is not t:
-            raise HarnessError(f"two tools are named {t.name!r}")
-        merged[t.name] = t
-    return tuple(merged.values())
 
 
 def create_agent(
@@ -263,12 +155,3 @@ def create_agent(
         strategy_params=strategy_params,
         tool_timeout_s=tool_timeout_s,
     )
-
-
-def _subagent_specs(middleware: Sequence[Middleware]) -> list[dict[str, str]]:
-    """The subagent kinds the run's `task` tool offered (name and description)."""
-    for m in middleware:
-        specs = getattr(m, "specs", None) if m.name == "subagents" else None
-        if isinstance(specs, dict):
-            return [{"name": s.name, "description": s.description} for s in specs.values()]
-    return []

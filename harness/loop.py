@@ -27,22 +27,24 @@ from harness.middleware.base import (
 )
 from harness.models.base import RequestParams
 from harness.state import RunState
-from harness.tools import ToolContext, ToolError
+from harness.tools import Tool, ToolContext, ToolError
 
 
-async def run_loop(state: RunState, max_steps: int) -> str:
-    """Drive one run to its end; returns the run status (`completed` or `max_steps`)."""
-    stack = state.agent.middleware
+async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence[Tool]) -> str:
+    """Drive one run with its middleware `stack` (outermost first) and `tools` to its end;
+    returns the run status (`completed` or `max_steps`)."""
+    config = state.config
+    tools = tuple(tools)  # one tuple for every request: its schemas' token count is cached
     for mw in _having(stack, "before_agent"):
         await mw.before_agent(state)
 
     before_model, after_model = _having(stack, "before_model"), _having(stack, "after_model")
     call_model = _chain_model(stack, partial(_model_step, state))
-    call_tool = _chain_tool(stack, partial(_tool_step, state))
-    tools = {t.name: t for t in state.agent.tools}
+    call_tool = _chain_tool(stack, partial(_tool_step, state, tools))
+    by_name = {t.name: t for t in tools}
     status = "completed"
     while True:
-        if state.step >= max_steps:
+        if state.step >= config.max_steps:
             # Checked before the hooks: preparing a call that will not be made is wasted work.
             status = "max_steps"
             break
@@ -52,9 +54,9 @@ async def run_loop(state: RunState, max_steps: int) -> str:
         request = ModelRequest(
             state=state,
             messages=tuple(state.messages),
-            system_prompt=state.agent.system_prompt,
-            tools=state.agent.tools,
-            settings=state.agent.settings,
+            system_prompt=config.system_prompt,
+            tools=tools,
+            settings=config.settings,
             messages_tokens=state.window_tokens,
         )
         response = await call_model(request)
@@ -66,7 +68,7 @@ async def run_loop(state: RunState, max_steps: int) -> str:
             break
         tasks = [
             asyncio.ensure_future(
-                call_tool(ToolCallRequest(state=state, call=c, tool=tools.get(c.name)))
+                call_tool(ToolCallRequest(state=state, call=c, tool=by_name.get(c.name)))
             )
             for c in response.tool_calls
         ]
@@ -110,7 +112,7 @@ async def _model_step(state: RunState, request: ModelRequest) -> ModelResponse:
     """The innermost model handler: one model call as the step `model`, recorded."""
     context_tokens = request.count_tokens()
     state.peak_context_tokens = max(state.peak_context_tokens, context_tokens)
-    model = state.agent.model
+    model = state.config.model
     params = RequestParams(system_prompt=request.system_prompt, tools=request.tool_schemas())
     start = time.perf_counter()
     response = await state.run_step(
@@ -126,12 +128,12 @@ async def _model_step(state: RunState, request: ModelRequest) -> ModelResponse:
     return response
 
 
-async def _tool_step(state: RunState, request: ToolCallRequest) -> Message:
+async def _tool_step(state: RunState, tools: tuple[Tool, ...], request: ToolCallRequest) -> Message:
     """The innermost tool handler: validate, run as the step `tool:<name>` within its time
     limit, catch errors."""
     call, tool = request.call, request.tool
     if tool is None:
-        known = ", ".join(sorted(t.name for t in state.agent.tools)) or "none"
+        known = ", ".join(sorted(t.name for t in tools)) or "none"
         return tool_result(
             call, f"Error: unknown tool '{call.name}'. Available tools: {known}.", is_error=True
         )
@@ -141,11 +143,11 @@ async def _tool_step(state: RunState, request: ToolCallRequest) -> Message:
             f"Error: arguments for '{call.name}' are not valid JSON: {call.raw_arguments[:500]!r}",
             is_error=True,
         )
-    ctx = ToolContext(state=state, call=call)
+    ctx = ToolContext(state=state, call=call, tools=tools)
     try:
         output = await state.run_step(
             f"tool:{call.name}", tool.run, call.arguments, ctx,
-            default_timeout=state.agent.tool_timeout_s,
+            default_timeout=state.config.tool_timeout_s,
         )  # fmt: skip
     except ToolError as exc:  # bad arguments, a timeout, SystemExit: worded for the model
         return tool_result(call, f"Error: {exc}", is_error=True)

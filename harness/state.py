@@ -10,14 +10,14 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.filesystem import FileSystem
+from harness.config import RunConfig
+from harness.files.filesystem import FileSystem
 from harness.messages import Message, ModelResponse, Usage
 from harness.steps import StepRunner
 from harness.store import StepBatch, Store, message_row, now, storable_message
 from harness.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from harness.agent import Agent
     from harness.models.base import Model
 
 T = TypeVar("T")
@@ -32,10 +32,11 @@ class RunState:
 
     `messages` is the window: what the next model call will see. Middleware may rewrite it
     with `replace_window`; the store keeps the append-only transcript either way.
-    `scratch` holds per-middleware state keyed by middleware name.
+    `scratch` holds per-middleware state keyed by middleware name. `config` is what the run
+    was configured with (model, window, prompt, limits), frozen.
     """
 
-    agent: Agent
+    config: RunConfig
     run_id: str
     thread_id: str
     store: Store

@@ -19,7 +19,9 @@ outermost first (the first middleware sees each model request first and each res
 
 `guard` (innermost) refuses over-window requests before they are sent and measures what
 reaches the model, so the compaction middleware also count what memory and user middleware
-add to the system prompt after them.
+add to the system prompt after them. A subagent runs with a fresh stack of its strategy's own
+(`subagent_stack`, handed to `SubAgents`): the same order without skills, subagents and memory,
+its spec's middleware in the place of the user's.
 
 Parameters are dotted keys, `<middleware>.<constructor parameter>`, for any middleware in the
 stack: {"summarize.trigger": 0.7, "summarize.keep": ("messages", 20), "offload.tool_token_limit":
@@ -87,7 +89,7 @@ _ARMS = ("summarize", "truncate", "mask", "context-edit")
 _SUPPLIED = {
     "skills": {"sources"},
     "memory": {"paths"},
-    "subagents": {"subagents", "strategy", "compaction"},
+    "subagents": {"subagents", "strategy", "stack"},
 }
 
 
@@ -137,16 +139,26 @@ def split_params(
     return grouped
 
 
-def compaction_middleware(
-    strategy: str | None, params: Mapping[str, Any] | None = None, *, strict: bool = True
+def subagent_stack(
+    strategy: str | None,
+    middleware: Sequence[Middleware] = (),
+    params: Mapping[str, Any] | None = None,
+    *,
+    strict: bool = True,
 ) -> list[Middleware]:
-    """Fresh compaction middleware for `strategy`, plus the dangling-call patch and the guard:
-    the stack a subagent runs with."""
+    """The stack a subagent runs with: fresh compaction middleware for `strategy`, the
+    dangling-call patch, a spec's own `middleware`, then the guard (innermost, to measure
+    exactly what reaches the model)."""
     strategy = strategy or DEFAULT_STRATEGY
     outer = ("skills", "memory")
     names = [n for n in middleware_names(strategy, with_subagents=False) if n not in outer]
     grouped = split_params(params, names, strict=strict, label=f"strategy {strategy!r}")
-    return [MIDDLEWARE[n](**grouped.get(n, {})) for n in names]
+    stack: list[Middleware] = []
+    for name in names:
+        if name == "guard":
+            stack.extend(middleware)
+        stack.append(MIDDLEWARE[name](**grouped.get(name, {})))
+    return stack
 
 
 def build_stack(
@@ -167,7 +179,7 @@ def build_stack(
         "subagents": {
             "subagents": tuple(subagents),
             "strategy": strategy,
-            "compaction": partial(compaction_middleware, params=params, strict=False),
+            "stack": partial(subagent_stack, params=params, strict=False),
         },
     }
     stack: list[Middleware] = []
@@ -194,8 +206,8 @@ __all__ = [
     "MIDDLEWARE",
     "STRATEGIES",
     "build_stack",
-    "compaction_middleware",
     "middleware_names",
     "split_params",
+    "subagent_stack",
     "valid_params",
 ]

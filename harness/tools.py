@@ -62,10 +62,12 @@ class ToolExitError(ToolError):
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a tool may use besides its arguments: the run it belongs to and the call itself."""
+    """What a tool may use besides its arguments: the run it belongs to, the call itself, and
+    the tools the run offers (a tool that starts a subagent hands them on)."""
 
     state: RunState
     call: ToolCall
+    tools: tuple[Tool, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ def test_version() -> None:
 
 def test_the_competitive_week_and_scale_are_made_explicit(tmp_path: Path) -> None:
     from flows.cli import describe_params, resolve_params
-    from harness.filesystem import FileSystem
+    from harness.files.filesystem import FileSystem
     from harness.store import Store
 
     store = Store(str(tmp_path / "weeks.duckdb"), hold=False)

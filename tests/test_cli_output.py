@@ -1,5 +1,6 @@
 """What the commands print says what ran: parameters kept in labels and sweep tables, correct
-plurals, a legend on the plot, every scenario under `report --run`, the demo's store."""
+plurals, a legend and a settings table on the plot, every scenario under `report --run`, the
+demo's store and its quiet progress."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def row(strategy: str, params: dict[str, Any], **extra: Any) -> dict[str, Any]:
     label = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
     return {
         "setting": f"{strategy} [{label}]" if params else strategy, "strategy": strategy,
-        "params": params, "seeds": 1, "accuracy": 0.9, "accuracy_ci": "0.900-0.900",
+        "params": params, "seeds": 1, "accuracy": 0.9, "accuracy_ci": "90.0%-90.0%",
         "input_tokens": 1000, "peak_context_tokens": 500, "cost_usd": 0.01,
         "overflow_rate": 0.0, "pareto": True, "recommended": False, **extra,
     }  # fmt: skip
@@ -45,6 +46,33 @@ def test_the_sweep_table_shows_every_varying_parameter_in_full(
     assert "…" not in out
 
 
+def test_the_sweep_table_has_vs_full_tied_marks_and_intervals_in_percent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from test_evals_metrics import result
+
+    from evals import aggregate, pareto_front, recommend
+    from flows.sweep import table_rows
+
+    runs = [
+        *(result("full", s, accuracy=a, cost_usd=0.10) for s, a in enumerate((0.9, 0.8, 0.85))),
+        *(result("mask", s, accuracy=a, cost_usd=0.04) for s, a in enumerate((0.8, 0.85, 0.8))),
+        *(result("none", s, accuracy=0.3, cost_usd=0.01) for s in range(3)),
+    ]
+    settings = aggregate(runs)
+    rows = table_rows(settings, pareto_front(settings), recommend(settings), runs)
+    by = {r["setting"]: r for r in rows}
+    assert by["full"]["vs_full"] == 0 and by["none"]["vs_full"] == pytest.approx(-0.55)
+    assert by["mask"]["tied_with_best"] and not by["none"]["tied_with_best"]
+    print_sweep(rows, title="t")
+    lines = {line.split("│")[1].strip(): line for line in capsys.readouterr().out.splitlines()
+             if line.count("│") > 3}  # fmt: skip
+    assert "-55.0% (-60.0% to -50.0%)" in lines["none"]  # paired, on the same seeds
+    assert "81.7% (80.0%-85.0%)" in lines["mask"]  # the interval in percent, as the mean
+    assert lines["mask"].rstrip(" │").endswith("recommended tied front")
+    assert lines["full"].rstrip(" │").endswith("tied front")
+
+
 def test_eval_labels_keep_their_parameters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -58,17 +86,80 @@ def test_eval_labels_keep_their_parameters(
     assert "stored 1 run " in out  # not "1 runs"
 
 
-def test_the_plot_has_a_legend(tmp_path: Path) -> None:
-    from evals.plot import ORANGE, Point, scatter
-
-    path = scatter([Point("a", 0.1, 0.2, front=True)], tmp_path / "p.png", title="t", x_label="x")
+def png_rows(path: Path) -> list[bytes]:
+    """The PNG's pixel rows (RGB, no filter byte): the plot writes filter 0 on every row."""
     data = path.read_bytes()
-    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    idat = data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8]
-    raw = zlib.decompress(idat)
+    width = int.from_bytes(data[16:20], "big")
+    raw = zlib.decompress(data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8])
     stride = 1 + 3 * width
-    legend_rows = raw[(height - 32) * stride : (height - 16) * stride]
-    assert bytes(ORANGE) in legend_rows  # the Pareto line's key, below the axis label
+    return [raw[k + 1 : k + stride] for k in range(0, len(raw), stride)]
+
+
+def count(rows: list[bytes], color: tuple[int, int, int]) -> int:
+    pixel = bytes(color)
+    return sum(1 for r in rows for i in range(0, len(r), 3) if r[i : i + 3] == pixel)
+
+
+def test_the_plot_has_a_legend(tmp_path: Path) -> None:
+    from evals.plot import ORANGE, RED, Point, scatter
+
+    path = scatter([Point("a", 0.1, 0.2)], tmp_path / "p.png", title="t", x_label="x")
+    # Nothing is on the front or overflowed: those colours are the legend's keys.
+    rows = png_rows(path)
+    assert count(rows, ORANGE) > 0 and count(rows, RED) > 0
+
+
+def test_the_plot_draws_text_as_it_is_spelt() -> None:
+    from evals.plot import Canvas
+
+    lower, upper = Canvas(200, 30), Canvas(200, 30)
+    lower.text(0, 0, "recorded:run_ab12")
+    upper.text(0, 0, "RECORDED:RUN_AB12")
+    assert lower.pixels != upper.pixels  # ids are shown as they are, not upper-cased
+
+
+def test_the_plot_names_each_setting_in_full_in_a_table_under_it(tmp_path: Path) -> None:
+    from evals.plot import LINE, SETTING_CHARS, Point, scatter, wrap
+
+    long = "summarize [summarize.trigger=0.5, offload.tool_token_limit=2500, mask.keep=10]"
+    assert len(long) > SETTING_CHARS
+    lines = wrap(long, SETTING_CHARS)
+    assert len(lines) == 2 and all(len(line) <= SETTING_CHARS for line in lines)
+    assert " ".join(lines) == long  # broken after ", ": nothing cut
+    assert wrap("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]
+
+    def height(labels: list[str]) -> int:
+        points = [Point(label, 0.1, 0.5) for label in labels]
+        return len(png_rows(scatter(points, tmp_path / "h.png", title="t", x_label="x")))
+
+    one = height(["full"])
+    assert height(["full", "mask"]) == one + LINE
+    assert height(["full", long]) == one + 2 * LINE
+
+
+def test_the_plots_number_labels_never_overlap_however_crowded() -> None:
+    from evals.plot import Canvas, label_spots
+
+    # 49 settings on a 7x7 grid 12 px apart: far closer than any name would fit.
+    spots = {(300 + 12 * i, 200 + 12 * j): str(7 * i + j + 1) for i in range(7) for j in range(7)}
+    bounds = (100, 40, 1000, 460)
+    boxes = label_spots(Canvas(1040, 500), spots, bounds)
+    assert len(boxes) == len(spots)
+    for k, a in enumerate(boxes):
+        assert bounds[0] <= a[0] and a[2] <= bounds[2] and bounds[1] <= a[1] and a[3] <= bounds[3]
+        for b in boxes[k + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
+
+
+def test_the_plot_crosses_out_a_setting_that_overflowed(tmp_path: Path) -> None:
+    from evals.plot import RED
+    from evals.report import write_plot
+
+    def red(overflow_rate: float) -> int:
+        rows = [row("full", {}), row("none", {}, accuracy=0.2, overflow_rate=overflow_rate)]
+        return count(png_rows(write_plot(rows, tmp_path / "o.png", title="t")), RED)
+
+    assert red(1.0) > red(0.0)
 
 
 def test_report_run_covers_every_scenario(
@@ -105,8 +196,8 @@ def test_the_demo_counts_step_tasks_with_correct_plurals() -> None:
     from flows.demo import StepCounter, plural
     from flows.runner import step_log
 
-    shown: list[str] = []
-    counter = StepCounter("week 1", shown.append)
+    shown: list[tuple[int, str]] = []
+    counter = StepCounter(lambda tasks, latest: shown.append((tasks, latest)))
     step_log.addHandler(counter)
     step_log.setLevel(logging.DEBUG)
     try:
@@ -115,9 +206,49 @@ def test_the_demo_counts_step_tasks_with_correct_plurals() -> None:
     finally:
         step_log.removeHandler(counter)
         step_log.setLevel(logging.NOTSET)
-    assert shown == ["week 1: 1 Prefect task, now model #1",
-                     "week 1: 2 Prefect tasks, now tool:read #1"]  # fmt: skip
+    assert shown == [(1, "model #1"), (2, "tool:read #1")]
     assert plural(1, "run") == "1 run" and plural(2, "run") == "2 runs"
+
+
+def test_the_demo_logs_each_task_to_its_file_and_not_to_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from flows.cli import _show_progress_logs
+    from flows.demo import step_progress, task_log
+    from flows.runner import step_log
+
+    _show_progress_logs()  # the CLI's stderr handler, which step lines used to reach
+    with task_log(tmp_path / "demo.log") as log, step_progress("week 1", log) as counter:
+        step_log.debug("%s #%d", "model", 1)
+        step_log.debug("%s #%d", "tool:read_article", 2)
+    captured = capsys.readouterr()
+    assert counter.tasks == 2
+    assert "#" not in captured.err and "#" not in captured.out
+    lines = (tmp_path / "demo.log").read_text().splitlines()
+    assert [line.split(" ", 2)[2] for line in lines] == [
+        "week 1: model #1",
+        "week 1: tool:read_article #2",
+    ]
+    assert step_log.propagate  # restored after the demo
+
+
+def test_the_demo_report_says_the_recommendation_once_and_which_settings_overflowed() -> None:
+    from flows.demo import emphasised, overflow_notes
+
+    text = "Recommended: full, 92.9% at $0.2491 a run: the best accuracy."
+    assert (
+        emphasised(text, ["full"])
+        == "Recommended: **full**, 92.9% at $0.2491 a run: the best accuracy."
+    )
+    tied = "Tied: full and mask (each 90.0% at $0.1 a run): ..."
+    assert emphasised(tied, ["full", "mask"]).startswith("Tied: **full and mask** (each")
+    notes = overflow_notes([row("full", {}), row("none", {}, overflow_rate=1.0),
+                            row("mask", {}, overflow_rate=0.4)])  # fmt: skip
+    assert [n.split(" (")[0] for n in notes if n] == [
+        "`none` overflowed the model's window on every run",
+        "`mask` overflowed the model's window on 40% of its runs",
+    ]
+    assert overflow_notes([row("full", {})]) == []
 
 
 def test_scenario_exports_are_git_ignored() -> None:

@@ -103,6 +103,14 @@ def test_the_recommendation_is_the_cheapest_setting_tied_with_the_best() -> None
     assert "mask" in text and "81.7%" in text and "$0.0400" in text and "full at 85.0%" in text
 
 
+def test_a_setting_alone_at_the_top_is_explained_without_a_plural() -> None:
+    runs = [result("full", 0, accuracy=0.9), result("none", 0, accuracy=0.2, cost_usd=0.01)]
+    picked = recommend(runs)
+    assert picked is not None and picked.labels == ["full"]
+    assert "no other setting's interval overlaps it" in picked.explain()
+    assert "setting(s)" not in picked.explain()
+
+
 @pytest.mark.parametrize("order", [("a-arm", "b-arm"), ("b-arm", "a-arm")])
 def test_an_exact_tie_is_reported_as_a_tie_whatever_the_names(order: tuple[str, str]) -> None:
     runs = [result(name, s, accuracy=0.8, cost_usd=0.05) for name in order for s in range(2)]

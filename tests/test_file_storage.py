@@ -13,8 +13,10 @@ import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness import file_search, file_storage
-from harness.filesystem import FileSystem, split_lines
+from harness.files import search as file_search
+from harness.files import storage as file_storage
+from harness.files.filesystem import FileSystem
+from harness.files.paths import split_lines
 from harness.store import Store
 
 TEXT = st.one_of(

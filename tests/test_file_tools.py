@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from harness import Store, create_agent
-from harness.file_tools import FILE_TOOL_NAMES, file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import FILE_TOOL_NAMES, file_tools
 from harness.messages import ToolCall
 from harness.models import ScriptedModel, call, reply
 from harness.tools import ToolArgumentError, ToolContext

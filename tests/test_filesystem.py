@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.filesystem import (
+from harness.files.filesystem import FileSystem
+from harness.files.paths import (
     DURABLE_PREFIXES,
     MAX_PATH,
     FileError,
-    FileSystem,
     normalize,
     safe_segment,
     split_lines,
@@ -363,7 +363,7 @@ def test_migration_moves_stray_shared_files_to_their_thread(tmp_path, monkeypatc
 
     path = tmp_path / "old.duckdb"
     with monkeypatch.context() as m:
-        m.setattr(harness.store, "MIGRATIONS", harness.store.MIGRATIONS[:1])
+        m.setattr(harness.store.schema, "MIGRATIONS", harness.store.MIGRATIONS[:1])
         with Store(path) as old:
             old.execute(
                 "INSERT INTO runs (run_id, thread_id, status, started_at) "

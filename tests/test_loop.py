@@ -48,15 +48,13 @@ def test_tool_turn_then_final_answer_is_persisted() -> None:
         ("tool", "5"),
         ("assistant", "The sum is 5."),
     ]
-    rows = agent.store.query("SELECT role, seq FROM messages WHERE thread_id = 't' ORDER BY seq")
+    rows = agent.store.messages_of("t")
     assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
     run = agent.store.run(result.run_id)
     assert run["status"] == "completed" and run["steps"] == 2
     assert run["input_tokens"] == result.usage.input_tokens > 0
     assert run["cost_usd"] == pytest.approx(result.usage.cost_usd)
-    calls = agent.store.query(
-        "SELECT step, context_tokens, encoding FROM model_calls ORDER BY step"
-    )
+    calls = sorted(agent.store.model_calls(), key=lambda c: c["step"])
     assert [c["step"] for c in calls] == [0, 1]
     assert all(c["encoding"] == "cl100k_base" for c in calls)
 
@@ -226,10 +224,10 @@ def test_model_errors_raise_and_the_run_is_marked_failed() -> None:
     agent = make(model)
     with pytest.raises(ContextOverflowError):
         agent.run_sync("hello", thread_id="t")
-    (run,) = agent.store.query("SELECT status, error FROM runs")
+    (run,) = agent.store.runs()
     assert run["status"] == "failed" and "prompt is too long" in run["error"]
     # what happened before the failure is stored
-    assert agent.store.scalar("SELECT count(*) FROM messages") == 1
+    assert len(agent.store.messages_of()) == 1
 
 
 def test_max_steps_stops_the_loop() -> None:
@@ -308,7 +306,7 @@ def test_a_thread_continues_from_its_last_window() -> None:
         "first question", "first answer", "second question",
     ]  # fmt: skip
     assert [m.content for m in second.messages] == ["second question", "second answer"]
-    seqs = agent.store.query("SELECT seq FROM messages WHERE thread_id = 'weekly' ORDER BY seq")
+    seqs = agent.store.messages_of("weekly")
     assert [r["seq"] for r in seqs] == [1, 2, 3, 4]
 
 
@@ -371,3 +369,43 @@ def test_a_failing_middleware_cancels_the_sibling_tool_calls() -> None:
 
     asyncio.run(caller_keeps_its_loop_running())
     assert finished == []
+
+
+def test_a_run_needs_only_its_frozen_config_its_middleware_and_its_tools() -> None:
+    """No Agent: what the middleware and the tools read of the run comes from `RunConfig`
+    (the guard's window, the model) and `ToolContext.tools`."""
+    from dataclasses import FrozenInstanceError, replace
+
+    from harness import ToolContext
+    from harness.config import RunConfig
+    from harness.middleware.guard import ContextGuard
+    from harness.models.base import ModelSettings
+    from harness.profiles import ModelProfile
+    from harness.run import run_agent
+    from harness.steps import InlineRunner
+    from harness.tokens import TokenCounter
+
+    seen: dict[str, object] = {}
+
+    @tool
+    def offered(ctx: ToolContext) -> str:
+        """Names the tools the run offers."""
+        seen["window"] = ctx.state.config.context_window
+        return ", ".join(t.name for t in ctx.tools)
+
+    profile = ModelProfile(name="tiny", context_window=2_000)
+    model = ScriptedModel([reply("", call("offered", "c1")), "done"], profile=profile)
+    config = RunConfig(
+        name="bare", model=model, system_prompt="", settings=ModelSettings(), max_steps=5,
+        store=Store(":memory:"), step_runner=InlineRunner(), counter=TokenCounter(),
+        tool_timeout_s=None,
+    )  # fmt: skip
+    with pytest.raises(FrozenInstanceError):
+        config.max_steps = 6  # type: ignore[misc]
+    result = asyncio.run(run_agent(config, [ContextGuard()], (offered, add), "go"))
+    assert result.status == "completed"
+    assert result.messages[2].content == "offered, add"
+    assert seen["window"] == 2_000
+    small = replace(config, model=ScriptedModel([], profile=replace(profile, context_window=5)))
+    with pytest.raises(ContextOverflowError, match="5-token window of scripted"):
+        asyncio.run(run_agent(small, [ContextGuard()], (), "more than five tokens, surely"))

@@ -31,7 +31,7 @@ def research_window(results: int, tokens: int = 300) -> list[Message]:
 
 
 def events(state, middleware: str) -> list[dict]:
-    return state.store.query("SELECT * FROM events WHERE middleware = ?", [middleware])
+    return state.store.events_of(middleware=middleware)
 
 
 # -- truncate ----------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_a_resumed_thread_gets_cancellation_results_for_dangling_calls() -> None
     ]  # fmt: skip
     assert [m.tool_call_id for m in seen[2:4]] == ["c1", "c2"]
     assert all(m.is_error and "cancelled" in m.content for m in seen[2:4])
-    assert store.scalar("SELECT count(*) FROM events WHERE middleware = 'dangling'") == 1
+    assert len(store.events_of(middleware="dangling")) == 1
 
 
 def test_stray_and_duplicate_results_leave_the_window() -> None:
@@ -289,6 +289,6 @@ def test_without_compaction_an_over_window_request_fails_before_the_model_is_cal
         agent.run_sync(filler(2_000), thread_id="t")
     assert info.value.limit == 1_000 and info.value.tokens > 1_000
     assert model.calls == []
-    (run,) = agent.store.query("SELECT status, error FROM runs")
+    (run,) = agent.store.runs()
     assert run["status"] == "failed" and "exceeds the 1,000-token window" in run["error"]
-    assert agent.store.scalar("SELECT action FROM events WHERE middleware = 'guard'") == "overflow"
+    assert agent.store.events_of(middleware="guard")[0]["action"] == "overflow"

@@ -3,10 +3,12 @@
 from pathlib import Path, PureWindowsPath
 
 import pytest
+from store_helpers import events
 
 from harness import Store, ToolContext, tool
-from harness.file_tools import file_tools
-from harness.filesystem import FileError, FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.paths import FileError
+from harness.files.tools import file_tools
 from harness.middleware.memory import (
     Memory,
     _export_target,
@@ -25,9 +27,7 @@ def as_user(store: Store) -> FileSystem:
 
 
 def versions(store: Store, path: str = AGENTS) -> list[tuple[int, str, str]]:
-    rows = store.query(
-        "SELECT version, author, content FROM memory WHERE path = ? ORDER BY version", [path]
-    )
+    rows = store.memory_versions(path)
     return [(r["version"], r["author"], r["content"]) for r in rows]
 
 
@@ -59,7 +59,7 @@ def test_every_change_is_a_version_with_its_author(bare_agent) -> None:
         (1, "user", "# Prefs\n- Tables for numbers.\n"),
         (2, "agent", "# Prefs\n- Tables for numbers.\n- Bullets, not paragraphs.\n"),
     ]
-    run_ids = [r["run_id"] for r in store.query("SELECT run_id FROM memory ORDER BY version")]
+    run_ids = [r["run_id"] for r in store.memory_versions()]
     assert run_ids == [first.run_id, first.run_id]
     # The call after the edit already sees the new memory.
     assert "- Bullets, not paragraphs." not in model.calls[0].params.system_prompt
@@ -72,11 +72,8 @@ def test_every_change_is_a_version_with_its_author(bare_agent) -> None:
     agent.run_sync("hi", thread_id="other-thread")
     assert versions(store)[-1] == (3, "user", "# Prefs\n- Bullets.\n- Euro amounts.\n")
     assert "- Euro amounts." in model.calls[3].params.system_prompt
-    authors = store.query(
-        "SELECT json_extract_string(detail, '$.author') AS a FROM events "
-        "WHERE middleware = 'memory' AND action = 'version' ORDER BY created_at"
-    )
-    assert [r["a"] for r in authors] == ["user", "agent", "user"]
+    authors = [e["detail"]["author"] for e in events(store, middleware="memory", action="version")]
+    assert authors == ["user", "agent", "user"]
 
 
 def test_memory_written_on_an_openai_run_serves_an_anthropic_run(bare_agent) -> None:
@@ -97,8 +94,8 @@ def test_memory_written_on_an_openai_run_serves_an_anthropic_run(bare_agent) -> 
     )
     prompt = anthropic.calls[0].params.system_prompt
     assert f'<agent_memory path="{AGENTS}">\n- Answer in French.\n</agent_memory>' in prompt
-    (row,) = store.query("SELECT m.author, r.model FROM memory m JOIN runs r USING (run_id)")
-    assert row == {"author": "agent", "model": "openai:gpt-6.2-sol"}
+    (row,) = store.memory_versions()
+    assert row["author"] == "agent" and store.run(row["run_id"])["model"] == "openai:gpt-6.2-sol"
 
 
 @tool
@@ -117,8 +114,8 @@ def test_changes_made_by_other_tools_are_versioned_as_they_are_made(bare_agent) 
     model = ScriptedModel([reply("", call("remember", "r1", fact="Prefers CSV.")), "Done."])
     bare_agent(model, [remember], [Memory()], store=store).run_sync("x", thread_id="t")
     assert versions(store) == [(1, "agent", "- Prefers CSV.\n")]
-    (event,) = store.query("SELECT hook FROM events WHERE action = 'version'")
-    assert event == {"hook": "wrap_tool_call"}
+    (event,) = store.events_of(action="version")
+    assert event["hook"] == "wrap_tool_call"
     assert "- Prefers CSV." in model.calls[1].params.system_prompt
 
 
@@ -179,14 +176,15 @@ def test_a_deletion_is_a_version_with_its_author(bare_agent) -> None:
     model = ScriptedModel([reply("", call("delete", "d1", file_path=AGENTS)), "Forgotten.", "Hi."])
     agent = bare_agent(model, file_tools(), [Memory()], store=store)
     agent.run_sync("Forget everything about me.", thread_id="t")
-    rows = store.query("SELECT version, author, content, deleted FROM memory ORDER BY version")
+    keys = ("version", "author", "content", "deleted")
+    rows = [{k: r[k] for k in keys} for r in store.memory_versions()]
     assert rows == [
         {"version": 1, "author": "user", "content": "- Bullets.\n", "deleted": False},
         {"version": 2, "author": "agent", "content": "", "deleted": True},
     ]
     assert "(empty: nothing saved yet)" in model.calls[1].params.system_prompt
     agent.run_sync("hi", thread_id="t2")  # the deletion is not recorded twice
-    assert store.scalar("SELECT count(*) FROM memory") == 2
+    assert len(store.memory_versions()) == 2
 
 
 def test_without_the_memory_middleware_the_model_cannot_change_memory(bare_agent) -> None:

@@ -1,14 +1,15 @@
 """Offloading: large tool results and human messages go to files; the model sees a preview."""
 
-import json
 import tracemalloc
 from datetime import timedelta
 
 import pytest
+import store_helpers
 
 from harness import Store, tool
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem, safe_segment
+from harness.files.filesystem import FileSystem
+from harness.files.paths import safe_segment
+from harness.files.tools import file_tools
 from harness.middleware.offload import OffloadLargeResults, preview_lines
 from harness.models import ScriptedModel, call, reply
 from harness.store import now
@@ -43,11 +44,7 @@ def quote(ticker: str) -> str:
 
 
 def events(store: Store, action: str) -> list[dict]:
-    rows = store.query(
-        "SELECT * FROM events WHERE middleware = 'offload' AND action = ? ORDER BY created_at",
-        [action],
-    )
-    return [{**r, "detail": json.loads(r["detail"])} for r in rows]
+    return store_helpers.events(store, middleware="offload", action=action)
 
 
 def test_large_tool_result_is_saved_whole_and_the_model_sees_the_preview(
@@ -70,10 +67,12 @@ def test_large_tool_result_is_saved_whole_and_the_model_sees_the_preview(
     assert seen.full_content == original
     assert seen.meta["offload_path"] == "/large_tool_results/call_export_1"
 
-    stored = agent.store.query(
-        "SELECT content, full_content FROM messages WHERE thread_id = 't1' AND role = 'tool'"
-    )
-    assert stored == [{"content": seen.content, "full_content": original}]
+    stored = [
+        (m["content"], m["full_content"])
+        for m in agent.store.messages_of("t1")
+        if m["role"] == "tool"
+    ]
+    assert stored == [(seen.content, original)]
     (event,) = events(agent.store, "offload_tool_result")
     assert event["tokens_before"] > 20_000 > 1_000 > event["tokens_after"] > 0
     assert event["detail"]["path"] == "/large_tool_results/call_export_1"
@@ -174,12 +173,11 @@ def test_large_human_message_is_offloaded_and_the_full_text_stays_in_the_transcr
     assert model.calls[1].messages[0].id == seen.id  # later calls keep the preview
     assert FileSystem(agent.store, "call").read_text(path) == transcript
 
-    rows = agent.store.query(
-        "SELECT message_id, content, full_content FROM messages WHERE thread_id = 'call' "
-        "AND role = 'user' ORDER BY seq"
-    )
+    rows = [m for m in agent.store.messages_of("call") if m["role"] == "user"]
     assert rows[0]["content"] == transcript  # the original, as appended
-    assert rows[1] == {"message_id": seen.id, "content": seen.content, "full_content": transcript}
+    assert (rows[1]["message_id"], rows[1]["content"], rows[1]["full_content"]) == (
+        seen.id, seen.content, transcript
+    )  # fmt: skip
     assert first.window[0].id == seen.id
 
     # A continued thread sees the same preview and does not offload it again.

@@ -1,13 +1,14 @@
 """Skills: synced into /skills/, headers read at every run start, menu on every model call."""
 
-import json
+import warnings
 from pathlib import Path
 
 import pytest
+from store_helpers import events
 
 from harness import Store
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import file_tools
 from harness.middleware.memory import Memory
 from harness.middleware.skills import MENU_INTRO, SkillFormatError, Skills, parse_header
 from harness.models import ScriptedModel, call, reply
@@ -68,11 +69,7 @@ def skills_dir(tmp_path: Path) -> Path:
 
 
 def skill_events(store: Store, action: str) -> list[dict]:
-    rows = store.query(
-        "SELECT detail FROM events WHERE middleware = 'skills' AND action = ? ORDER BY created_at",
-        [action],
-    )
-    return [json.loads(r["detail"]) for r in rows]
+    return [e["detail"] for e in events(store, middleware="skills", action=action)]
 
 
 def test_system_prompt_with_skills_menu_and_memory(bare_agent, skills_dir, assert_snapshot) -> None:
@@ -129,7 +126,8 @@ def test_malformed_skills_are_skipped_with_a_warning_and_never_break_the_run(
     write_skill(root, "no-desc", "---\nname: no-desc\n---\n")
     write_skill(root, "Upper_Case", "---\nname: Upper_Case\ndescription: x\n---\n")
     model = ScriptedModel(["fine"])
-    agent = bare_agent(model, middleware=[Skills([root, tmp_path / "missing"])])
+    with pytest.warns(UserWarning, match="missing"):
+        agent = bare_agent(model, middleware=[Skills([root, tmp_path / "missing"])])
     result = agent.run_sync("go", thread_id="t")
     assert result.status == "completed"
 
@@ -155,6 +153,25 @@ def test_malformed_skills_are_skipped_with_a_warning_and_never_break_the_run(
     assert "not found" in reasons["missing"]
     for name in reasons:
         assert f"**{name}**" not in prompt
+
+
+def test_a_missing_skills_folder_warns_once_naming_it(skills_dir: Path, tmp_path: Path) -> None:
+    from harness import create_agent
+
+    missing, a_file = tmp_path / "no-such-skills", tmp_path / "skills.txt"
+    a_file.write_text("not a folder")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # Python's own filter: each warning once
+        for _ in range(3):
+            create_agent(model=ScriptedModel(["ok"]), skills=[missing, a_file, skills_dir],
+                         store=Store(":memory:"))  # fmt: skip
+    messages = [str(w.message) for w in caught if "skills folder" in str(w.message)]
+    assert messages == [
+        f"skills folder '{missing}' does not exist: the agent runs without the skills it was to "
+        "hold",
+        f"skills folder '{a_file}' is not a directory: the agent runs without the skills it was "
+        "to hold",
+    ]
 
 
 def test_skills_are_reread_at_every_run_start(bare_agent, skills_dir) -> None:
@@ -281,7 +298,7 @@ def test_skill_descriptions_cannot_break_out_of_the_skills_block(bare_agent, tmp
 
 
 def all_stored_bytes(store: Store) -> bytes:
-    return b"".join(bytes(r["content"]) for r in store.query("SELECT content FROM files"))
+    return b"".join(bytes(r["content"]) for r in store.files_of())
 
 
 def test_symlinks_that_leave_the_skill_folder_are_not_followed(bare_agent, tmp_path) -> None:
@@ -313,6 +330,25 @@ def test_symlinks_that_leave_the_skill_folder_are_not_followed(bare_agent, tmp_p
     assert reasons["home"] == "symbolic link to a directory: not followed"
     assert reasons["SKILL.md"] == outside
     assert reasons["stolen"] == "skill left out: no SKILL.md that can be copied"
+
+
+def test_hard_links_in_a_skill_folder_are_not_copied(bare_agent, tmp_path) -> None:
+    secret = tmp_path / "home" / ".ssh" / "id_ed25519"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("PRIVATE-KEY-456\n")
+    root = tmp_path / "skills"
+    skill = write_skill(root, "linked", "---\nname: linked\ndescription: Links.\n---\n",
+                        {"notes.md": "inside\n"})  # fmt: skip
+    (skill / "key.txt").hardlink_to(secret)  # same disk: looks like a regular file
+    (skill / "twin.md").hardlink_to(skill / "notes.md")  # inside, but one file with two names
+
+    store = Store(":memory:")
+    bare_agent(ScriptedModel(["ok"]), middleware=[Skills([root])], store=store).run_sync("go")
+    assert b"PRIVATE-KEY-456" not in all_stored_bytes(store)
+    assert FileSystem(store, "t").list_files("/skills") == ["/skills/linked/SKILL.md"]
+    reasons = {Path(e["path"]).name: e["reason"] for e in skill_events(store, "skipped")}
+    linked = "hard link (2 names for one file): not copied"
+    assert reasons == {"key.txt": linked, "notes.md": linked, "twin.md": linked}
 
 
 def test_size_limits_leave_files_and_skills_out_with_a_reason(bare_agent, tmp_path) -> None:
@@ -349,9 +385,7 @@ def test_a_huge_frontmatter_is_refused_before_yaml_parses_it() -> None:
 def test_only_changed_files_are_written_in_one_transaction(bare_agent, skills_dir) -> None:
     store = Store(":memory:")
     bare_agent(ScriptedModel(["a"]), middleware=[Skills([skills_dir])], store=store).run_sync("1")
-    before = {
-        r["path"]: r["modified_at"] for r in store.query("SELECT path, modified_at FROM files")
-    }
+    before = {r["path"]: r["modified_at"] for r in store.files_of()}
     (skills_dir / "weekly-report" / "references" / "template.md").write_text("# Week {n}\n")
     (skills_dir / "weekly-report" / "scripts" / "check.py").unlink()
 
@@ -368,9 +402,7 @@ def test_only_changed_files_are_written_in_one_transaction(bare_agent, skills_di
         "written": ["/skills/weekly-report/references/template.md"],
         "deleted": ["/skills/weekly-report/scripts/check.py"],
     }
-    after = {
-        r["path"]: r["modified_at"] for r in store.query("SELECT path, modified_at FROM files")
-    }
+    after = {r["path"]: r["modified_at"] for r in store.files_of()}
     unchanged = set(before) - {
         "/skills/weekly-report/references/template.md",
         "/skills/weekly-report/scripts/check.py",
@@ -430,5 +462,6 @@ def test_a_skill_file_stored_in_chunks_is_not_rewritten_and_stays_readable(
     agent.run_sync("two", thread_id="t2")
     assert len(skill_events(store, "synced")) == 1
     path = "/skills/weekly-report/references/data.md"
-    assert store.scalar("SELECT blob_id IS NOT NULL FROM files WHERE path = ?", [path])
+    (row,) = store.files_of(path)
+    assert row["blob_id"] is not None
     assert FileSystem(store, "t3").read_text(path) == big

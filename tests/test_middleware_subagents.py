@@ -1,12 +1,13 @@
 """Subagents: own context, only the final text comes back, parallel, linked to the parent."""
 
 import asyncio
-import json
 import time
 
+from store_helpers import events
+
 from harness import Store, tool
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import file_tools
 from harness.messages import ModelResponse
 from harness.middleware.offload import OffloadLargeResults
 from harness.middleware.subagents import SubAgent, SubAgents
@@ -92,10 +93,9 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
     agent = bare_agent(parent_script(), middleware=[research_agents(log)], store=store)
     result = agent.run_sync("Compare Initech and Globex", thread_id="weekly")
 
-    children = store.query(
-        "SELECT run_id, thread_id, parent_step, agent, model, status FROM runs "
-        "WHERE parent_run_id = ? ORDER BY thread_id",
-        [result.run_id],
+    children = sorted(
+        (r for r in store.runs() if r["parent_run_id"] == result.run_id),
+        key=lambda r: r["thread_id"],
     )
     assert [c["thread_id"] for c in children] == [
         f"{result.run_id}.task.call_a",
@@ -112,10 +112,8 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
         own = store.transcript(child["thread_id"])
         assert own[0].content == f"Research {company}"
         assert all(company in m.content or m.role != "user" for m in own)
-        rows = store.query(
-            "SELECT DISTINCT run_id FROM messages WHERE thread_id = ?", [child["thread_id"]]
-        )
-        assert rows == [{"run_id": child["run_id"]}]
+        rows = store.messages_of(child["thread_id"])
+        assert {r["run_id"] for r in rows} == {child["run_id"]}
 
     # Their offloaded search results landed in the parent's files, one file per call.
     files = FileSystem(store, "weekly")
@@ -123,10 +121,8 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
         "/large_tool_results/s-Globex",
         "/large_tool_results/s-Initech",
     ]
-    events = store.query(
-        "SELECT detail FROM events WHERE middleware = 'subagents' AND run_id = ?", [result.run_id]
-    )
-    details = sorted((json.loads(e["detail"]) for e in events), key=lambda d: d["thread_id"])
+    found = events(store, result.run_id, middleware="subagents")
+    details = sorted((e["detail"] for e in found), key=lambda d: d["thread_id"])
     assert [d["run_id"] for d in details] == [c["run_id"] for c in children]
 
 
@@ -178,9 +174,9 @@ def test_a_subagent_cut_short_says_so(bare_agent) -> None:
 def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_agent) -> None:
     asked: list[str | None] = []
 
-    def compaction(strategy):
+    def stack(strategy, middleware):
         asked.append(strategy)
-        return [OffloadLargeResults(tool_token_limit=50)]
+        return [OffloadLargeResults(tool_token_limit=50), *middleware]
 
     specs = [
         SubAgent("plain", "Plain.", "Answer.", model=ScriptedModel(["a"])),
@@ -197,10 +193,10 @@ def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_ag
         ]
     )
     store = Store(":memory:")
-    mw = SubAgents(specs, strategy="summarize", compaction=compaction)
+    mw = SubAgents(specs, strategy="summarize", stack=stack)
     bare_agent(parent, middleware=[mw], store=store).run_sync("go")
     assert asked == ["summarize", "truncate"]
-    rows = store.query("SELECT strategy FROM runs WHERE parent_run_id IS NOT NULL ORDER BY agent")
+    rows = sorted((r for r in store.runs() if r["parent_run_id"]), key=lambda r: r["agent"])
     assert [r["strategy"] for r in rows] == ["truncate", "summarize"]
 
 
@@ -214,5 +210,4 @@ def test_spec_middleware_sits_inside_compaction_but_outside_the_guard() -> None:
     spec = SubAgent(name="tagged", description="d", system_prompt="s", middleware=[Tag()])
     parent = create_agent(ScriptedModel([]), store=Store(":memory:"), subagents=[spec])
     subagents = next(mw for mw in parent.middleware if isinstance(mw, SubAgents))
-    child = subagents._build(spec, parent)
-    assert [mw.name for mw in child.middleware][-2:] == ["tag", "guard"]
+    assert [mw.name for mw in subagents.middleware_for(spec)][-2:] == ["tag", "guard"]

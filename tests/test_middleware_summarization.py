@@ -10,8 +10,9 @@ from window_helpers import RecordingRunner, make_state, model_call, small_model,
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
 from harness.errors import ModelError
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem, safe_segment
+from harness.files.filesystem import FileSystem
+from harness.files.paths import safe_segment
+from harness.files.tools import file_tools
 from harness.messages import ModelResponse, ToolCall, Usage, assistant, user
 from harness.middleware.base import ModelRequest
 from harness.middleware.summarization import (
@@ -78,7 +79,7 @@ def test_fires_at_a_fraction_of_the_window_then_the_model_sees_summary_and_kept_
     result = agent.run_sync("Study Acme's revenue.", thread_id="weekly/acme")
     assert result.status == "completed"
     store = agent.store
-    (row,) = store.query("SELECT * FROM summaries")
+    (row,) = store.summaries()
     assert row["cycle"] == 1 and row["thread_id"] == "weekly/acme"
     assert row["tokens_before"] >= 0.6 * 8_000 > row["tokens_after"]
     path = f"/conversation_history/{safe_segment('weekly/acme')}.md"
@@ -100,12 +101,12 @@ def test_fires_at_a_fraction_of_the_window_then_the_model_sees_summary_and_kept_
     assert [m.id for m in kept] == [m.id for m in before[len(before) - len(kept) :]]
     assert kept[0].role == "assistant" and kept[0].tool_calls  # the latest exchange, whole
     # the summarizer's call is counted and told apart
-    calls = store.query("SELECT step, model, input_tokens FROM model_calls ORDER BY step")
+    calls = store.model_calls()
     summarizer = [c for c in calls if c["model"] == "researcher" + SUMMARIZER_SUFFIX]
     assert len(summarizer) == 1 and summarizer[0]["step"] == row["step"]
     run = store.run(result.run_id)
     assert run["input_tokens"] == sum(c["input_tokens"] for c in calls)
-    (event,) = store.query("SELECT * FROM events WHERE middleware = 'summarize'")
+    (event,) = store.events_of(middleware="summarize")
     assert event["action"] == "summarized" and path in event["detail"]
 
 
@@ -139,10 +140,8 @@ def test_the_trigger_learns_what_inner_middleware_add_after_it() -> None:
         strategy_params={"summarize.trigger": 5_500, "summarize.keep": ("messages", 2)},
     )  # fmt: skip
     agent.run_sync("go", thread_id="t")
-    row = agent.store.query("SELECT step, tokens_before FROM summaries ORDER BY cycle")[0]
-    contexts = agent.store.query(
-        "SELECT step, context_tokens FROM model_calls WHERE model = 'researcher' ORDER BY step"
-    )
+    row = agent.store.summaries()[0]
+    contexts = [c for c in agent.store.model_calls() if c["model"] == "researcher"]
     by_step = {c["step"]: c["context_tokens"] for c in contexts}
     # it fired at the first call whose full request reached the trigger
     assert by_step[row["step"] - 1] < 5_500 <= row["tokens_before"]
@@ -197,7 +196,7 @@ def test_after_two_cycles_every_message_is_readable_with_read_file_and_in_the_tr
     agent = agent_for(r.model, trigger=0.6)
     result = agent.run_sync("Study Acme's revenue.", thread_id="t2")
     store = agent.store
-    rows = store.query("SELECT cycle, history_path, summary FROM summaries ORDER BY cycle")
+    rows = store.summaries()
     assert [row["cycle"] for row in rows] >= [1, 2]
     # cycle 2 merged cycle 1's summary
     assert rows[0]["summary"] in r.summary_requests[1] and "### Summary" in r.summary_requests[1]
@@ -247,7 +246,7 @@ def test_a_summarizer_failure_after_the_append_does_not_repeat_the_section_on_re
     text = history(state.store, "t")
     assert text.count("## Cycle ") == 1 and text.startswith("## Cycle 1: ")
     assert text.count("Opening brief.") == 1
-    (row,) = state.store.query("SELECT cycle FROM summaries")
+    (row,) = state.store.summaries()
     assert row["cycle"] == 1
 
 
@@ -265,7 +264,7 @@ def test_a_run_resumed_after_the_append_rewrites_the_cycle_section_instead_of_re
     model_call(resumed, state)
     text = history(store, "t")
     assert text.count("## Cycle ") == 1 and text.count("Opening brief.") == 1
-    assert [r["cycle"] for r in store.query("SELECT cycle FROM summaries")] == [1]
+    assert [r["cycle"] for r in store.summaries()] == [1]
     # a later cycle still appends after it
     for m in [user(filler(500)), *tool_group([filler(500)]), user("again")]:
         state.append(m)
@@ -312,9 +311,9 @@ def test_summarizer_model_and_prompt_can_differ_from_the_agent() -> None:
     state = make_state(mw, window)
     model_call(mw, state)
     assert cheap.calls[0].params.system_prompt == "Be terse."
-    assert state.agent.model.calls == []
-    assert state.store.scalar("SELECT model FROM summaries") == "cheap"
-    assert state.store.scalar("SELECT model FROM model_calls") == "cheap#summarize"
+    assert state.config.model.calls == []
+    assert [s["model"] for s in state.store.summaries()] == ["cheap"]
+    assert [c["model"] for c in state.store.model_calls()] == ["cheap#summarize"]
     assert state.usage.requests == 1 and state.usage.input_tokens > 0
     assert "exact" in DEFAULT_PROMPT and "Artifacts" in DEFAULT_PROMPT
 
@@ -325,7 +324,7 @@ def test_history_files_are_per_thread() -> None:
         window = [user(filler(500)), *tool_group([filler(500)]), user("next")]
         mw = Summarization(trigger=500, keep=("messages", 1))
         model_call(mw, make_state(mw, window, store=store, thread_id=thread))
-    paths = [r["history_path"] for r in store.query("SELECT history_path FROM summaries")]
+    paths = [r["history_path"] for r in store.summaries()]
     assert sorted(paths) == [
         "/conversation_history/parent.md",
         "/conversation_history/parent.task.call_1.md",
@@ -341,7 +340,7 @@ def test_a_provider_overflow_compacts_and_retries_once() -> None:
     state = make_state(mw, window)
     seen = model_call(mw, state, fail_first=ContextOverflowError("prompt is too long"))
     assert seen.messages[0].kind == "summary"
-    (event,) = state.store.query("SELECT detail FROM events WHERE action = 'summarized'")
+    (event,) = state.store.events_of(action="summarized")
     assert '"reason": "overflow"' in event["detail"]
 
     async def always_too_long(request: ModelRequest) -> ModelResponse:
@@ -404,7 +403,7 @@ def test_the_summarize_step_runs_through_the_step_runner_only_when_it_acts() -> 
         strategy_params={"summarize.trigger": 0.6}, step_runner=runner,
     )  # fmt: skip
     agent.run_sync("go")
-    cycles = agent.store.scalar("SELECT count(*) FROM summaries")
+    cycles = len(agent.store.summaries())
     assert cycles >= 1 and runner.names.count("summarize") == cycles
     # each summarizer call is a model step too, made inside the summarize step
     assert runner.names.count("model") == r.done + len(r.summary_requests)
@@ -483,10 +482,10 @@ def test_a_rate_limited_summarizer_call_is_retried_by_the_step_runner() -> None:
     result = agent.run_sync("Study Acme's revenue.")
     assert result.status == "completed"
     assert len(summarizer.calls) >= 2  # the 429, then the retry
-    (row,) = agent.store.query("SELECT summary FROM summaries")
+    (row,) = agent.store.summaries()
     assert row["summary"] == "summary after a retry"
     # the summarizer's tokens are in the run's usage, once per successful call
-    calls = agent.store.query("SELECT model, input_tokens FROM model_calls")
+    calls = agent.store.model_calls()
     mine = [c for c in calls if c["model"] == "cheap" + SUMMARIZER_SUFFIX]
     assert [c["input_tokens"] for c in mine] == [700]
     assert result.usage.requests == len(calls) == r.done + 1

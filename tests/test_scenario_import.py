@@ -4,7 +4,9 @@ built-in scenario (the run here is recorded in-process; tests/flows records one 
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from pathlib import Path
 
@@ -43,7 +45,8 @@ def test_import_writes_a_versioned_file_with_intentions_not_values(
     doc = yaml.safe_load(out.read_text())
     assert doc["format"] == "ctxlab-scenario/1"
     assert doc["name"] == f"recorded:{run_id}"
-    assert doc["source"]["run_id"] == run_id and doc["source"]["db"] == str(db.resolve())
+    assert doc["source"]["run_id"] == run_id and doc["source"]["db"] == db.name
+    assert str(db.parent) not in out.read_text()  # the store's name only, not where it lives
     assert len(doc["turns"]) == 5  # the week's user turns
     assert doc["model"]["window"] == 16_000  # the run's own window, recorded with the run
     assert {t["name"] for t in doc["tools"]} == {
@@ -136,15 +139,83 @@ def test_replay_makes_no_live_tool_call_and_unknown_calls_get_an_error_text(
     assert reply.startswith("Error: the recording has no reply of query_market_export")
 
 
+def test_a_thread_id_imports_the_whole_thread_as_its_first_run_does(
+    flagship: tuple[Path, str, Path], tmp_path: Path, cli_env: None
+) -> None:
+    db, run_id, by_run = flagship
+    store = Store(str(db), hold=False)
+    thread = store.scalar("SELECT thread_id FROM runs WHERE run_id = ?", [run_id])
+    subagent = store.scalar(
+        "SELECT run_id FROM runs WHERE parent_run_id IS NOT NULL ORDER BY started_at LIMIT 1"
+    )
+    subagent_thread = store.scalar("SELECT thread_id FROM runs WHERE run_id = ?", [subagent])
+    for name in (thread, subagent_thread):  # a subagent's thread names its parent's
+        out = tmp_path / f"{name}.yaml"
+        assert main(["scenarios", "import", name, "--db", str(db), "--out", str(out)]) == 0
+        doc, same = yaml.safe_load(out.read_text()), yaml.safe_load(by_run.read_text())
+        source, same_source = doc.pop("source"), same.pop("source")
+        assert doc == same and source["runs"] == same_source["runs"]  # only the date differs
+        assert len(doc["turns"]) == 5 and len(doc["tasks"]) == 3  # every run of the thread
+
+
 def test_unknown_run_or_thread_is_one_line_and_exit_2(
     flagship: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str], cli_env: None
 ) -> None:
     db = str(flagship[0])
     assert main(["scenarios", "import", "run_nope", "--db", db]) == 2
     err = capsys.readouterr().err.strip()
-    assert "no run or session 'run_nope'" in err and len(err.splitlines()) == 1
+    assert "no run, session or thread 'run_nope'" in err and len(err.splitlines()) == 1
     assert main(["scenarios", "import", "--thread", "nope", "--db", db]) == 2
     assert "no thread 'nope'" in capsys.readouterr().err
+
+
+def test_import_never_overwrites_without_force_and_writes_only_yaml_names(
+    flagship: tuple[Path, str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    cli_env: None,
+) -> None:  # fmt: skip
+    db, run_id, _ = flagship
+    folder = tmp_path / "out"
+    folder.mkdir()
+    mine, notes = folder / "monday.yaml", folder / "exist.txt"
+    mine.write_text("my own file\n")
+    notes.write_text("my notes\n")
+    argv = ["scenarios", "import", run_id, "--db", str(db), "--out"]
+    assert main([*argv, str(mine)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{mine} exists: pass --force to overwrite it" in err and len(err.splitlines()) == 1
+    assert main([*argv, str(notes), "--force"]) == 2
+    assert "exist.txt: a scenario file must end in .yaml or .yml" in capsys.readouterr().err
+    assert mine.read_text() == "my own file\n" and notes.read_text() == "my notes\n"
+
+    assert main([*argv, str(mine), "--force"]) == 0
+    assert load_scenario_file(mine).name == f"recorded:{run_id}"
+    assert sorted(p.name for p in folder.iterdir()) == ["exist.txt", "monday.yaml"]
+
+
+def test_import_into_a_full_disk_keeps_the_previous_file_whole(
+    flagship: tuple[Path, str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    cli_env: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    db, run_id, imported = flagship
+    folder = tmp_path / "out"
+    folder.mkdir()
+    previous = folder / "run.yaml"
+    previous.write_bytes(imported.read_bytes())
+    real_write = os.write
+
+    def disk_fills_up(fd: int, data: bytes) -> int:
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", disk_fills_up)
+    argv = ["scenarios", "import", run_id, "--db", str(db), "--force", "--out"]
+    assert main([*argv, str(previous)]) == 1
+    assert main([*argv, str(folder / "new.yaml")]) == 1
+    monkeypatch.undo()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "No space left on device (nothing was changed there)" in err[0]
+    assert previous.read_bytes() == imported.read_bytes()
+    assert [p.name for p in folder.iterdir()] == ["run.yaml"]  # no temporary nor truncated file
 
 
 def test_loader_names_the_line_field_and_probe(
@@ -247,10 +318,11 @@ def test_the_memory_a_run_started_with_is_in_the_replays_store(
     outcome = asyncio.run(replay(load_scenario_file(path), "full", seed=0))
     assert outcome.store is not None
     # The recorded run read memory before writing it: the replay's read finds the seeded file.
-    reads = outcome.store.query(
-        "SELECT content FROM messages WHERE role = 'tool' AND name = 'read_file' "
-        "AND content LIKE '%Agent memory%'"
-    )
+    reads = [
+        m
+        for m in outcome.store.messages_of()
+        if m["role"] == "tool" and m["name"] == "read_file" and "Agent memory" in m["content"]
+    ]
     assert reads and "Cite sources." in reads[0]["content"]
 
 
@@ -281,8 +353,8 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
 
     from evals.scenarios.recorded import _file_text, _files
     from harness import Store
-    from harness.file_storage import CHUNK_CHARS, store_content
-    from harness.store import read_only
+    from harness.files.storage import CHUNK_CHARS, store_content
+    from harness.store import read_store
 
     big = "\n".join(f"line {i}: revenue 849.7" for i in range(CHUNK_CHARS // 10))
     assert len(big) > CHUNK_CHARS
@@ -292,7 +364,7 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
         store_content(con, "shared", "/skills/big/SKILL.md", big, None, now)
         store_content(con, "thread:t1", "/notes/big.md", big, None, now)
     store.close()
-    con = read_only(str(tmp_path / "big.duckdb"))
+    con = read_store(str(tmp_path / "big.duckdb"))
     try:
         assert _files(con, "/skills/") == [{"path": "/skills/big/SKILL.md", "content": big}]
         assert _file_text(con, "t1", "/notes/big.md") == big

@@ -29,7 +29,7 @@ from harness.middleware import (
 )
 from harness.models import FunctionModel, ScriptedModel, call, reply
 from harness.profiles import ModelProfile
-from harness.strategies import compaction_middleware, valid_params
+from harness.strategies import subagent_stack, valid_params
 
 
 class Mine(Middleware):
@@ -88,8 +88,8 @@ def test_each_ablation_takes_its_technique_away() -> None:
     assert all(m.name != "memory" for m in agent("full-no-memory").middleware)
     assert all(m.name != "skills" for m in agent("full-no-skills").middleware)
     # a subagent of an ablation runs the same compaction as the parent's `full`
-    assert [type(m) for m in compaction_middleware("full-no-skills")] == [
-        type(m) for m in compaction_middleware("full")
+    assert [type(m) for m in subagent_stack("full-no-skills")] == [
+        type(m) for m in subagent_stack("full")
     ]
 
 
@@ -161,16 +161,16 @@ def test_subagents_get_their_own_compaction_stack_with_the_parents_parameters() 
     )  # fmt: skip
     sub = next(m for m in agent.middleware if isinstance(m, SubAgents))
     assert sub.strategy == "summarize"
-    fresh = sub.compaction("summarize")
+    fresh = sub.stack("summarize", ())
     assert [type(m) for m in fresh] == [Summarization, PatchDanglingToolCalls, ContextGuard]
     assert fresh[0].triggers == (Threshold("fraction", 0.5),)
-    assert fresh[0] is not sub.compaction("summarize")[0]  # a new one per subagent run
-    assert [type(m) for m in sub.compaction("truncate")] == [
+    assert fresh[0] is not sub.stack("summarize", ())[0]  # a new one per subagent run
+    assert [type(m) for m in sub.stack("truncate", ())] == [
         Truncate,
         PatchDanglingToolCalls,
         ContextGuard,
     ]
-    full = compaction_middleware("full")
+    full = subagent_stack("full")
     assert [type(m) for m in full] == [
         OffloadLargeResults,
         Summarization,
@@ -214,9 +214,9 @@ def test_every_arm_runs_the_same_long_job_and_only_none_fails(strategy: str) -> 
     if strategy == "none":
         with pytest.raises(ContextOverflowError):
             agent.run_sync("Fetch the twelve exports, then report.")
-        assert agent.store.scalar("SELECT status FROM runs") == "failed"
+        assert agent.store.runs()[0]["status"] == "failed"
         return
     result = agent.run_sync("Fetch the twelve exports, then report.")
     assert result.status == "completed" and result.output == "report ready"
     assert result.peak_context_tokens <= 12_000
-    assert agent.store.scalar("SELECT strategy FROM runs") == strategy
+    assert agent.store.runs()[0]["strategy"] == strategy

@@ -16,7 +16,6 @@ from harness.profiles import ModelProfile
 from harness.state import RunState
 from harness.steps import InlineRunner
 from harness.store import Store
-from harness.tools import Tool
 
 T = TypeVar("T")
 
@@ -58,11 +57,10 @@ def make_state(
     model: FunctionModel | None = None,
     store: Store | None = None,
     thread_id: str | None = None,
-    tools: Sequence[Tool] = (),
 ) -> RunState:
     agent = Agent(
         model=model or small_model(),
-        tools=tools,
+        tools=(),
         system_prompt="",
         middleware=[middleware],
         store=store or Store(":memory:"),
@@ -72,7 +70,7 @@ def make_state(
         step_runner=InlineRunner(),
     )
     state = RunState(
-        agent=agent,
+        config=agent.config(),
         run_id=new_id("run"),
         thread_id=thread_id or new_id("thread"),
         store=agent.store,
@@ -108,7 +106,7 @@ def model_call(
             state=state,
             messages=tuple(state.messages),
             system_prompt=system_prompt,
-            tools=state.agent.tools,
+            tools=tuple(middleware.tools),
             settings=ModelSettings(),
         )
         await middleware.wrap_model_call(request, handler)

@@ -10,10 +10,11 @@ for real on the replay's store.
 
 from __future__ import annotations
 
+import atexit
 import functools
-import hashlib
 import json
 import re
+import shutil
 import tempfile
 import threading
 import weakref
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
+import regex
 import yaml
 
 from evals.scenarios.base import (
@@ -33,6 +35,7 @@ from evals.scenarios.base import (
     check_scale,
 )
 from evals.scenarios.recorded import FORMAT, reply_key
+from evals.scenarios.safe_yaml import UnsafeYamlError, read_yaml
 from evals.simulated.plan import SLOT, Act, Answer, Cue, Plan, Step, Turn
 from harness.middleware.subagents import SubAgent
 from harness.tools import Tool, ToolContext
@@ -61,7 +64,8 @@ class CueSpec(_Spec):
         for pattern in values:
             try:
                 compiled = re.compile(pattern)
-            except re.error as exc:
+                regex.compile(pattern)  # the engine cues run on (evals/simulated/reader.py)
+            except (re.error, regex.error) as exc:
                 raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
             if compiled.groups < 1:
                 raise ValueError(f"{pattern!r} needs a capture group around the value")
@@ -199,12 +203,12 @@ def load_scenario_file(path: str | Path, seed: int = 0, scale: str = "small") ->
 
 
 def read_spec(path: str | Path) -> ScenarioFile:
-    text = Path(path).read_text(encoding="utf-8")
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScenarioFileError(f"{path}: not valid YAML: {exc}") from None
+        data, root = read_yaml(path)
+    except UnsafeYamlError as exc:
+        raise ScenarioFileError(str(exc)) from None
+    except OSError as exc:
+        raise ScenarioFileError(f"cannot read scenario file {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ScenarioFileError(f"{path}: expected a mapping with `format: {FORMAT}`")
     if data.get("format") != FORMAT:
@@ -426,20 +430,18 @@ _MISSING = _Missing()
 
 
 def _skills_dir(spec: ScenarioFile) -> Path | None:
-    """The recorded skills as folders on disk (the skills middleware syncs from disk): one
-    folder per content, under the temp directory, written once."""
+    """The recorded skills as folders on disk (the skills middleware syncs from disk), in a
+    fresh private directory (mode 0700, removed at exit): a predictable path under the shared
+    temp directory could be a symlink someone planted, and ctxlab would write through it."""
     if not spec.skills:
         return None
-    digest = hashlib.sha256(
-        json.dumps([s.model_dump() for s in spec.skills], sort_keys=True).encode()
-    ).hexdigest()[:16]
-    root = Path(tempfile.gettempdir()) / "ctxlab" / "recorded-skills" / digest
+    root = Path(tempfile.mkdtemp(prefix="ctxlab-skills-")).resolve()
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     for s in spec.skills:
         relative = s.path.removeprefix("/skills/").lstrip("/")
         target = (root / relative).resolve()
-        if root.resolve() not in target.parents:
+        if root not in target.parents:
             raise ScenarioFileError(f"skill path {s.path!r} leaves /skills/")
-        if not target.is_file() or target.read_text(encoding="utf-8") != s.content:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(s.content, encoding="utf-8")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(s.content, encoding="utf-8")
     return root

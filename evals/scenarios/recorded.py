@@ -13,18 +13,23 @@ probes_from_run.py). Every string passes through a `Redactor` before it is writt
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from evals.scenarios.cues import Found, Source, find_cue, spans
 from evals.scenarios.redact import Redactor
-from harness.file_storage import whole_content
+from harness.files.storage import whole_content
+
+if TYPE_CHECKING:
+    from harness.store import Reader
 
 FORMAT = "ctxlab-scenario/1"
 # Tools the harness itself provides: a replay runs them for real on its own store.
@@ -84,59 +89,46 @@ class Recording:
 # -- reading the store ---------------------------------------------------------------------
 
 
-def resolve(con: Any, run_id: str | None, thread: str | None) -> tuple[str, str]:
+def resolve(con: Reader, run_id: str | None, thread: str | None) -> tuple[str, str]:
     """(thread, run id) of what to import: a run (a subagent's resolves to its parent's
-    thread) or a `ctxlab run` session id; or a thread, whose first run names it."""
+    thread), a `ctxlab run` session id or a thread id; or `thread`, whose first run names
+    it."""
     if run_id is not None:
-        row = con.execute(
-            "SELECT run_id, thread_id, parent_run_id FROM runs WHERE run_id = ?", [run_id]
-        ).fetchone()
+        row = con.run(run_id)
         if row is None and _has_table(con, "flow_runs"):
-            row = con.execute(
-                "SELECT f.run_id, f.thread_id, NULL FROM flow_runs f WHERE f.session_id = ? "
-                "ORDER BY f.turn LIMIT 1",
+            # A `ctxlab run` session (flows' own table): its first turn's run.
+            found = con.query(
+                "SELECT f.run_id, f.thread_id, NULL AS parent_run_id FROM flow_runs f "
+                "WHERE f.session_id = ? ORDER BY f.turn LIMIT 1",
                 [run_id],
-            ).fetchone()
+            )
+            row = found[0] if found else None
+        if row is None:  # a thread id, as `ctxlab run` prints it: its first run
+            row = con.first_run_of_thread(run_id)
         if row is None:
-            raise RunNotFoundError(f"no run or session {run_id!r} in the store")
-        while row[2] is not None:
-            row = con.execute(
-                "SELECT run_id, thread_id, parent_run_id FROM runs WHERE run_id = ?", [row[2]]
-            ).fetchone()
-        if thread is not None and row[1] != thread:
-            raise RunNotFoundError(f"run {run_id!r} is on thread {row[1]!r}, not {thread!r}")
-        return row[1], row[0]
+            raise RunNotFoundError(f"no run, session or thread {run_id!r} in the store")
+        while row["parent_run_id"] is not None:
+            row = con.run(row["parent_run_id"])
+        if thread is not None and row["thread_id"] != thread:
+            raise RunNotFoundError(
+                f"run {run_id!r} is on thread {row['thread_id']!r}, not {thread!r}"
+            )
+        return row["thread_id"], row["run_id"]
     assert thread is not None
-    row = con.execute(
-        "SELECT run_id FROM runs WHERE thread_id = ? AND parent_run_id IS NULL "
-        "ORDER BY started_at LIMIT 1",
-        [thread],
-    ).fetchone()
-    if row is None:
+    runs = con.thread_runs(thread)
+    if not runs:
         raise RunNotFoundError(f"no thread {thread!r} in the store")
-    return thread, row[0]
+    return thread, runs[0]["run_id"]
 
 
-def _has_table(con: Any, name: str) -> bool:
-    return any(r[0] == name for r in con.execute("SHOW TABLES").fetchall())
+def _has_table(con: Reader, name: str) -> bool:
+    return any(r["name"] == name for r in con.query("SHOW TABLES"))
 
 
-def _rows(con: Any, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-    cur = con.execute(sql, list(params))
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
-def _messages(con: Any, thread: str, redactor: Redactor) -> list[dict[str, Any]]:
+def _messages(con: Reader, thread: str, redactor: Redactor) -> list[dict[str, Any]]:
     """The thread's messages, redacted as they are read: cues and slots are then built from
     the redacted text, so no pattern can carry what the redaction took out."""
-    rows = _rows(
-        con,
-        "SELECT run_id, seq, message_id, role, coalesce(full_content, content) AS text, "
-        "tool_calls, tool_call_id, name FROM messages WHERE thread_id = ? AND kind = 'message' "
-        "ORDER BY seq",
-        [thread],
-    )
+    rows = con.thread_messages(thread)
     for row in rows:
         row["text"] = redactor.text(row["text"])
         if row["tool_calls"]:
@@ -303,13 +295,9 @@ def _decision_of(text: str, start: int) -> str | None:
 # -- the import --------------------------------------------------------------------------
 
 
-def read_recording(con: Any, thread: str, system_prompt: str, redactor: Redactor) -> Recording:
+def read_recording(con: Reader, thread: str, system_prompt: str, redactor: Redactor) -> Recording:
     messages = _messages(con, thread, redactor)
-    runs = _rows(
-        con,
-        "SELECT run_id FROM runs WHERE thread_id = ? AND parent_run_id IS NULL ORDER BY started_at",
-        [thread],
-    )
+    runs = con.thread_runs(thread)
     order = {r["run_id"]: i for i, r in enumerate(runs)}
     user_texts = [m["text"] for m in messages if m["role"] == "user"]
     planner = Planner([system_prompt, *user_texts])
@@ -378,19 +366,13 @@ def _is_question(turn: RecordedTurn) -> bool:
     )
 
 
-def read_tasks(con: Any, parent_runs: Sequence[str], redactor: Redactor) -> list[dict[str, Any]]:
+def read_tasks(con: Reader, parent_runs: Sequence[str], redactor: Redactor) -> list[dict[str, Any]]:
     """The subagents' tasks as plan turns, recognised by their text; each slots what its
     own tool results showed."""
     tasks: list[dict[str, Any]] = []
     if not parent_runs:
         return tasks
-    marks = ",".join("?" * len(parent_runs))
-    subs = _rows(
-        con,
-        f"SELECT run_id, thread_id, agent, config FROM runs WHERE parent_run_id IN ({marks}) "
-        "ORDER BY started_at",
-        list(parent_runs),
-    )
+    subs = con.child_runs(parent_runs)
     seen: set[str] = set()
     for sub in subs:
         messages = _messages(con, sub["thread_id"], redactor)
@@ -426,7 +408,7 @@ def read_tasks(con: Any, parent_runs: Sequence[str], redactor: Redactor) -> list
     return tasks
 
 
-def read_replies(con: Any, threads: Sequence[str], redactor: Redactor) -> list[dict[str, Any]]:
+def read_replies(con: Reader, threads: Sequence[str], redactor: Redactor) -> list[dict[str, Any]]:
     """Every recorded result of the agent's own tools, keyed by tool, arguments and
     occurrence, in the order they were made."""
     replies: list[dict[str, Any]] = []
@@ -463,32 +445,23 @@ def import_run(
     `run_id` (or `thread`) names in the store `db`. Raises `RunNotFoundError` when the store has
     no such run or thread."""
     from evals.scenarios.probes_from_run import derive_probes
-    from harness.store import read_only
+    from harness.store import read_store
 
     if run_id is None and thread is None:
         raise ValueError("give a run id or a thread")
     redactor = redactor or Redactor()
     if not Path(db).is_file():
         raise RunNotFoundError(f"no store at {db}")
-    con = read_only(db)
+    con = read_store(db)
     try:
         thread_id, first = resolve(con, run_id, thread)
-        runs = _rows(
-            con,
-            "SELECT run_id, agent, model, strategy, status, started_at, config FROM runs "
-            "WHERE thread_id = ? AND parent_run_id IS NULL ORDER BY started_at",
-            [thread_id],
-        )
+        runs = con.thread_runs(thread_id)
         config = redactor.value(json.loads(runs[0]["config"] or "{}"))
         system_prompt = str(config.get("system_prompt") or "")
         recording = read_recording(con, thread_id, system_prompt, redactor)
         run_ids = [r["run_id"] for r in runs]
         tasks = read_tasks(con, run_ids, redactor)
-        task_threads = [
-            r["thread_id"]
-            for r in _rows(con, f"SELECT thread_id FROM runs WHERE parent_run_id IN "
-                           f"({','.join('?' * len(run_ids))}) ORDER BY started_at", run_ids)
-        ]  # fmt: skip
+        task_threads = [r["thread_id"] for r in con.child_runs(run_ids)]
         replies = read_replies(con, [thread_id, *task_threads], redactor)
         skills = redactor.value(_files(con, "/skills/"))
         memory = redactor.value(_memory_at(con, runs[0]["started_at"]))
@@ -514,7 +487,7 @@ def import_run(
         "format": FORMAT,
         "name": f"recorded:{first}",
         "title": f"Recorded run {first}",
-        "description": f"Imported from thread {thread_id} of {db}: "
+        "description": f"Imported from thread {thread_id} of {Path(db).name}: "
         f"{len(recording.turns)} user turns, {len(replies)} recorded tool replies.",
         "source": {
             "run_id": first,
@@ -525,7 +498,7 @@ def import_run(
             "strategy": runs[0]["strategy"],
             "params": config.get("strategy_params", {}),
             "created_at": str(runs[0]["started_at"]),
-            "db": str(Path(db).resolve()),
+            "db": Path(db).name,  # the name only: where it lives is the user's business
             "imported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },  # fmt: skip
         "model": {
@@ -558,41 +531,26 @@ def _turn_doc(turn: RecordedTurn) -> dict[str, Any]:
     return {"id": turn.id, "text": turn.text, "steps": turn.steps, "final": turn.final}
 
 
-def _files(con: Any, prefix: str) -> list[dict[str, str]]:
-    rows = _rows(
-        con,
-        "SELECT path, content, blob_id FROM files WHERE namespace = 'shared' "
-        "AND starts_with(path, ?) AND is_text ORDER BY path",
-        [prefix],
-    )
+def _files(con: Reader, prefix: str) -> list[dict[str, str]]:
+    rows = con.shared_text_files(prefix)
     return [{"path": r["path"], "content": _text(con, r["content"], r["blob_id"])} for r in rows]
 
 
-def _memory_at(con: Any, started: Any) -> list[dict[str, str]]:
+def _memory_at(con: Reader, started: Any) -> list[dict[str, str]]:
     """Memory files as they stood when the thread's first run started."""
-    rows = _rows(
-        con,
-        "SELECT path, content, deleted FROM memory m WHERE created_at < ? AND version = "
-        "(SELECT max(version) FROM memory x WHERE x.path = m.path AND x.created_at < ?) "
-        "ORDER BY path",
-        [started, started],
-    )
-    return [{"path": r["path"], "content": r["content"]} for r in rows if not r["deleted"]]
+    return con.memory_at(started)
 
 
-def _file_text(con: Any, thread: str, path: str) -> str:
-    row = con.execute(
-        "SELECT content, is_text, blob_id FROM files WHERE path = ? AND namespace IN (?, 'shared')",
-        [path, f"thread:{thread}"],
-    ).fetchone()
-    if row is None or not row[1]:
+def _file_text(con: Reader, thread: str, path: str) -> str:
+    row = con.thread_file(thread, path)
+    if row is None or not row["is_text"]:
         return ""
-    return _text(con, row[0], row[2])
+    return _text(con, row["content"], row["blob_id"])
 
 
-def _text(con: Any, inline: bytes | None, blob_id: str | None) -> str:
+def _text(con: Reader, inline: bytes | None, blob_id: str | None) -> str:
     """A text file's content, whether inline or in chunks (files over 256 KiB)."""
-    return whole_content(con, inline, blob_id).decode("utf-8", errors="replace")
+    return whole_content(con.con, inline, blob_id).decode("utf-8", errors="replace")
 
 
 def _profile_window(model: str) -> int:
@@ -632,13 +590,64 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def write_scenario(doc: dict[str, Any], path: str | Path) -> Path:
+def check_scenario_path(path: str | Path, *, force: bool = False) -> Path:
+    """`path` as a place to write a scenario file: it must end in .yaml or .yml (the names
+    `ctxlab eval --scenario` loads), and not exist unless `force`. Raises `ValueError` or
+    `FileExistsError` naming the problem."""
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() not in (".yaml", ".yml"):
+        raise ValueError(
+            f"{out}: a scenario file must end in .yaml or .yml (`ctxlab eval --scenario` "
+            f"loads only those), e.g. {out.with_suffix('.yaml')}"
+        )
+    if out.exists() and not force:
+        raise FileExistsError(f"{out} exists: pass --force to overwrite it")
+    return out
+
+
+def write_scenario(doc: dict[str, Any], path: str | Path, *, force: bool = False) -> Path:
+    """Writes `doc` to `path` (which must end in .yaml or .yml, the names `ctxlab eval`
+    loads) all at once: the text goes to a temporary file beside it, which then takes the
+    name, so a full disk or a kill never leaves a truncated file nor harms the one there.
+    Raises `FileExistsError` when `path` exists, unless `force`."""
+    out = check_scenario_path(path, force=force)
     header = (
         f'# {FORMAT}: a recorded run as a replayable scenario (evals/README.md, "Recorded\n'
         '# scenarios"). Edit or add probes freely; `ctxlab eval --scenario THIS_FILE`.\n'
     )
     text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    out.write_text(header + text, encoding="utf-8")
+    data = (header + text).encode("utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temporary file; this one is shared
+        _take_name(tmp, out, force)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return out
+
+
+def _take_name(tmp: str, out: Path, force: bool) -> None:
+    """Renames `tmp` to `out`; without `force`, only if `out` still does not exist (a hard
+    link fails atomically when it does; a filesystem without hard links is checked first)."""
+    if force:
+        os.replace(tmp, out)
+        return
+    try:
+        os.link(tmp, out)
+    except FileExistsError:
+        raise FileExistsError(f"{out} exists: pass --force to overwrite it") from None
+    except OSError:
+        if out.exists():
+            raise FileExistsError(f"{out} exists: pass --force to overwrite it") from None
+        os.replace(tmp, out)
+        return
+    os.unlink(tmp)

@@ -1,6 +1,6 @@
 """Redaction for imported runs: every string a recorded scenario file carries passes through
-one `Redactor` before anything is written, so provider keys, bearer tokens and e-mail
-addresses never reach the file."""
+one `Redactor` before anything is written, so provider keys, tokens, passwords, private keys,
+e-mail addresses and the user's home directory never reach the file."""
 
 from __future__ import annotations
 
@@ -8,17 +8,53 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-# Key shapes first: an `sk-ant-...` key must not be half-matched by the shorter `sk-...` form.
-DEFAULT_PATTERNS: tuple[str, ...] = (
-    r"sk-ant-[A-Za-z0-9_\-]{8,}",
-    r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",
-    r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*",
-    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}\b",
-    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}\b",
-    r"\bAIza[0-9A-Za-z_\-]{30,}\b",
-    r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}",
-)
+# A value after a label such as `password=`: the label stays, the value goes. The labels
+# are matched from their keyword on (`DB_PASSWORD=` from `PASSWORD`): a leading `\w*` would
+# be tried at every word of every text.
+_ASSIGN = r"""["']?\s*[:=]\s*["']?(?!\[REDACTED\])"""
+# A token-like value: long, with a letter and a digit (so `max_tokens=4096` or `key: revenue`
+# is not a secret).
+_TOKENISH = r"(?=[^\s\"',;]*[0-9])(?=[^\s\"',;]*[A-Za-z])[A-Za-z0-9_\-+/=.~]{16,}"
+
+# Whole blocks and prefixed key shapes first: an `sk-ant-...` key must not be half-matched by
+# the shorter `sk-...` form. A pattern with a group `keep` keeps that part of the match. Each
+# comes with the words (lowercase) a match must contain: a text holding none of them is not
+# searched (most patterns cannot start with a literal, and each pass over a long tool result
+# costs). What is deliberately kept: hex ids outside a key's label (a 40-hex commit or blob
+# id, a 32-hex checksum, a UUID), and 40-character base64 outside a secret's label (a bare AWS
+# secret key cannot be told from an ordinary blob).
+_DEFAULTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE "
+     r"KEY(?: BLOCK)?-----|[\s\S]*)", ("private key",)),
+    (r"sk-ant-[A-Za-z0-9_\-]{8,}", ("sk-ant-",)),
+    (r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}", ("sk-",)),
+    (r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}", ("k_live_", "k_test_")),
+    (r"(?i)(?P<keep>\bauthorization" + _ASSIGN + r"(?:basic|token|bearer)?\s*)"
+     r"[A-Za-z0-9._~+/\-]{8,}=*", ("authorization",)),
+    (r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{8,}=*", ("bearer",)),
+    (r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ("eyj",)),  # a JWT
+    (r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", ("akia", "asia", "abia", "acca")),
+    (r"\bgh[pousr]_[A-Za-z0-9]{20,}\b", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (r"\bgithub_pat_[A-Za-z0-9_]{20,}", ("github_pat_",)),
+    (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", ("xox",)),
+    (r"\bxapp-[A-Za-z0-9\-]{10,}", ("xapp-",)),
+    (r"\bAIza[0-9A-Za-z_\-]{30,}", ("aiza",)),
+    # password=..., DB_PASSWORD: ..., client_secret=..., aws_secret_access_key = ...
+    (r"(?i)(?P<keep>(?:password|passwd|pwd|secret)[A-Za-z0-9_\-]*" + _ASSIGN
+     + r""")[^\s"',;&]{3,}""", ("password", "passwd", "pwd", "secret")),
+    # x-api-key: ..., api_key=..., access_token: ..., Ocp-Apim-Subscription-Key: ...
+    (r"(?i)(?P<keep>(?:api[_\-]?key|access[_\-]?key|subscription[_\-]?key|token)" + _ASSIGN
+     + ")" + _TOKENISH, ("key", "token")),
+    # an Azure-style key: 32 hex characters after any label ending in `key`
+    (r"(?i)(?P<keep>key" + _ASSIGN + r")[0-9a-f]{32}\b", ("key",)),
+    (r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}", ("@",)),
+    # a path in someone's home directory: it says who ran it and where (virtual paths such
+    # as /notes/... are kept)
+    (r"""(?<![\w/.])(?:/home/|/Users/|/root/)[^\s"'`]*""", ("/home/", "/users/", "/root/")),
+    (r"""(?i)\b[A-Z]:[\\/]+Users[\\/]+[^\s"'`]*""", ("users",)),
+)  # fmt: skip
+DEFAULT_PATTERNS: tuple[str, ...] = tuple(pattern for pattern, _ in _DEFAULTS)
+_NEEDLES = dict(_DEFAULTS)
 MASK = "[REDACTED]"
 
 
@@ -31,15 +67,18 @@ class Redactor:
         compiled = []
         for pattern in sources:
             try:
-                compiled.append(re.compile(pattern))
+                compiled.append((re.compile(pattern), _NEEDLES.get(pattern, ())))
             except re.error as exc:
                 raise ValueError(f"--redact {pattern!r} is not a valid regex: {exc}") from None
         self.patterns = compiled
         self.count = 0
 
     def text(self, value: str) -> str:
-        for pattern in self.patterns:
-            value, n = pattern.subn(MASK, value)
+        lowered = value.lower()
+        for pattern, needles in self.patterns:
+            if needles and not any(n in lowered for n in needles):
+                continue
+            value, n = pattern.subn(_masked if "keep" in pattern.groupindex else MASK, value)
             self.count += n
         return value
 
@@ -53,3 +92,7 @@ class Redactor:
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
         return value
+
+
+def _masked(m: re.Match[str]) -> str:
+    return (m.group("keep") or "") + MASK

@@ -33,8 +33,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from evals.simulated.plan import Cue
-from harness.file_tools import FILE_TOOL_NAMES
+from harness.files.tools import FILE_TOOL_NAMES
 
 POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
 SKILL_PATH = re.compile(r"(/skills/[A-Za-z0-9._\-/]+/SKILL\.md)")
@@ -42,6 +44,9 @@ PREFERENCE = re.compile(
     r"(?i)\b(use (?:bullets|bullet points|paragraphs|tables)(?:, not [a-z ]+)?)"
 )
 LINE_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)?\t")
+# Cues run against every request the simulated model reads; a legitimate one takes
+# microseconds per text, so this only ever stops a pathological regex.
+CUE_SECONDS = 2.0
 DONT_KNOW = "I don't know: nothing in my context or in the files it points to says."
 
 # NoLiMa (Modarressi et al., 2025), GPT-4o without lexical overlap: (tokens, accuracy / base).
@@ -185,7 +190,7 @@ def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int
     start = 0
     for text in texts:
         for pattern in patterns:
-            for m in _regex(pattern).finditer(text):
+            for m in cue_matches(pattern, text):
                 line = text.rfind("\n", 0, m.start()) + 1
                 quoted = _QUOTED.match(text, line) is not None
                 found.append((quoted, start + m.start(), m.group(1).strip()))
@@ -199,9 +204,27 @@ def find(cue: Cue, texts: Sequence[str]) -> str | None:
     return hits[0][1] if hits else None
 
 
+class CueTooSlowError(ValueError):
+    """A cue's regex ran out of its time budget: a scenario file's cue is someone else's
+    regex, and a nested repeat can take exponential time."""
+
+
+def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
+    """Every match of the cue regex `pattern` in `text`, found by the `regex` engine (the one
+    grep uses) within `CUE_SECONDS`. Raises `CueTooSlowError` naming the pattern past it."""
+    try:
+        # concurrent: the GIL is released, so cells replaying in threads go on meanwhile.
+        return list(_regex(pattern).finditer(text, concurrent=True, timeout=CUE_SECONDS))
+    except TimeoutError:
+        raise CueTooSlowError(
+            f"cue {pattern!r} took over {CUE_SECONDS:g} s on one text ({len(text):,} "
+            "characters), the limit for a cue: avoid nested repeats such as (a|aa)+"
+        ) from None
+
+
 @functools.lru_cache(maxsize=4096)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.MULTILINE)
+def _regex(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, regex.MULTILINE)
 
 
 # -- retrieval -----------------------------------------------------------------------------

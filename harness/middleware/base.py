@@ -56,6 +56,11 @@ class ModelRequest:
         prompt = f"{self.system_prompt}\n\n{section}" if self.system_prompt else section
         return replace(self, system_prompt=prompt)
 
+    @property
+    def context_window(self) -> int | None:
+        """The model's window in tokens (None when unknown), from the run's configuration."""
+        return self.state.config.context_window
+
     def tool_schemas(self) -> tuple[dict[str, Any], ...]:
         return tuple(t.schema() for t in self.tools)
 

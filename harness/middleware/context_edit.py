@@ -72,7 +72,7 @@ class ContextEdit(Middleware):
     async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         state = request.state
         tokens = with_inner(state, self.name, request.count_tokens())
-        window = state.agent.model.profile.context_window
+        window = request.context_window
         limit = self.trigger.tokens(window, self.fallback_window) or 0
         if tokens >= limit:
             at_least = self.clear_at_least.tokens(window, self.fallback_window) or 0

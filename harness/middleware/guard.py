@@ -35,7 +35,7 @@ class ContextGuard(Middleware):
         state = request.state
         tokens = request.count_tokens()
         state.scratch.setdefault(self.name, {})["request_tokens"] = tokens
-        limit = self.window or state.agent.model.profile.context_window
+        limit = self.window or request.context_window
         if limit is not None and tokens > limit:
             state.event(
                 self.name, "wrap_model_call", "overflow",
@@ -43,7 +43,7 @@ class ContextGuard(Middleware):
             )  # fmt: skip
             raise ContextOverflowError(
                 f"request of {tokens:,} tokens exceeds the {limit:,}-token window of "
-                f"{state.agent.model.name}",
+                f"{state.config.model.name}",
                 tokens=tokens,
                 limit=limit,
             )

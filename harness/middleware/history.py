@@ -13,7 +13,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from harness.filesystem import FileSystem, safe_segment
+from harness.files.filesystem import FileSystem
+from harness.files.paths import safe_segment
 from harness.messages import Message
 from harness.store import now
 

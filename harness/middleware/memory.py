@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from harness.filesystem import ChangeHook, FileError, FileSystem, normalize
+from harness.files.filesystem import ChangeHook, FileSystem
+from harness.files.paths import FileError, normalize
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import MEMORY_TAG, attribute, escape_block_text

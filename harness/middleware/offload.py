@@ -23,9 +23,10 @@ from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from harness.file_storage import delete_content, line_count
-from harness.file_tools import FILE_TOOL_NAMES
-from harness.filesystem import FileSystem, safe_segment
+from harness.files.filesystem import FileSystem
+from harness.files.paths import safe_segment
+from harness.files.storage import delete_content, line_count
+from harness.files.tools import FILE_TOOL_NAMES
 from harness.messages import Message
 from harness.middleware.base import Middleware, ToolCallRequest, ToolHandler
 from harness.store import now

@@ -10,11 +10,13 @@ then carries a short menu, descriptions escaped inside its `<available_skills>` 
 body enters the context only when the model reads the file.
 
 The sync reads only regular files inside each skill folder: a symbolic link is followed only
-when it stays inside the folder, so a link cannot copy a secret from elsewhere into the store.
+when it stays inside the folder, and a file with more than one hard link is not read at all, so
+a link cannot copy a secret from elsewhere into the store.
 Files over `max_file_bytes`, and whole skills over `max_skill_bytes`, are left out. Files are
 compared by size and SHA-256 with the stored copies, and only what changed is written, in one
 transaction: under `Store(hold=False)` each transaction reopens the database file. Anything
-left out gets a `skipped` event saying why.
+left out gets a `skipped` event saying why; a source folder that is missing also warns (a
+`UserWarning` naming it, once) when the middleware is built.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import hashlib
 import os
 import re
 import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 import yaml
 
-from harness.filesystem import SHARED_NAMESPACE, FileError, FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.paths import SHARED_NAMESPACE, FileError
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import SKILLS_TAG, escape_block_text
@@ -173,6 +177,17 @@ class Skills(Middleware):
             10,000,000).
         """
         self.sources = tuple(Path(s).expanduser() for s in sources)
+        for source in self.sources:
+            if not source.is_dir():
+                # A mistyped path would otherwise show only as a `skipped` event in the store.
+                # Python's default filter shows each message once: once per path.
+                warnings.warn(
+                    f"skills folder {str(source)!r} "
+                    f"{'is not a directory' if source.exists() else 'does not exist'}: the "
+                    "agent runs without the skills it was to hold",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self.include_stored = include_stored
         self.max_file_bytes = max_file_bytes
         self.max_skill_bytes = max_skill_bytes
@@ -347,6 +362,12 @@ def _walk(folder: Path, root: Path) -> Iterable[tuple[Path, str | None]]:
                 yield path, "symbolic link leading outside the skill folder: not followed"
             elif not path.is_file():
                 yield path, "not a regular file"
+            elif not path.resolve().is_relative_to(root):
+                yield path, "its real location is outside the skill folder: not copied"
+            elif (links := path.stat().st_nlink) > 1:
+                # A hard link looks like a regular file here, but its other name may be a
+                # secret anywhere on the same disk.
+                yield path, f"hard link ({links} names for one file): not copied"
             else:
                 yield path, None
 

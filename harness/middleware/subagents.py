@@ -14,17 +14,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from harness.filesystem import safe_segment
+from harness.files.paths import safe_segment
 from harness.middleware.base import Middleware
 from harness.middleware.offload import OffloadLargeResults
 from harness.models.base import Model
+from harness.run import RunResult, merge_tools, run_agent
+from harness.tokens import TokenCounter
 from harness.tools import Tool, ToolContext, tool
 
 if TYPE_CHECKING:
-    from harness.agent import Agent, RunResult
     from harness.state import RunState
 
 GENERAL_PURPOSE = "general-purpose"
@@ -81,7 +82,9 @@ DEFAULT_GENERAL_PURPOSE = SubAgent(
     ),
 )
 
-CompactionFactory = Callable[[str | None], Sequence[Middleware]]
+SubagentStack = Callable[[str | None, Sequence[Middleware]], Sequence[Middleware]]
+"""Builds fresh middleware for one subagent run: the stack of a strategy name, with a spec's
+own middleware in its place (`harness.strategies.subagent_stack`)."""
 
 
 class SubAgents(Middleware):
@@ -95,7 +98,7 @@ class SubAgents(Middleware):
         *,
         general_purpose: bool = True,
         strategy: str | None = None,
-        compaction: CompactionFactory | None = None,
+        stack: SubagentStack | None = None,
         max_steps: int | None = None,
     ) -> None:
         """Parameters:
@@ -104,8 +107,9 @@ class SubAgents(Middleware):
         general_purpose: offer the default "general-purpose" subagent (default True).
         strategy: the compaction strategy name for specs that name none (create_agent passes
             its own strategy).
-        compaction: builds fresh compaction middleware for a strategy name (create_agent passes
-            the strategies' builder). Without it, subagents offload large tool results only.
+        stack: builds a subagent run's middleware from a strategy name and the spec's own
+            middleware (create_agent passes the strategies' builder, which knows the stack
+            order). Without it, subagents offload large tool results, then run the spec's.
         max_steps: model calls allowed per subagent run; None uses the parent's limit.
         """
         specs = {s.name: s for s in subagents}
@@ -113,7 +117,7 @@ class SubAgents(Middleware):
             specs.setdefault(GENERAL_PURPOSE, DEFAULT_GENERAL_PURPOSE)
         self.specs = specs
         self.strategy = strategy
-        self.compaction = compaction
+        self.stack = stack
         self.max_steps = max_steps
         self.tools = (self._task_tool(),) if specs else ()
 
@@ -144,8 +148,27 @@ class SubAgents(Middleware):
             )
         state = ctx.state
         start = time.perf_counter()
-        agent = self._build(spec, state.agent)
-        result = await agent.run(
+        config = state.config
+        middleware = self.middleware_for(spec)
+        # Tools a subagent's own middleware contributes must not come twice from the parent.
+        own = {t.name for mw in middleware for t in mw.tools}
+        base = spec.tools if spec.tools is not None else ctx.tools
+        tools = [t for t in base if t.name != "task" and t.name not in own]
+        model = _model(spec.model, config.model)
+        child = replace(
+            config,
+            name=f"{config.name}/{spec.name}",
+            model=model,
+            system_prompt=spec.system_prompt,
+            max_steps=self.max_steps or config.max_steps,
+            counter=TokenCounter(model.profile.encoding),
+            strategy=spec.strategy or self.strategy,
+            strategy_params={},
+        )
+        result = await run_agent(
+            child,
+            middleware,
+            merge_tools(tools, middleware),
             description,
             thread_id=_child_thread(state, ctx.call.id),
             parent_run_id=state.run_id,
@@ -167,32 +190,12 @@ class SubAgents(Middleware):
         )  # fmt: skip
         return answer
 
-    def _build(self, spec: SubAgent, parent: Agent) -> Agent:
-        from harness.agent import Agent  # lazily: the agent module assembles this middleware
-
+    def middleware_for(self, spec: SubAgent) -> list[Middleware]:
+        """Fresh middleware for one run of `spec`, in the order `stack` gives them."""
         strategy = spec.strategy or self.strategy
-        compaction = list(self.compaction(strategy)) if self.compaction else [OffloadLargeResults()]
-        # The spec's own middleware goes inside compaction but outside the context guard, which
-        # must stay innermost to measure exactly what reaches the model.
-        guard = [compaction.pop()] if compaction and compaction[-1].name == "guard" else []
-        middleware = [*compaction, *(spec.middleware or ()), *guard]
-        # Tools a subagent's own middleware contributes must not come twice from the parent.
-        own = {t.name for mw in middleware for t in mw.tools}
-        base = spec.tools if spec.tools is not None else parent.tools
-        tools = [t for t in base if t.name != "task" and t.name not in own]
-        return Agent(
-            model=_model(spec.model, parent.model),
-            tools=tools,
-            system_prompt=spec.system_prompt,
-            middleware=middleware,
-            store=parent.store,
-            name=f"{parent.name}/{spec.name}",
-            max_steps=self.max_steps or parent.max_steps,
-            settings=parent.settings,
-            step_runner=parent.step_runner,
-            strategy=strategy,
-            tool_timeout_s=parent.tool_timeout_s,
-        )
+        if self.stack is not None:
+            return list(self.stack(strategy, spec.middleware or ()))
+        return [OffloadLargeResults(), *(spec.middleware or ())]
 
 
 def _model(choice: str | Model | None, parent: Model) -> Model:

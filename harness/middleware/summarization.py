@@ -180,7 +180,7 @@ class Summarization(Middleware):
         mine = state.scratch.setdefault(self.name, {})
         if mine.pop("requested", False):
             return "requested"
-        window = state.agent.model.profile.context_window
+        window = request.context_window
         hits = [self._reached(t, window, tokens, len(request.messages)) for t in self.triggers]
         if any(hits) if self.trigger_mode == "any" else all(hits):
             met = [str(t) for t, hit in zip(self.triggers, hits, strict=True) if hit]
@@ -227,7 +227,7 @@ class Summarization(Middleware):
 
     def _keep_cut(self, state: RunState, messages: Sequence[Message], ok: list[bool]) -> int:
         n = len(messages)
-        window = state.agent.model.profile.context_window
+        window = state.config.context_window
         keep = self.keep
         if keep.kind == "fraction" and window is None:
             keep = Threshold("messages", self.fallback_keep_messages)

@@ -99,7 +99,7 @@ class Summarizer:
     def resolve(self, state: RunState) -> Model:
         """The model that summarizes for this run."""
         if self.model is None:
-            return state.agent.model
+            return state.config.model
         if isinstance(self.model, str):
             from harness.models import resolve_model  # SDK adapters load only when named
 
@@ -179,7 +179,7 @@ class Summarizer:
     ) -> str:
         messages = [user(text)]
         context = counter.count_request(self.prompt, messages, [])
-        settings = ModelSettings(max_tokens=reserve, timeout_s=state.agent.settings.timeout_s)
+        settings = ModelSettings(max_tokens=reserve, timeout_s=state.config.settings.timeout_s)
         params = RequestParams(system_prompt=self.prompt)
         start = time.perf_counter()
         # The same step, with the same arguments, as the loop's own model calls: the runner

@@ -97,7 +97,7 @@ class Truncate(Middleware):
                 return 0
             cut = safe_at_or_after(ok, n - int(self.target.value))
         else:
-            window = request.state.agent.model.profile.context_window
+            window = request.context_window
             trigger = self.trigger.tokens(window, self.fallback_window) or 0
             if tokens <= trigger:
                 return 0

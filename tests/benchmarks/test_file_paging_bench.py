@@ -15,8 +15,8 @@ import pytest
 
 from harness import Store, tool
 from harness.agent import Agent
-from harness.file_tools import file_tools
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
+from harness.files.tools import file_tools
 from harness.messages import ToolCall
 from harness.middleware.offload import OffloadLargeResults
 from harness.models import ScriptedModel, call, reply

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from flows.journal import Journal, ensure_tables
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
 from harness.messages import ModelResponse, ToolCall, Usage
 from harness.store import Store
 

@@ -67,21 +67,21 @@ async def instant(request: ModelRequest) -> ModelResponse:
 
 def new_state(agent, window: list[Message]) -> RunState:
     state = RunState(
-        agent=agent, run_id=f"run_{next(_ids)}", thread_id=f"t_{next(_ids)}",
+        config=agent.config(), run_id=f"run_{next(_ids)}", thread_id=f"t_{next(_ids)}",
         store=agent.store, steps=agent.step_runner, counter=agent.counter,
     )  # fmt: skip
     state.restore(window, len(window) + 1)
     return state
 
 
-async def one_step(state: RunState, handler: ModelHandler) -> None:
-    for mw in state.agent.middleware:
+async def one_step(agent, state: RunState, handler: ModelHandler) -> None:
+    for mw in agent.middleware:
         if overrides(mw, "before_model"):
             await mw.before_model(state)
     state.flush()
     request = ModelRequest(
-        state, tuple(state.messages), state.agent.system_prompt, state.agent.tools,
-        state.agent.settings, messages_tokens=state.window_tokens,
+        state, tuple(state.messages), agent.system_prompt, agent.tools,
+        agent.settings, messages_tokens=state.window_tokens,
     )  # fmt: skip
     await handler(request)
 
@@ -99,7 +99,7 @@ def test_overhead_per_step_at_100k_tokens(benchmark, strategy: str) -> None:
     loop = asyncio.new_event_loop()
     # Steady state: whatever the stack does once to a fresh 100k window (masking) is done.
     warm = new_state(agent, list(BASE))
-    loop.run_until_complete(one_step(warm, handler))
+    loop.run_until_complete(one_step(agent, warm, handler))
     steady = list(warm.messages)
 
     def setup():
@@ -113,7 +113,7 @@ def test_overhead_per_step_at_100k_tokens(benchmark, strategy: str) -> None:
         return (state,), {}
 
     def step(state: RunState) -> None:
-        loop.run_until_complete(one_step(state, handler))
+        loop.run_until_complete(one_step(agent, state, handler))
 
     benchmark.extra_info["window_tokens"] = agent.counter.count_messages(steady)
     benchmark.pedantic(step, setup=setup, rounds=40, iterations=1, warmup_rounds=2)
@@ -137,7 +137,7 @@ def test_one_summarization_cycle_at_100k_tokens(benchmark) -> None:
         return (new_state(agent, [*BASE, user("next")]),), {}
 
     def cycle(state: RunState) -> None:
-        loop.run_until_complete(one_step(state, handler))
+        loop.run_until_complete(one_step(agent, state, handler))
         assert state.messages[0].kind == "summary"
 
     benchmark.pedantic(cycle, setup=setup, rounds=10, iterations=1, warmup_rounds=1)

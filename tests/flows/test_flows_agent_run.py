@@ -14,7 +14,7 @@ from prefect.logging.handlers import PrefectConsoleHandler
 from flows.agent_run import agent_run, artifact_key, session_name
 from flows.agents import AgentOptions, competitive_session
 from flows.server import ServerInfo
-from harness.filesystem import FileSystem
+from harness.files.filesystem import FileSystem
 from harness.steps import InlineRunner
 from harness.store import Store
 
@@ -40,10 +40,7 @@ def test_every_step_is_a_task_and_the_server_records_them_all(
     assert {t.state_name for t in recorded} == {"Completed"}
 
     store = Store(db, hold=False)
-    events = store.query(
-        "SELECT middleware, action, hook, task_run_id, task_reason FROM events WHERE run_id = ?",
-        [run["run_id"]],
-    )
+    events = store.events_of(run["run_id"])
     acting = [e for e in events if e["task_run_id"] is not None]
     assert len(acting) == 6
     assert all(steps[e["task_run_id"]] == e["middleware"] == "offload" for e in acting)
@@ -92,7 +89,7 @@ def test_a_session_runs_its_inputs_in_turn_on_one_thread(
     assert [r["status"] for r in result["runs"]] == ["completed", "completed"]
     assert {r["thread_id"] for r in result["runs"]} == {"findings"}
     store = Store(db, hold=False)
-    seqs = [r["seq"] for r in store.query("SELECT seq FROM messages WHERE thread_id = 'findings'")]
+    seqs = [r["seq"] for r in store.messages_of("findings")]
     assert sorted(seqs) == list(range(1, len(seqs) + 1))
     # The second run continued the conversation: its model saw all six findings recorded.
     assert result["runs"][1]["steps"] == 1

@@ -230,19 +230,19 @@ class Outcome:
 def _outcome(store: Store, calls: list[str]) -> Outcome:
     transcript = [
         (r["role"], r["content"], r["tool_call_id"], r["name"], r["kind"], r["tool_calls"])
-        for r in store.query("SELECT * FROM messages WHERE thread_id = ? ORDER BY seq", [THREAD])
+        for r in store.messages_of(THREAD)
     ]
     files = [
         (r["namespace"], r["path"], bytes(r["content"]))
-        for r in store.query("SELECT * FROM files ORDER BY namespace, path")
+        for r in store.files_of()
         if not r["path"].startswith("/skills/")
     ]
     memory = [
         (r["path"], r["version"], r["content"], r["author"])
-        for r in store.query("SELECT * FROM memory ORDER BY path, version")
+        for r in sorted(store.memory_versions(), key=lambda r: (r["path"], r["version"]))
     ]
     statuses: dict[str, int] = {}
-    for r in store.query("SELECT status FROM runs WHERE parent_run_id IS NULL"):
+    for r in (r for r in store.runs() if r["parent_run_id"] is None):
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     counts = {
         "messages": store.scalar("SELECT count(*) FROM messages"),
@@ -290,11 +290,11 @@ def _session_with_a_crash(
     resume_from = unfinished_run(store)
     if resume_from is not None:
         _run(store, calls, InlineRunner, resume_from)
-    left_running = store.scalar("SELECT count(*) FROM runs WHERE status = 'running'")
+    left_running = len(store.runs_with_status(["running"]))
     assert left_running == 0, f"{crashed}: {left_running} runs left running"
     replayable = store.scalar(
-        "SELECT count(*) FROM step_journal WHERE scope NOT IN "
-        "(SELECT run_id FROM runs WHERE status = 'completed')"
+        "SELECT count(*) FROM step_journal WHERE NOT list_contains(?, scope)",
+        [store.runs_with_status(["completed"])],
     )
     assert replayable == 0, f"{crashed}: {replayable} journal rows of unfinished runs left"
     return _outcome(store, calls), crashed

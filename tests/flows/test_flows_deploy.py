@@ -66,4 +66,4 @@ def test_the_weekly_deployment_registers_with_its_schedule_and_a_triggered_run_c
     assert all((t.weekday(), t.hour, t.minute) == (0, 9, 0) for t in local)
     assert flow_run.state_name == "Completed"  # type: ignore[attr-defined]
     store = Store(db, hold=False)
-    assert store.scalar("SELECT count(*) FROM runs WHERE status = 'completed'") >= 1
+    assert store.runs_with_status(["completed"])

@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from flow_helpers import flow_run_state
+from store_helpers import events
 
 from flows.agent_run import agent_run
 from flows.server import ServerInfo
@@ -63,7 +64,7 @@ def test_a_killed_run_resumes_from_the_store_without_redoing_steps(
     (run_id,) = [r["run_id"] for r in store.query("SELECT run_id FROM flow_runs")]
     assert store.run(run_id)["status"] == "running"  # what a killed process leaves behind
     killed_flow_run = store.scalar("SELECT flow_run_id FROM flow_runs")
-    committed = store.scalar("SELECT count(*) FROM messages WHERE run_id = ?", [run_id])
+    committed = len(store.messages_of(run_id=run_id))
     assert committed == 4  # the input, model call 1 and its two tool results; nothing later
 
     resumed = subprocess.run(
@@ -84,28 +85,20 @@ def test_a_killed_run_resumes_from_the_store_without_redoing_steps(
         [f"model {n}" for n in (0, 2, 4, 6)] + [f"tool call-{n}" for n in range(6)]
     )
     # Nothing lost: the whole transcript, in order, once.
-    rows = store.query(
-        "SELECT seq, role, tool_call_id FROM messages WHERE run_id = ? ORDER BY seq", [run_id]
-    )
+    rows = store.messages_of(run_id=run_id)
     assert [r["seq"] for r in rows] == list(range(1, 12))
     assert Counter(r["role"] for r in rows) == {"user": 1, "assistant": 4, "tool": 6}
     assert sorted(r["tool_call_id"] for r in rows if r["role"] == "tool") == [
         f"call-{n}" for n in range(6)
     ]
-    calls = store.query("SELECT step FROM model_calls WHERE run_id = ? ORDER BY step", [run_id])
+    calls = sorted(store.model_calls(run_id), key=lambda c: c["step"])
     assert [c["step"] for c in calls] == [0, 1, 2, 3]
     finished = store.run(run_id)
     assert finished["status"] == "completed" and finished["steps"] == 4
-    assert finished["input_tokens"] == store.scalar(
-        "SELECT sum(input_tokens) FROM model_calls WHERE run_id = ?", [run_id]
-    )
-    offloads = store.query(
-        "SELECT detail->>'tool_call_id' AS call FROM events WHERE run_id = ? "
-        "AND middleware = 'offload'",
-        [run_id],
-    )
-    assert sorted(o["call"] for o in offloads) == [f"call-{n}" for n in range(6)]
-    assert store.scalar("SELECT count(*) FROM files WHERE path LIKE '/notes/%'") == 6
+    assert finished["input_tokens"] == store.run_usage(run_id)[0].input_tokens
+    offloads = events(store, run_id, middleware="offload")
+    assert sorted(o["detail"]["tool_call_id"] for o in offloads) == [f"call-{n}" for n in range(6)]
+    assert len(store.files_of("/notes/")) == 6
     assert store.scalar("SELECT count(*) FROM step_journal") == 0  # cleared once complete
     assert store.scalar("SELECT attempts FROM flow_runs WHERE run_id = ?", [run_id]) == 2
     assert flow_run_state(killed_flow_run) == "Crashed"
@@ -146,15 +139,12 @@ def test_the_simulated_weekly_agent_resumes_to_the_same_transcript(
     assert store.scalar("SELECT max(attempts) FROM flow_runs") == 2
 
     def transcript(path: str) -> list[tuple[str, str | None, str]]:
-        rows = Store(path, hold=False).query(
-            "SELECT role, tool_call_id, content FROM messages WHERE thread_id = ? ORDER BY seq",
-            [thread],
-        )
+        rows = Store(path, hold=False).messages_of(thread)
         return [(r["role"], r["tool_call_id"], r["content"]) for r in rows]
 
     assert transcript(db) == transcript(reference_db)
-    assert store.scalar("SELECT count(*) FROM runs WHERE parent_run_id IS NULL AND status = "
-                        "'completed'") == 5  # fmt: skip
+    top = [r for r in store.runs() if r["parent_run_id"] is None and r["status"] == "completed"]
+    assert len(top) == 5
 
 
 def _mid_second_run(store: Store) -> bool:

@@ -14,6 +14,7 @@ model calls within 5, accuracy within 10 points."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ import yaml
 from evals.scenarios import get_scenario
 from flows.cli import main
 from flows.server import ServerInfo
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 def _record(db: Path, inputs: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -90,9 +93,21 @@ def test_import_eval_and_sweep_from_the_command_line(
     cli_env: None,
 ) -> None:  # fmt: skip
     db = tmp_path / "weekly.duckdb"
-    run_id = _record(db, [], capsys)
+    capsys.readouterr()
+    assert main(["run", "competitive-analysis", "--db", str(db)]) == 0
+    printed = capsys.readouterr().out
+    # One session is one thread of runs: `ctxlab run` names it, its runs and how to import it.
+    (thread,) = re.findall(r"ctxlab scenarios import (\S+) --db", printed)
+    runs = re.search(rf"Thread {thread}: 5 runs, one per input \((.*)\)", printed)
+    assert runs is not None and "3 subagent runs linked to them" in printed
+    run_id = runs.group(1).split(", ")[0]
+    # The README's query for what to import finds the one thread, not each of its runs.
+    (query,) = re.findall(r'ctxlab sql --db runs.duckdb "([^"]+)"\n# 2. import', README)
+    assert main(["sql", "--db", str(db), "--json", query]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["thread_id"] == thread
     out = tmp_path / "weekly.yaml"
-    assert main(["scenarios", "import", run_id, "--db", str(db), "--out", str(out)]) == 0
+    assert main(["scenarios", "import", thread, "--db", str(db), "--out", str(out)]) == 0
     assert f"wrote {out}" in capsys.readouterr().out
 
     runs = _eval(str(out), capsys, "--strategy", "full", "--strategy", "mask")

@@ -88,12 +88,10 @@ def test_a_rate_limited_summarizer_call_is_retried_like_any_model_call(
     agent = agent_with(researcher(), summary_model, db, runner)
     assert run_in_flow(agent, "t") == "completed"
     assert len(summary_model.calls) == 2  # the 429, then the retry
-    summaries = agent.store.query("SELECT summary FROM summaries")
+    summaries = agent.store.summaries()
     assert [s["summary"] for s in summaries] == ["SUMMARY: documents fetched, revenue in EUR."]
     # a model task each: the researcher's calls and the summarizer's (retried inside its task)
-    researcher_calls = agent.store.scalar(
-        "SELECT count(*) FROM model_calls WHERE model = 'researcher'"
-    )
+    researcher_calls = sum(c["model"] == "researcher" for c in agent.store.model_calls())
     assert runner.counts["model"] == researcher_calls + 1 and runner.counts["summarize"] == 1
 
 
@@ -115,8 +113,8 @@ def test_a_journaled_summarizer_call_is_replayed_not_made_again(
     agent = agent_with(researcher(), again, db, JournaledRunner(PrefectStepRunner(), journal))
     assert run_in_flow(agent, "second") == "completed"
     assert again.calls == []  # the summary came from the journal
-    summaries = store.query("SELECT thread_id, summary FROM summaries ORDER BY thread_id")
+    summaries = store.summaries()
     assert [s["summary"] for s in summaries] == ["SUMMARY: documents fetched, revenue in EUR."] * 2
     # replayed, it is still a call of the run: recorded and counted in its usage
-    rows = store.query("SELECT run_id, model FROM model_calls WHERE model LIKE ?", ["%#%"])
+    rows = [c for c in store.model_calls() if "#" in c["model"]]
     assert [r["model"] for r in rows] == ["cheap" + SUMMARIZER_SUFFIX] * 2

@@ -4,8 +4,8 @@ Paths are absolute, normalised POSIX paths. Files under a durable prefix (`/memo
 `/skills/`) live in one shared namespace, so they survive across threads and runs; every other
 path belongs to the thread that wrote it (offloaded tool results, conversation history, drafts).
 Directories are implicit: a directory exists while a file below it does. Contents are bytes;
-text is UTF-8; a large file is stored in chunks with a line index (`file_storage`), so a page
-costs O(page), and `grep` scans it in bounded windows under a time budget (`file_search`).
+text is UTF-8; a large file is stored in chunks with a line index (`storage`), so a page
+costs O(page), and `grep` scans it in bounded windows under a time budget (`search`).
 Anything the model should be told about (a bad path, a missing file) raises
 `FileError`/`FileNotFoundError`, which the file tools turn into text.
 
@@ -18,63 +18,46 @@ block every durable path below it.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import duckdb
-import regex as regex_engine
 
-from harness.errors import HarnessError
-from harness.file_search import (
+from harness.files.paths import (
+    DURABLE_PREFIXES,
+    DURABLE_RULES,
+    SHARED_NAMESPACE,
+    FileError,
+    dir_prefix,
+    durable_prefix,
+    normalize,
+)
+from harness.files.search import (
     MAX_PATTERN_CHARS,
     SEARCH_SECONDS,
     Deadline,
     GrepMatch,
     Matcher,
-    SearchStopped,
     Unit,
+    anchor,
+    compile_regex,
+    file_filter,
+    fullmatch,
+    glob_regex,
     scan,
 )
-from harness.file_storage import (
-    CHUNK_CHARS,
+from harness.files.storage import (
     StoredFile,
     decode,
     delete_content,
     encode_text,
+    replace_many,
     store_content,
+    whole_content,
 )
 from harness.store import Store, now
-
-DURABLE_PREFIXES = ("/memories/", "/skills/")
-# Why a FileSystem without the grant may not change files under each durable prefix; the
-# model reads these in its tool results.
-DURABLE_RULES = {
-    "/skills/": (
-        "/skills/ is read-only: skills come from skill folders on disk, copied in at run "
-        "start. Keep your own notes elsewhere, e.g. under /notes/"
-    ),
-    "/memories/": (
-        "/memories/ is long-term memory, changed only with write_file, edit_file or delete "
-        "by an agent that has memory enabled (each change is versioned); this one has not"
-    ),
-}
-SHARED_NAMESPACE = "shared"
-_INSERT_CHUNK = 200  # rows per INSERT statement in `write_many`
-MAX_PATH = 1024
-MAX_SEGMENT = 255
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# A glob compiles to a backtracking regex: more wildcards than this could take exponential time.
-MAX_GLOB_WILDCARDS = 32
-
-
-class FileError(HarnessError):
-    """A file operation the model asked for cannot be done; the message says why."""
-
 
 ChangeHook = Callable[[duckdb.DuckDBPyConnection, str, bytes | None, bytes | None], None]
 """Runs in the transaction of each change under a granted prefix, just before it, with the path,
@@ -88,66 +71,6 @@ class FileInfo:
     is_dir: bool
     size: int = 0
     modified_at: datetime | None = None
-
-
-def safe_segment(text: str, max_len: int = 120) -> str:
-    """A path segment made from any id: unsafe characters become `_`; long ids keep a readable
-    head and a hash of the whole, so distinct ids never collide."""
-    cleaned = _UNSAFE.sub("_", text).strip(".") or "_"
-    if len(cleaned) <= max_len and cleaned == text:
-        return cleaned
-    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{cleaned[: max_len - 13]}-{digest}"
-
-
-def _quoted(path: str) -> str:
-    """`path` quoted for an error message, cut so an absurd path cannot flood the context."""
-    return repr(path if len(path) <= 100 else path[:100] + "...")
-
-
-def normalize(path: str) -> str:
-    """The canonical form of `path` (absolute; no empty, `.` or `..` segments; no trailing
-    slash), or `FileError` naming what is wrong with it. `normalize(normalize(p)) ==
-    normalize(p)`."""
-    if not isinstance(path, str) or not path.strip():
-        raise FileError("path must be a non-empty string such as /notes.md")
-    if "\x00" in path:
-        raise FileError(f"path {_quoted(path)} contains a NUL byte")
-    if len(path) > MAX_PATH:
-        raise FileError(f"path is {len(path)} characters long; the limit is {MAX_PATH}")
-    raw = path.strip()
-    if _CONTROL.search(raw):
-        raise FileError(f"path {_quoted(raw)} contains a control character")
-    if raw.startswith("~"):
-        raise FileError(
-            f"path {_quoted(raw)}: '~' is not supported; use an absolute path like /notes.md"
-        )
-    segments = []
-    # Backslashes count as separators (models used to Windows send them). Whitespace around a
-    # segment is dropped: it is invisible in listings and would make "/a /" and "/a" differ.
-    for part in raw.replace("\\", "/").split("/"):
-        segment = part.strip()
-        if segment == "..":
-            raise FileError(f"path {_quoted(raw)} contains '..': paths may not leave the root")
-        if len(segment) > MAX_SEGMENT:
-            raise FileError(f"path {_quoted(raw)} has a segment over {MAX_SEGMENT} characters")
-        if segment and segment != ".":
-            segments.append(segment)
-    norm = "/" + "/".join(segments)
-    if len(norm) > MAX_PATH:
-        raise FileError(f"path is {len(norm)} characters long; the limit is {MAX_PATH}")
-    return norm
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as `read_file` numbers them and `grep` searches them: split on "\\n" only, a
-    trailing newline ends the last line rather than starting an empty one, "\\r" is dropped."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
 
 
 class FileSystem:
@@ -232,13 +155,13 @@ class FileSystem:
         return self.store.query(
             "SELECT path, size, modified_at FROM files WHERE namespace IN (?, ?) "
             "AND starts_with(path, ?) ORDER BY path",
-            [self._thread_ns, SHARED_NAMESPACE, _dir_prefix(under)],
+            [self._thread_ns, SHARED_NAMESPACE, dir_prefix(under)],
         )
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """Direct children of `path`: files, and directories implied by deeper files."""
         base = normalize(path)
-        prefix = _dir_prefix(base)
+        prefix = dir_prefix(base)
         entries: dict[str, FileInfo] = {}
         for row in self._all(base):
             head, sep, _ = row["path"][len(prefix) :].partition("/")
@@ -263,11 +186,11 @@ class FileSystem:
         segments, `[abc]` classes and `{a,b}` alternatives. A relative pattern is anchored at
         `path`. At most `limit` files; matching raises `SearchStopped` after `seconds`."""
         base = normalize(path)
-        regex = _glob_regex(_anchor(pattern, base))
+        regex = glob_regex(anchor(pattern, base))
         deadline = Deadline(seconds)
         found: list[FileInfo] = []
         for r in self._all(base):
-            if _fullmatch(regex, r["path"], deadline):
+            if fullmatch(regex, r["path"], deadline):
                 found.append(FileInfo(r["path"], False, r["size"], r["modified_at"]))
                 if limit is not None and len(found) >= limit:
                     break
@@ -299,15 +222,15 @@ class FileSystem:
             raise FileError(
                 f"pattern is {len(pattern)} characters long; the limit is {MAX_PATTERN_CHARS}"
             )
-        matcher = Matcher(None, _compile(pattern)) if regex else Matcher(pattern, None)
+        matcher = Matcher(None, compile_regex(pattern)) if regex else Matcher(pattern, None)
         base = normalize(path)
         deadline = Deadline(seconds)
-        wanted = _file_filter(glob, base, deadline)
+        wanted = file_filter(glob, base, deadline)
         # Inline contents are small by construction; chunked files are fetched while scanned.
         rows = self.store.query(
             f"SELECT {_FILE_COLUMNS} FROM files WHERE namespace IN (?, ?) AND is_text "
             "AND (path = ? OR starts_with(path, ?)) ORDER BY path",
-            [self._thread_ns, SHARED_NAMESPACE, base, _dir_prefix(base)],
+            [self._thread_ns, SHARED_NAMESPACE, base, dir_prefix(base)],
         )
         files = (
             StoredFile.from_row(self.store, r) for r in rows if wanted is None or wanted(r["path"])
@@ -334,44 +257,18 @@ class FileSystem:
         for path in [*writes, *deletes]:
             self._check_writable(path)
         self._check_batch(writes, set(deletes))
-        ts = now()
         with self.store.transaction() as con:
             for path in deletes:
                 self._changing(con, path, None)
             for path, data in writes.items():
                 self._changing(con, path, data)
-            created: dict[str, datetime] = {}
-            for namespace in {self.namespace(p) for p in [*writes, *deletes]}:
-                mine = [p for p in [*writes, *deletes] if self.namespace(p) == namespace]
-                gone = con.execute(
-                    "DELETE FROM files WHERE namespace = ? AND list_contains(?::VARCHAR[], path) "
-                    "RETURNING path, created_at, blob_id",
-                    [namespace, mine],
-                ).fetchall()
-                created.update((path, at) for path, at, _ in gone)
-                blobs = [blob for _, _, blob in gone if blob is not None]
-                if blobs:
-                    con.execute(
-                        "DELETE FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id)",
-                        [blobs],
-                    )
-            small = {p: d for p, d in writes.items() if len(d) <= CHUNK_CHARS}
-            for path, data in writes.items():
-                if path not in small:  # chunked: written one chunk at a time
-                    store_content(con, self.namespace(path), path, data, self.run_id, ts)
-            rows = [
-                (self.namespace(path), path, data, decode(data) is not None, len(data),
-                 self.run_id, created.get(path, ts), ts)
-                for path, data in small.items()
-            ]  # fmt: skip
-            for i in range(0, len(rows), _INSERT_CHUNK):
-                chunk = rows[i : i + _INSERT_CHUNK]
-                con.execute(
-                    "INSERT INTO files (namespace, path, content, is_text, size, run_id, "
-                    "created_at, modified_at) VALUES "
-                    + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
-                    [value for row in chunk for value in row],
-                )
+            replace_many(
+                con,
+                {(self.namespace(p), p): data for p, data in writes.items()},
+                [(self.namespace(p), p) for p in deletes],
+                self.run_id,
+                now(),
+            )
 
     def _changing(
         self, con: duckdb.DuckDBPyConnection, path: str, data: str | bytes | None
@@ -386,14 +283,7 @@ class FileSystem:
             "SELECT content, blob_id FROM files WHERE namespace = ? AND path = ?",
             [self.namespace(path), path],
         ).fetchone()
-        old: bytes | None = None
-        if row is not None:
-            old = bytes(row[0])
-            if row[1] is not None:
-                parts = con.execute(
-                    "SELECT content FROM file_chunks WHERE blob_id = ? ORDER BY chunk", [row[1]]
-                ).fetchall()
-                old = b"".join(bytes(part[0]) for part in parts)
+        old = None if row is None else whole_content(con, row[0], row[1])
         new = encode_text(data) if isinstance(data, str) else data
         hook(con, path, old, new)
 
@@ -487,11 +377,6 @@ class FileSystem:
             delete_content(con, [(self.namespace(path), path)])
 
 
-def durable_prefix(path: str) -> str | None:
-    """The durable prefix the normalised `path` lies strictly below, or None."""
-    return next((p for p in DURABLE_PREFIXES if path.startswith(p)), None)
-
-
 def _raise_clash(path: str, other: str) -> None:
     if other.startswith(path + "/"):
         raise FileError(f"{path} is a directory (it holds {other}), not a file")
@@ -501,96 +386,4 @@ def _raise_clash(path: str, other: str) -> None:
 _FILE_COLUMNS = "path, content, is_text, size, blob_id, chars, lines"
 
 
-def _dir_prefix(path: str) -> str:
-    """What every path below the normalised directory `path` starts with."""
-    return path if path == "/" else path + "/"
-
-
-def _anchor(pattern: str, base: str) -> str:
-    return pattern if pattern.startswith("/") else _dir_prefix(base) + pattern
-
-
-def _file_filter(glob: str | None, base: str, deadline: Deadline) -> Callable[[str], bool] | None:
-    if not glob:
-        return None
-    if "/" in glob:
-        whole = _glob_regex(_anchor(glob, base))
-        return lambda p: _fullmatch(whole, p, deadline)
-    name = _glob_regex(glob)
-    return lambda p: _fullmatch(name, p.rpartition("/")[2], deadline)
-
-
-def _fullmatch(pattern: regex_engine.Pattern[str], path: str, deadline: Deadline) -> bool:
-    try:
-        return pattern.fullmatch(path, concurrent=True, timeout=deadline.remaining()) is not None
-    except TimeoutError:
-        raise SearchStopped(deadline.message()) from None
-
-
-def _compile(pattern: str) -> regex_engine.Pattern[str]:
-    """`pattern` for the `regex` engine (it takes a timeout), with `re`'s error messages:
-    the model was told to write a Python regular expression."""
-    try:
-        re.compile(pattern)
-        return regex_engine.compile(pattern)
-    except (re.error, regex_engine.error) as exc:
-        raise FileError(
-            f"invalid regex {_quoted(pattern)}: {exc}. Set regex=false to search for "
-            "the literal text"
-        ) from None
-
-
-def _glob_regex(pattern: str) -> regex_engine.Pattern[str]:
-    if len(pattern) > MAX_PATH:
-        raise FileError(f"glob pattern is {len(pattern)} characters long; the limit is {MAX_PATH}")
-    # Repeated stars add nothing but backtracking: "***" is "**", "**/**/" is "**/".
-    pattern = re.sub(r"\*{3,}", "**", pattern)
-    pattern = re.sub(r"(?:\*\*/){2,}", "**/", pattern)
-    wildcards = len(re.findall(r"\*+|\?|\[|\{", pattern))
-    if wildcards > MAX_GLOB_WILDCARDS:
-        raise FileError(
-            f"glob pattern has {wildcards} wildcards; the limit is {MAX_GLOB_WILDCARDS}. "
-            "Use fewer wildcards, or grep with a glob filter"
-        )
-    return regex_engine.compile(_glob_to_regex(pattern))
-
-
-def _glob_to_regex(pattern: str) -> str:
-    out = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif ch == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1 : end]
-            negate = body[0] in "!^"
-            chars = "".join(c if c == "-" else re.escape(c) for c in body[negate:])
-            out.append(f"[^/{chars}]" if negate else f"[{chars}]")
-            i = end + 1
-        elif ch == "{" and (end := pattern.find("}", i)) != -1:
-            options = pattern[i + 1 : end].split(",")
-            out.append("(?:" + "|".join(_glob_to_regex(o) for o in options) + ")")
-            i = end + 1
-        else:
-            out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
-            i += 1
-    return "".join(out)
-
-
-__all__ = [
-    "FileError",
-    "FileInfo",
-    "FileSystem",
-    "GrepMatch",
-    "SearchStopped",
-    "decode",
-    "durable_prefix",
-    "normalize",
-    "safe_segment",
-    "split_lines",
-]
+__all__ = ["ChangeHook", "FileInfo", "FileSystem"]

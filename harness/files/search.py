@@ -10,19 +10,23 @@ position in the line, instead of the line's head.
 
 Regexes run on the `regex` engine, which takes a timeout: the whole call shares one wall-clock
 budget, and running out raises `SearchStopped` with what was found so far still yielded.
+Globs (`glob()` and grep's file filter) compile to `regex` patterns matched under the same
+kind of budget.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 import regex
 
 from harness.errors import HarnessError
-from harness.file_storage import StoredFile
+from harness.files.paths import MAX_PATH, FileError, dir_prefix, quoted
+from harness.files.storage import StoredFile
 
 WINDOW = 1 << 16
 OVERLAP = 4_096
@@ -31,6 +35,8 @@ CONTEXT = 200
 MAX_MATCH_SHOWN = 1_000
 MAX_PATTERN_CHARS = 1_000
 SEARCH_SECONDS = 10.0
+# A glob compiles to a backtracking regex: more wildcards than this could take exponential time.
+MAX_GLOB_WILDCARDS = 32
 
 Unit = Literal["match", "line", "file"]
 
@@ -189,6 +195,82 @@ def _hit(path: str, line: int, buf: str, buf_col: int, s: int, e: int, final: bo
     return GrepMatch(path, line + 1, buf[lo:hi], buf_col + s, buf_col + lo)
 
 
+def anchor(pattern: str, base: str) -> str:
+    return pattern if pattern.startswith("/") else dir_prefix(base) + pattern
+
+
+def file_filter(glob: str | None, base: str, deadline: Deadline) -> Callable[[str], bool] | None:
+    if not glob:
+        return None
+    if "/" in glob:
+        whole = glob_regex(anchor(glob, base))
+        return lambda p: fullmatch(whole, p, deadline)
+    name = glob_regex(glob)
+    return lambda p: fullmatch(name, p.rpartition("/")[2], deadline)
+
+
+def fullmatch(pattern: regex.Pattern[str], path: str, deadline: Deadline) -> bool:
+    try:
+        return pattern.fullmatch(path, concurrent=True, timeout=deadline.remaining()) is not None
+    except TimeoutError:
+        raise SearchStopped(deadline.message()) from None
+
+
+def compile_regex(pattern: str) -> regex.Pattern[str]:
+    """`pattern` for the `regex` engine (it takes a timeout), with `re`'s error messages:
+    the model was told to write a Python regular expression."""
+    try:
+        re.compile(pattern)
+        return regex.compile(pattern)
+    except (re.error, regex.error) as exc:
+        raise FileError(
+            f"invalid regex {quoted(pattern)}: {exc}. Set regex=false to search for "
+            "the literal text"
+        ) from None
+
+
+def glob_regex(pattern: str) -> regex.Pattern[str]:
+    if len(pattern) > MAX_PATH:
+        raise FileError(f"glob pattern is {len(pattern)} characters long; the limit is {MAX_PATH}")
+    # Repeated stars add nothing but backtracking: "***" is "**", "**/**/" is "**/".
+    pattern = re.sub(r"\*{3,}", "**", pattern)
+    pattern = re.sub(r"(?:\*\*/){2,}", "**/", pattern)
+    wildcards = len(re.findall(r"\*+|\?|\[|\{", pattern))
+    if wildcards > MAX_GLOB_WILDCARDS:
+        raise FileError(
+            f"glob pattern has {wildcards} wildcards; the limit is {MAX_GLOB_WILDCARDS}. "
+            "Use fewer wildcards, or grep with a glob filter"
+        )
+    return regex.compile(_glob_to_regex(pattern))
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif ch == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            negate = body[0] in "!^"
+            chars = "".join(c if c == "-" else re.escape(c) for c in body[negate:])
+            out.append(f"[^/{chars}]" if negate else f"[{chars}]")
+            i = end + 1
+        elif ch == "{" and (end := pattern.find("}", i)) != -1:
+            options = pattern[i + 1 : end].split(",")
+            out.append("(?:" + "|".join(_glob_to_regex(o) for o in options) + ")")
+            i = end + 1
+        else:
+            out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
+            i += 1
+    return "".join(out)
+
+
 __all__ = [
     "CONTEXT",
     "Deadline",
@@ -198,5 +280,10 @@ __all__ = [
     "Matcher",
     "SEARCH_SECONDS",
     "SearchStopped",
+    "anchor",
+    "compile_regex",
+    "file_filter",
+    "fullmatch",
+    "glob_regex",
     "scan",
 ]

@@ -12,9 +12,9 @@ import functools
 from collections.abc import Callable
 from typing import Literal
 
-from harness.file_search import LONG_LINE, SEARCH_SECONDS, GrepMatch, SearchStopped, Unit
-from harness.file_storage import StoredFile
-from harness.filesystem import FileError, normalize, split_lines
+from harness.files.paths import FileError, normalize, split_lines
+from harness.files.search import LONG_LINE, SEARCH_SECONDS, GrepMatch, SearchStopped, Unit
+from harness.files.storage import StoredFile
 from harness.tools import Tool, ToolContext, tool
 
 DEFAULT_OUTPUT_CHAR_LIMIT = 80_000

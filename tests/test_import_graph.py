@@ -1,0 +1,98 @@
+"""No import circle inside a package: the graph is read from the source with `ast`, so every
+import counts, including those under `TYPE_CHECKING` and those made lazily inside a function
+(a lazy import that undoes a layer is a circle in disguise)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: str, root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the modules of `package` it imports anywhere in its source. `from a import b`
+    points at `a.b` when that is a module, else at `a`. A package's `__init__` is not counted
+    as imported by its submodules' importers: Python runs it, but these load names lazily."""
+    files = {module_name(p, root): p for p in (root / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        is_package = path.name == "__init__.py"
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative: from the module's package, up `level - 1` more
+                    base = name.split(".")[: len(name.split(".")) - node.level + is_package]
+                    source = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    source = node.module or ""
+                for alias in node.names:
+                    submodule = f"{source}.{alias.name}"
+                    targets.add(submodule if submodule in files else source)
+        graph[name] = {t for t in targets if t in files and t != name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as a path that ends where it starts, or None."""
+    done: set[str] = set()
+    stack: list[str] = []
+    on_stack: set[str] = set()
+
+    def visit(node: str) -> list[str] | None:
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt in on_stack:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in done and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        on_stack.discard(node)
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        if start not in done and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        "harness",
+        pytest.param("evals", marks=pytest.mark.xfail(strict=True, reason="circles left")),
+        pytest.param("flows", marks=pytest.mark.xfail(strict=True, reason="circles left")),
+    ],
+)
+def test_no_import_circle_in_the_package(package: str) -> None:
+    cycle = find_cycle(import_graph(package))
+    assert cycle is None, f"import circle in {package}: {' -> '.join(cycle or [])}"
+
+
+def test_the_graph_sees_type_checking_and_lazy_imports_and_finds_a_circle(
+    tmp_path: Path,
+) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n"
+    )
+    (pkg / "b.py").write_text("def f():\n    from . import c\n")
+    (pkg / "c.py").write_text("import pkg.a\n")
+    graph = import_graph("pkg", tmp_path)
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.c"}, "pkg.c": {"pkg.a"}}
+    assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+    (pkg / "c.py").write_text("import json\n")
+    assert find_cycle(import_graph("pkg", tmp_path)) is None
