@@ -248,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="how long to retry while a run holds the file for a step (default 30)",
+        help="how long to retry while a run holds the file for a step (default 30); a query "
+        "that a run waits on for a second is stopped: readers give way to runs",
     )
     sql.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     sql.set_defaults(handler=_sql)
@@ -334,6 +335,9 @@ def _run_flow(call: Coroutine[Any, Any, dict[str, Any]], info: ServerInfo | None
     from flows.server import using_server
 
     if info is None:
+        from flows.watchdog import guard_children
+
+        guard_children()  # a SIGKILL of this process must not leave Prefect's temporary server
         return asyncio.run(call)
     with using_server(info):
         return asyncio.run(call)
@@ -411,8 +415,11 @@ def _run(args: argparse.Namespace) -> int:
     if resume == "last":
         resume = latest_unfinished(db)
         if resume is None:
-            print(f"{args.parser.prog}: nothing to resume: every recorded run finished",
-                  file=sys.stderr)  # fmt: skip
+            from flows.resume import recorded_sessions
+
+            why = ("every recorded run finished" if recorded_sessions(Store(db, hold=False))
+                   else f"no session of `ctxlab run` was recorded in {db}")  # fmt: skip
+            print(f"{args.parser.prog}: nothing to resume: {why}", file=sys.stderr)
             return 1
     if resume:
         with usage_errors(args):
@@ -622,26 +629,22 @@ def _console() -> Any:
 
 
 def _sql(args: argparse.Namespace) -> int:
-    import duckdb
     from rich.markup import escape
     from rich.table import Table
 
-    from harness.store import default_path, read_only
+    from harness.errors import QueryError
+    from harness.store import FILE_MEMORY_LIMIT, default_path
+    from harness.store_access import sandboxed_query
 
     db = args.db or default_path()
     if not Path(db).is_file():
         args.parser.error(f"no store at {db}: give --db FILE or set $CTXLAB_DB")
-    con = read_only(db, timeout=args.wait)
     try:
-        cursor = con.execute(args.query)
-        if cursor is None:  # no statement in it: "", ";" or only a comment
-            args.parser.error(f'no SQL statement in {args.query!r}; e.g. "{_SQL_EXAMPLE}"')
-        columns = [d[0] for d in cursor.description or ()]
-        rows = cursor.fetchall() if columns else []
-    except duckdb.Error as exc:  # a mistake in the query (or a write on a read-only store)
-        args.parser.error("; ".join(line for line in str(exc).splitlines() if line.strip()))
-    finally:
-        con.close()
+        columns, rows = sandboxed_query(
+            db, args.query, wait=args.wait, memory_limit=FILE_MEMORY_LIMIT
+        )
+    except QueryError as exc:  # a refused statement or a mistake in the query: usage errors
+        args.parser.error(str(exc))
     if args.json:
         print(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str))
         return 0
@@ -663,6 +666,10 @@ def _demo(args: argparse.Namespace) -> int:
     db = args.db or os.environ.get("CTXLAB_DB") or None
     if db is not None:  # the demo's own store is made fresh; a given one must take writes
         writable_store(db)
+    if args.ephemeral:
+        from flows.watchdog import guard_children
+
+        guard_children()  # a SIGKILL of the demo must not leave Prefect's temporary server
     return run_demo(db=db, out=args.out, port=args.port, ephemeral=args.ephemeral)
 
 
