@@ -634,7 +634,7 @@ def _sql(args: argparse.Namespace) -> int:
 
     from harness.errors import QueryError
     from harness.store import FILE_MEMORY_LIMIT, default_path
-    from harness.store_access import sandboxed_query
+    from harness.store.access import sandboxed_query
 
     db = args.db or default_path()
     if not Path(db).is_file():

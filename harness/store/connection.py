@@ -130,7 +130,7 @@ class Connection:
         writer's turn so that `ctxlab sql` readers give way meanwhile."""
         import duckdb
 
-        from harness.store_access import writer_turn
+        from harness.store.access import writer_turn
 
         delay = 0.01
         deadline = time.monotonic() + 30
