@@ -26,6 +26,7 @@ from harness.files.paths import FileError, normalize
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import MEMORY_TAG, attribute, escape_block_text
+from harness.middleware.params import whole
 from harness.store import Store
 from harness.store.middleware_rows import insert_memory_version, latest_memory
 
@@ -190,7 +191,7 @@ class Memory(Middleware):
         guidelines: the text placed before the memory blocks (default `GUIDELINES`).
         """
         self.paths = tuple(normalize(p) for p in paths)
-        self.max_chars = max_chars
+        self.max_chars = whole("memory.max_chars", max_chars)
         self.guidelines = guidelines
 
     async def before_agent(self, state: RunState) -> None:

@@ -29,6 +29,7 @@ from harness.files.storage import delete_content, line_count
 from harness.files.tools import FILE_TOOL_NAMES
 from harness.messages import Message
 from harness.middleware.base import Middleware, ToolCallRequest, ToolHandler
+from harness.middleware.params import number_or_none, whole
 from harness.store import now
 
 if TYPE_CHECKING:
@@ -114,14 +115,14 @@ class OffloadLargeResults(Middleware):
         retention_days: at run start, delete files this middleware wrote for runs that ended
             more than this many days ago; None (default) keeps them forever.
         """
-        self.tool_token_limit = tool_token_limit
-        self.human_token_limit = human_token_limit
-        self.head_lines = head_lines
-        self.tail_lines = tail_lines
-        self.line_chars = line_chars
+        self.tool_token_limit = whole("offload.tool_token_limit", tool_token_limit)
+        self.human_token_limit = whole("offload.human_token_limit", human_token_limit)
+        self.head_lines = whole("offload.head_lines", head_lines)
+        self.tail_lines = whole("offload.tail_lines", tail_lines)
+        self.line_chars = whole("offload.line_chars", line_chars, minimum=1)
         exempt = FILE_TOOL_NAMES if exempt_tools is None else exempt_tools
         self.exempt_tools = frozenset(exempt)
-        self.retention_days = retention_days
+        self.retention_days = number_or_none("offload.retention_days", retention_days)
 
     # -- tool results ----------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from harness.files.paths import SHARED_NAMESPACE, FileError
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import SKILLS_TAG, escape_block_text
+from harness.middleware.params import flag, whole
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -188,9 +189,9 @@ class Skills(Middleware):
                     UserWarning,
                     stacklevel=2,
                 )
-        self.include_stored = include_stored
-        self.max_file_bytes = max_file_bytes
-        self.max_skill_bytes = max_skill_bytes
+        self.include_stored = flag("skills.include_stored", include_stored)
+        self.max_file_bytes = whole("skills.max_file_bytes", max_file_bytes, minimum=1)
+        self.max_skill_bytes = whole("skills.max_skill_bytes", max_skill_bytes, minimum=1)
 
     async def before_agent(self, state: RunState) -> None:
         start = time.perf_counter()
