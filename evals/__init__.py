@@ -11,28 +11,45 @@ used in `EvalResult.reader`): they measure what a strategy keeps within reach, n
 model's skill. Importing `evals` registers the model string "simulated" with the harness.
 """
 
-from evals.metrics import Aggregate, EvalResult, aggregate, pareto_front, recommend
-from evals.replay import ProbeResult
-from evals.runner import Cell, arun_cell, run_cell, run_cells
-from evals.scenarios import get_scenario, list_scenarios
-from evals.simulated import install
-from evals.storage import load_runs, save_results
+from __future__ import annotations
 
-install()
+import importlib
+from typing import Any
 
-__all__ = [
-    "Aggregate",
-    "Cell",
-    "EvalResult",
-    "ProbeResult",
-    "aggregate",
-    "arun_cell",
-    "get_scenario",
-    "list_scenarios",
-    "load_runs",
-    "pareto_front",
-    "recommend",
-    "run_cell",
-    "run_cells",
-    "save_results",
-]
+from harness.models import register_model
+
+# Names load on first use, so `ctxlab --help` (whose parsers live in evals.cli) does not import
+# polars and the scenarios.
+_EXPORTS = {
+    "Aggregate": "evals.metrics",
+    "Cell": "evals.runner",
+    "EvalResult": "evals.metrics",
+    "ProbeResult": "evals.replay",
+    "aggregate": "evals.metrics",
+    "arun_cell": "evals.runner",
+    "get_scenario": "evals.scenarios",
+    "list_scenarios": "evals.scenarios",
+    "load_runs": "evals.storage",
+    "pareto_front": "evals.metrics",
+    "recommend": "evals.metrics",
+    "run_cell": "evals.runner",
+    "run_cells": "evals.runner",
+    "save_results": "evals.storage",
+}
+
+
+def _simulated(**kwargs: Any) -> Any:
+    from evals.simulated import SimulatedModel
+
+    return SimulatedModel(**kwargs)
+
+
+register_model("simulated", _simulated)
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'evals' has no attribute {name!r}")

@@ -15,8 +15,9 @@ built from the scenario; the result keeps the arm's name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from evals.replay import MiddlewareFactory
 from evals.scenarios.base import Scenario
@@ -79,3 +80,25 @@ def get_arm(name: str) -> Arm:
 def arm_params(name: str) -> list[str]:
     """The dotted parameter keys arm `name` takes (those of its harness strategy's stack)."""
     return valid_params(middleware_names(get_arm(name).strategy))
+
+
+def params_by_arm(
+    params: Mapping[str, Any], arms: Sequence[str], *, strict: bool = True
+) -> dict[str, dict[str, Any]]:
+    """`params` split among `arms`: each arm gets the keys its stack takes (`summarize.trigger`
+    goes to `summarize` and `full`, not to `none`). Raises HarnessError, when `strict`, on a
+    key none of them takes, naming the arms that would."""
+    taken = {arm: set(arm_params(arm)) for arm in dict.fromkeys(arms)}
+    for key in params:
+        if not strict or any(key in keys for keys in taken.values()):
+            continue
+        others = [a for a in ARMS if a not in taken and key in arm_params(a)]
+        if others:
+            raise HarnessError(
+                f"strategy parameter {key!r} is taken by none of the arms run here "
+                f"({', '.join(taken)}); add --strategy {others[0]} (arms that take it: "
+                f"{', '.join(others)})"
+            )
+        keys = sorted(set().union(*taken.values()))
+        raise HarnessError(f"unknown strategy parameter {key!r}; valid keys: {', '.join(keys)}")
+    return {arm: {k: v for k, v in params.items() if k in keys} for arm, keys in taken.items()}

@@ -17,6 +17,9 @@ from evals.stats import DEFAULT_SEEDS, TRAIN_SEEDS
 STRATEGIES = (
     "none", "none-unbounded", "truncate", "mask", "offload", "summarize", "context-edit", "full",
 )  # fmt: skip
+# The suites of evals/check.py, named here so `--help` needs no eval import (a test keeps them
+# equal).
+SUITE_NAMES = ("ci",)
 
 
 def register(subparsers: Any) -> None:
@@ -36,12 +39,15 @@ def register(subparsers: Any) -> None:
         nargs="?",
         help="scenario name or file (describe, export); THREAD_ID, RUN_ID or session id (import)",
     )
-    sc.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
-    sc.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
+    sc.add_argument("--seed", type=seed_arg, default=0, help="generation seed (default 0)")
+    sc.add_argument("--scale", default="small", choices=("small", "full"),
+                    help="data size (default small)")  # fmt: skip
     sc.add_argument(
         "--out",
-        help="export directory (default: exports/<name>-<scale>-<seed>, git-ignored); with "
-        "import, the file (default: exports/recorded-<run id>.yaml)",
+        metavar="PATH",
+        help="export: the DIRECTORY the files go to (default exports/<name>-<scale>-<seed>, "
+        "git-ignored); import: the scenario FILE to write (default "
+        "exports/recorded-<run id>.yaml)",
     )
     sc.add_argument("--json", action="store_true", help="machine-readable output")
     add_import_options(sc)
@@ -60,10 +66,18 @@ def register(subparsers: Any) -> None:
         help=f"an arm to run (repeat; default: all of {', '.join(STRATEGIES)})",
     )
     ev.add_argument(
-        "--seed", type=int, action="append", help=f"seed (repeat; default 0..{DEFAULT_SEEDS - 1})"
+        "--seed",
+        type=seed_arg,
+        action="append",
+        help=f"seed (repeat; default 0..{DEFAULT_SEEDS - 1}); not with --seeds",
     )
-    ev.add_argument("--seeds", type=int, help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS})")
-    ev.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
+    ev.add_argument(
+        "--seeds",
+        type=count_arg,
+        help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS}); not with --seed",
+    )
+    ev.add_argument("--scale", default="small", choices=("small", "full"),
+                    help="data size (default small)")  # fmt: skip
     ev.add_argument(
         "--model",
         default="simulated",
@@ -114,7 +128,7 @@ def register(subparsers: Any) -> None:
     )
     tuned.add_argument(
         "--train-seeds",
-        type=int,
+        type=count_arg,
         metavar="N",
         help=f"with --tuned: choose settings on seeds 0..N-1 (default {TRAIN_SEEDS})",
     )
@@ -145,13 +159,23 @@ def register(subparsers: Any) -> None:
         help="first run every arm of each scenario (all four unless --scenario), with the "
         "fallible and the ideal reader, store it, and report only these runs",
     )
-    rp.add_argument("--scale", default="full", choices=("small", "full"), help="with --run")
-    rp.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="with --run: seeds 0..N-1")
+    # Reports are made at full scale, where the strategies differ most; the commands a user
+    # runs by hand default to small, which takes seconds.
+    rp.add_argument("--scale", default="full", choices=("small", "full"),
+                    help="with --run: data size (default full, unlike eval and sweep: the "
+                    "reports are measured at full scale)")  # fmt: skip
+    rp.add_argument("--seeds", type=count_arg, default=DEFAULT_SEEDS,
+                    help=f"with --run: seeds 0..N-1 (default {DEFAULT_SEEDS})")  # fmt: skip
     rp.add_argument("--json", action="store_true", help="print the reported settings as JSON")
     rp.set_defaults(handler=_report)
 
     ck = subparsers.add_parser("check", help="CI gate: run a fixed suite against a baseline")
-    ck.add_argument("--suite", default="ci", help="the cell suite to run (default ci)")
+    ck.add_argument(
+        "--suite",
+        default="ci",
+        choices=SUITE_NAMES,
+        help=f"the cell suite to run: {', '.join(SUITE_NAMES)} (default ci)",
+    )
     ck.add_argument("--baseline", help="baseline JSON (default evals/baselines/ci.json)")
     ck.add_argument("--update", action="store_true", help="rewrite the baseline from this run")
     ck.add_argument(
@@ -238,6 +262,26 @@ def import_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def count_arg(text: str) -> int:
+    """An argparse type: a number of seeds, 1 or more (`--seeds 0` would run nothing)."""
+    return _whole_arg(text, 1)
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type: a seed, 0 or more."""
+    return _whole_arg(text, 0)
+
+
+def _whole_arg(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -294,7 +338,28 @@ def _scenarios(args: argparse.Namespace) -> int:
 # -- eval ------------------------------------------------------------------------------------
 
 
+def _one_way_to_seeds(args: argparse.Namespace) -> None:
+    """`--seed 3 --seeds 2` would be read as one of them, silently: refuse the pair."""
+    if args.seed and args.seeds:
+        args.parser.error(
+            "give --seeds N (seeds 0..N-1) or --seed S (repeat), not both; "
+            f"got --seeds {args.seeds} and --seed {', '.join(map(str, args.seed))}"
+        )
+
+
+def check_scenario_path(name: str) -> None:
+    """A directory given as a scenario is named as one, not as a missing file."""
+    from pathlib import Path
+
+    if Path(name).is_dir():
+        raise ValueError(
+            f"scenario {name!r} is a directory: give a scenario name (`ctxlab scenarios`) or a "
+            "scenario file (.yaml)"
+        )
+
+
 def _eval(args: argparse.Namespace) -> int:
+    from evals.arms import params_by_arm
     from evals.runner import grid, parse_setting
     from harness.store import default_path
 
@@ -304,26 +369,35 @@ def _eval(args: argparse.Namespace) -> int:
         return _eval_tuned(args)
     if args.grid or args.train_seeds is not None:
         args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
+    _one_way_to_seeds(args)
     use_model_options(args)
     with usage_errors(args):
+        check_scenario_path(args.scenario)
         params = dict(parse_setting(s) for s in args.set)
-        seeds = list(range(args.seeds)) if args.seeds else (args.seed or list(range(DEFAULT_SEEDS)))
-        cells = grid(
-            args.scenario,
-            args.strategy or STRATEGIES,
-            seeds=seeds,
-            scale=args.scale,
-            model=args.model,
-            params=params,
-            reader=args.reader,
-        )
+        seeds = range(args.seeds) if args.seeds else (args.seed or range(DEFAULT_SEEDS))
+        # A parameter goes to the arms whose stack takes it: `summarize.trigger` to
+        # summarize and full, not to none (refused when no arm run here takes it).
+        by_arm = params_by_arm(params, args.strategy or STRATEGIES)
+        cells = [
+            cell
+            for arm, arm_params in by_arm.items()
+            for cell in grid(args.scenario, [arm], seeds=seeds, scale=args.scale,
+                             model=args.model, params=arm_params, reader=args.reader)
+        ]  # fmt: skip
         if args.window is not None or args.judge is not None:
             cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
         check_cells(cells)
     db = args.db or default_path()
     if not args.no_save:
         writable_store(db)
-    results = _run_with_progress(cells, max_usd=args.max_usd, quiet=args.json)
+    finished: list = []
+    try:
+        results = _run_with_progress(
+            cells, max_usd=args.max_usd, quiet=args.json, finished=finished
+        )
+    except KeyboardInterrupt:
+        _store_on_interrupt(args, None if args.no_save else db, cells, finished)
+        raise
     if not args.no_save:
         from evals.storage import save_or_dump
 
@@ -457,24 +531,26 @@ def _profile_toml(args: argparse.Namespace) -> str:
 
 
 def check_cells(cells: Sequence[Any]) -> None:
-    """Raise on the first cell whose scenario, strategy, parameters or model is unknown, so a
-    mistake in the last arm does not surface after the others have run."""
+    """Raise on the first cell whose scenario, strategy, parameters or model is unknown (or a
+    parameter out of its range), so a mistake in the last arm does not surface after the
+    others have run."""
     from evals.arms import get_arm
     from evals.scenarios import scenario_summary
     from evals.scenarios.base import check_scale
+    from harness.models import resolve_model
     from harness.profiles import get_profile
-    from harness.strategies import middleware_names, split_params
+    from harness.strategies import build_stack
 
     for cell in {
         (c.scenario, c.strategy, c.scale, c.model, repr(c.params)): c for c in cells
     }.values():
         scenario_summary(cell.scenario)
         check_scale(cell.scale)
-        split_params(
-            cell.params,
-            middleware_names(get_arm(cell.strategy).strategy),
-            label=f"strategy {cell.strategy!r}",
-        )
+        # Building the stack checks every key and range-checks every value (a ValueError
+        # naming the key), so `offload.tool_token_limit=-5` is refused before any run.
+        build_stack(get_arm(cell.strategy).strategy, cell.params)
+        if ":" not in cell.model:  # a bare name resolves or fails at once, with no SDK call
+            resolve_model(cell.model)
         get_profile(cell.model)
 
 
@@ -495,7 +571,78 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _run_with_progress(cells: list, *, max_usd: float | None, quiet: bool) -> list:
+def _store_on_interrupt(
+    args: argparse.Namespace, db: str | None, cells: Sequence[Any], finished: list
+) -> None:
+    """After Ctrl-C: store the runs that finished (unless `db` is None, --no-save) and say on
+    stderr which runs are stored and which are not, so the user knows what to re-run."""
+    done = {(r.strategy, r.seed) for r in finished}
+    left = [c for c in cells if (c.label or c.strategy, c.seed) not in done]
+    prog = args.parser.prog
+    if finished and db is not None:
+        from evals.storage import save_or_dump
+
+        batch = save_or_dump(db, finished)
+        print(f"{prog}: interrupted; stored the {plural(len(finished), 'finished run')} "
+              f"(batch {batch}) in {db}: {_runs(finished)}", file=sys.stderr)  # fmt: skip
+    elif finished:
+        print(f"{prog}: interrupted; stored nothing (--no-save); finished: {_runs(finished)}",
+              file=sys.stderr)  # fmt: skip
+    else:
+        print(f"{prog}: interrupted before the first run finished; stored nothing",
+              file=sys.stderr)  # fmt: skip
+    if left:
+        print(f"{prog}: not stored (not run or cut short): {_runs(left)}", file=sys.stderr)
+
+
+def _runs(runs: Sequence[Any]) -> str:
+    """Runs (cells or results) as `full seeds 0-4; mask seed 0`, one part per arm."""
+    from evals.tuning import seed_span
+
+    seeds: dict[str, list[int]] = {}
+    for run in runs:
+        label = getattr(run, "label", None) or run.strategy
+        seeds.setdefault(label, []).append(run.seed)
+    return "; ".join(
+        f"{arm} seed{'s' if len(s) > 1 else ''} {seed_span(s)}" for arm, s in seeds.items()
+    )
+
+
+@contextmanager
+def _interrupt_at_once() -> Iterator[None]:
+    """The first Ctrl-C stops the run where it is. `asyncio.run` otherwise takes it over and
+    only cancels its task, which waits for the running step to yield: a step busy in a loop
+    would ignore every Ctrl-C but the second."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    interrupted = threading.Event()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    except Exception as exc:
+        # A library can turn the interrupt into its own error (DuckDB: "Query interrupted").
+        if interrupted.is_set():
+            raise KeyboardInterrupt from exc
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run_with_progress(
+    cells: list, *, max_usd: float | None, quiet: bool, finished: list | None = None
+) -> list:
+    """Run `cells` under a progress bar; each result is also appended to `finished` as it
+    comes, so an interrupted batch still knows what it completed."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from evals.runner import run_cells
@@ -512,10 +659,13 @@ def _run_with_progress(cells: list, *, max_usd: float | None, quiet: bool) -> li
                 turns, completed=done, total=total, description=f"{cell.strategy} seed {cell.seed}"
             )
 
-        def finished(cell: Any, result: Any) -> None:
+        def done(cell: Any, result: Any) -> None:
+            if finished is not None:
+                finished.append(result)
             bar.advance(overall)
 
-        return run_cells(cells, max_usd=max_usd, on_result=finished, progress=step)
+        with _interrupt_at_once():
+            return run_cells(cells, max_usd=max_usd, on_result=done, progress=step)
 
 
 def _console() -> Any:
@@ -559,6 +709,8 @@ def _print_table(
         "retrievals",
         "cost $ (95% CI)",
         "overflow",
+        "lost to overflow",
+        "reached acc.",
         "",
     ):
         # A setting folds rather than losing the parameter that varies behind an ellipsis.
@@ -590,6 +742,8 @@ def _print_table(
             f"{s.retrieval_calls:,.0f}",
             f"{s.cost_usd.mean:.4f} ({s.cost_usd.low:.4f}-{s.cost_usd.high:.4f})",
             f"{s.overflow_rate:.0%}",
+            f"{s.lost_to_overflow:.1f}",
+            "-" if s.reached_accuracy is None else f"{s.reached_accuracy.mean:.1%}",
             " ".join(m for m in marks if m),
         )
     console = Console()
@@ -615,8 +769,7 @@ def _eval_tuned(args: argparse.Namespace) -> int:
     from evals.tuning import HELDOUT_SEEDS, plan, seed_span
     from harness.store import default_path
 
-    if args.train_seeds is not None and args.train_seeds < 1:
-        args.parser.error(f"--train-seeds must be 1 or more, got {args.train_seeds}")
+    _one_way_to_seeds(args)
     train = range(args.train_seeds or TRAIN_SEEDS)
     heldout = (
         range(len(train), len(train) + args.seeds)
@@ -625,6 +778,7 @@ def _eval_tuned(args: argparse.Namespace) -> int:
     )
     use_model_options(args)
     with usage_errors(args):
+        check_scenario_path(args.scenario)
         base = Cell(
             args.scenario, "full", dict(parse_setting(s) for s in args.set), scale=args.scale,
             model=args.model, reader=args.reader, window=args.window, judge=args.judge,
@@ -644,13 +798,30 @@ def _eval_tuned(args: argparse.Namespace) -> int:
     training_cells = tuning.training_cells()
     say(f"Tuning on seeds {seed_span(train)}: {plural(len(training_cells), 'run')}; "
         f"held-out seeds {seed_span(heldout)}")  # fmt: skip
-    training = _run_with_progress(training_cells, max_usd=args.max_usd, quiet=args.json)
+    trained: list = []
+    try:
+        training = _run_with_progress(
+            training_cells, max_usd=args.max_usd, quiet=args.json, finished=trained
+        )
+    except KeyboardInterrupt:
+        print(f"{args.parser.prog}: interrupted while tuning ({len(trained)} of "
+              f"{plural(len(training_cells), 'training run')} done); stored nothing: --tuned "
+              "stores only the held-out runs, which had not started", file=sys.stderr)  # fmt: skip
+        raise
     choices = tuning.choose(training)
     spent = sum(r.live_cost_usd for r in training)
     left = None if args.max_usd is None else max(args.max_usd - spent, 0.0)
-    results = tuning.mark(
-        _run_with_progress(tuning.heldout_cells(choices), max_usd=left, quiet=args.json), choices
-    )
+    heldout_cells = tuning.heldout_cells(choices)
+    finished: list = []
+    try:
+        results = tuning.mark(
+            _run_with_progress(heldout_cells, max_usd=left, quiet=args.json, finished=finished),
+            choices,
+        )
+    except KeyboardInterrupt:
+        stored = tuning.mark(finished, choices)
+        _store_on_interrupt(args, None if args.no_save else db, heldout_cells, stored)
+        raise
     if not args.no_save:
         from evals.storage import save_or_dump
 

@@ -29,6 +29,10 @@ class EvalResult:
     of them that ran a domain tool again (re-read an article, re-queried an export). `offloads`,
     `summaries`, `skill_reads`, `subagent_calls`, `memory_writes`: how often each technique
     acted.
+    `lost_to_overflow`: probes never asked because the run died on a request over the window
+    (they count as wrong in `accuracy`); `reached_accuracy`: accuracy over the probes the run
+    did reach, what the strategy's retention explains. A strategy that only avoids dying
+    shows in the first; one that keeps more of what it read, in the second.
     In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
     sent) and `live_cost_usd` is what the real model's own calls cost (with a judge, its calls
     too). A capped window (`--window`) is recorded in `params` as "window".
@@ -76,6 +80,8 @@ class EvalResult:
     status: str
     simulated: bool
     wall_s: float
+    lost_to_overflow: int = 0
+    reached_accuracy: float = 0.0
     train_seeds: tuple[int, ...] = ()
     probe_results: tuple[ProbeResult, ...] = field(default=(), repr=False)
 
@@ -129,6 +135,7 @@ def from_replay(
     cost = math.fsum(float(u["cost_usd"]) for u in replay.usage.values())
     live = math.fsum(c.cost_usd for c in replay.ledger if c.role == "delegate")
     main = replay.usage.get("main", {})
+    reached = [p for p in probes if p.status != "not_reached"]
     if replay.error:
         status = "budget_exceeded"
     elif replay.overflow_turn is not None:
@@ -158,6 +165,9 @@ def from_replay(
         subagent_calls=replay.subagent_calls, memory_writes=replay.memory_writes,
         overflowed=replay.overflow_turn is not None, overflow_step=replay.overflow_step,
         overflow_turn=replay.overflow_turn, subagent_overflows=replay.subagent_overflows,
+        lost_to_overflow=len(probes) - len(reached) if status == "overflow" else 0,
+        reached_accuracy=round(sum(p.correct for p in reached) / len(reached), 6)
+        if reached else 0.0,
         cost_usd=round(cost, 6),
         live_cost_usd=round(live, 6),
         status=status,
@@ -193,6 +203,8 @@ class Aggregate:
     overflow_rate: float
     wrong: float
     simulated: bool
+    lost_to_overflow: float = 0.0  # probes a run lost to overflow, mean over seeds
+    reached_accuracy: Interval | None = None  # accuracy over the probes reached
 
     @property
     def label(self) -> str:
@@ -239,6 +251,8 @@ def aggregate(results: Iterable[EvalResult]) -> list[Aggregate]:
                 overflow_rate=statistics.fmean(float(r.overflowed) for r in runs),
                 wrong=mean("wrong"),
                 simulated=first.simulated,
+                lost_to_overflow=mean("lost_to_overflow"),
+                reached_accuracy=bootstrap([r.reached_accuracy for r in runs]),
             )
         )  # fmt: skip
     return out
@@ -395,6 +409,12 @@ def summaries(
                 "input_tokens_ci95": _rounded(s.input_tokens, 1),
                 "cost_usd_mean": round(s.cost_usd.mean, 6),
                 "cost_usd_ci95": _rounded(s.cost_usd, 6),
+                "overflow_rate": round(s.overflow_rate, 6),
+                "lost_to_overflow_mean": round(s.lost_to_overflow, 6),
+                "reached_accuracy_mean": None if s.reached_accuracy is None
+                else round(s.reached_accuracy.mean, 6),
+                "reached_accuracy_ci95": None if s.reached_accuracy is None
+                else _rounded(s.reached_accuracy, 6),
                 f"accuracy_vs_{base}_mean": None if diff is None else round(diff.mean, 6),
                 f"accuracy_vs_{base}_ci95": None if diff is None else _rounded(diff, 6),
                 f"tied_with_{base}": None if diff is None else diff.contains(0.0),

@@ -69,8 +69,10 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     lines = [
         "| | setting | seeds | accuracy (95% CI) | vs full (95% CI) | wrong | recall | artifact "
         "| continuation | decision | input tokens (95% CI) | cached | peak context | calls "
-        "| retrievals | summarizer tok | subagent tok | cost $ (95% CI) | overflow |",
-        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| retrievals | summarizer tok | subagent tok | cost $ (95% CI) | overflow "
+        "| lost to overflow | reached accuracy |",
+        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:"
+        "|---:|---:|",
     ]
     for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
         marks = ("**rec.**" if s.label in chosen else "", "tied" if s.label in tied else "",
@@ -84,7 +86,8 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
             f"{_ci(s.input_tokens, ',.0f')} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
             f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {_ci(s.cost_usd, '.4f')} | "
-            f"{s.overflow_rate:.0%} |"
+            f"{s.overflow_rate:.0%} | {s.lost_to_overflow:.1f} | "
+            f"{'-' if s.reached_accuracy is None else format(s.reached_accuracy.mean, '.1%')} |"
         )
     if picked is not None:
         lines += [
@@ -144,8 +147,10 @@ def render_markdown(
         "model call (the agent's, the summarizer's, the subagents'); cached = input tokens "
         "read from the prefix shared with the previous request; peak context = the largest "
         "request; retrievals = file-tool calls made to answer probes; overflow = runs that "
-        "died on a request over the window. `front`: on the Pareto front of accuracy against "
-        "cost.",
+        "died on a request over the window; lost to overflow = probes a run never reached "
+        "because it died (counted wrong in accuracy); reached accuracy = accuracy over the "
+        "probes reached, what the strategy's retention explains. `front`: on the Pareto "
+        "front of accuracy against cost.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     offloads INTEGER, skill_reads INTEGER, subagent_calls INTEGER, memory_writes INTEGER,
     overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
     subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE,
-    tuned BOOLEAN, train_seeds JSON
+    tuned BOOLEAN, train_seeds JSON, lost_to_overflow INTEGER, reached_accuracy DOUBLE
 );
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
@@ -50,6 +50,8 @@ ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS memory_writes INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS tool_recalls INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS tuned BOOLEAN;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS train_seeds JSON;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS lost_to_overflow INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS reached_accuracy DOUBLE;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_model VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_verdict VARCHAR;
@@ -148,5 +150,8 @@ def results_from_frame(frame: pl.DataFrame) -> list[EvalResult]:
         for col in ("params", "accuracy_by_kind"):
             data[col] = json.loads(data[col]) if data[col] else {}
         data["train_seeds"] = tuple(json.loads(data.get("train_seeds") or "[]"))
+        for col in ("lost_to_overflow", "reached_accuracy"):  # NULL in runs stored before
+            if data.get(col) is None:
+                data.pop(col, None)
         out.append(EvalResult(**data))
     return out

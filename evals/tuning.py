@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evals.arms import arm_params
+from evals.arms import arm_params, params_by_arm
 from evals.metrics import BOUNDS, EvalResult, Recommendation, recommend
 from evals.runner import Cell
 from evals.scenarios import get_scenario
@@ -185,13 +185,13 @@ class TuningPlan:
         for arm, grid in self.grids.items():
             options = self.settings(arm)
             if len(options) == 1:
-                choices.append(Choice(arm, options[0], self._params(options[0]), 1, None))
+                choices.append(Choice(arm, options[0], self._params(arm, options[0]), 1, None))
                 continue
             why = recommend([r for r in training if r.strategy == arm])
             if why is None:
                 raise ValueError(f"no training runs of {arm!r} to choose its setting from")
             setting = {key: why.picks[0].params[key] for key in grid}
-            choices.append(Choice(arm, setting, self._params(setting), len(options), why))
+            choices.append(Choice(arm, setting, self._params(arm, setting), len(options), why))
         return choices
 
     def heldout_cells(self, choices: Sequence[Choice]) -> list[Cell]:
@@ -208,11 +208,12 @@ class TuningPlan:
         return [replace(r, train_seeds=self.train_seeds) if r.strategy in tuned else r
                 for r in results]  # fmt: skip
 
-    def _params(self, setting: Mapping[str, Any]) -> dict[str, Any]:
-        return {**self.base.params, **setting}
+    def _params(self, arm: str, setting: Mapping[str, Any]) -> dict[str, Any]:
+        # A fixed (`--set`) key goes only to the arms whose stack takes it.
+        return {**params_by_arm(self.base.params, [arm], strict=False)[arm], **setting}
 
     def _cell(self, arm: str, setting: Mapping[str, Any], seed: int) -> Cell:
-        return replace(self.base, strategy=arm, params=self._params(setting), seed=seed)
+        return replace(self.base, strategy=arm, params=self._params(arm, setting), seed=seed)
 
 
 def plan(
@@ -226,6 +227,7 @@ def plan(
     """The tuning of `arms` on `base`'s scenario. Raises ValueError on overlapping seeds, a
     `--grid` key no arm here takes (or without values), or a key both fixed and swept."""
     check_seeds(train_seeds, heldout_seeds)
+    params_by_arm(base.params, arms)  # a fixed key no arm here takes is refused
     overrides = overrides or {}
     takes = sorted({k for arm in arms if arm not in BOUNDS for k in arm_params(arm)})
     for key, values in overrides.items():

@@ -95,13 +95,32 @@ def _scenario(seed: int, scale: str) -> Scenario:
     return build(seed, scale)
 
 
+_COMPETITIVE_PARAMS = ("scale", "seed", "week")
+
+
 def _competitive_options(options: AgentOptions) -> tuple[Scenario, int]:
     params = options.params
-    scenario = _scenario(int(params.get("seed", 0)), str(params.get("scale", "small")))
+    unknown = [k for k in params if "." not in k and k not in _COMPETITIVE_PARAMS]
+    if unknown:
+        raise ValueError(
+            f"unknown parameter {unknown[0]!r} for {COMPETITIVE}; agent parameters: "
+            f"{', '.join(_COMPETITIVE_PARAMS)} (strategy parameters have a dot: mask.keep)"
+        )
+    seed, scale = params.get("seed", 0), params.get("scale", "small")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    if scale not in ("small", "full"):
+        raise ValueError(f"scale must be small or full, got {scale!r}")
+    scenario = _scenario(seed, scale)
+    weeks = len(scenario.sessions)
     week = params.get("week", "auto")
     if week == "auto":
         week = 2 if _remembered_format(options.store) else 1
-    return scenario, min(max(int(week), 1), len(scenario.sessions))
+    # A week past the scenario's would silently run its last one, recorded as the week asked.
+    if isinstance(week, bool) or not isinstance(week, int) or not 1 <= week <= weeks:
+        raise ValueError(f"week must be auto or 1 to {weeks} ({COMPETITIVE} has {weeks} "
+                         f"weeks), got {week!r}")  # fmt: skip
+    return scenario, week
 
 
 def competitive_week(store: Store, params: dict[str, Any]) -> int:

@@ -21,11 +21,11 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from flows.server import ServerInfo
+from flows.settings import apply_defaults
 
 if TYPE_CHECKING:
+    from flows.server import ServerInfo
     from harness.store import Store
-from flows.settings import apply_defaults
 
 
 class UsageError(Exception):
@@ -42,6 +42,31 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(self.prog, message)
+
+    def parse_known_args(  # type: ignore[override]  # same call, typed loosely by argparse
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None and not self._subparsers:
+            self._refuse_unknown_options(args)
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_unknown_options(self, args: Sequence[str]) -> None:
+        """Name a misspelt option before argparse complains about the option it was meant to
+        be (`--scenaro X` would otherwise say "--scenario is required")."""
+        import difflib
+
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        for arg in args:
+            if arg == "--":
+                return
+            name = arg.split("=", 1)[0]
+            if not name.startswith("--") or " " in name or name in known:  # " ": a value
+                continue
+            if self.allow_abbrev and any(o.startswith(name) for o in known):
+                continue  # an abbreviation argparse resolves (or calls ambiguous)
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            self.error(f"unknown option {name}{hint}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
 
     demo = sub.add_parser("demo", help="run the agent as a Prefect flow, then compare strategies")
-    demo.add_argument("--db", help="DuckDB file (default: reports/demo.duckdb, made fresh)")
+    demo.add_argument(
+        "--db", help="DuckDB file (default $CTXLAB_DB, else reports/demo.duckdb made fresh)"
+    )
     demo.add_argument("--out", default="reports", help="where demo.md and demo.png go")
     _server_options(demo)
     demo.set_defaults(handler=_demo)
@@ -157,14 +184,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve the weekly-competitive-analysis deployment")
     serve.add_argument("--cron", default="0 9 * * 1", help="schedule (default Mondays 09:00)")
-    serve.add_argument("--timezone", default="UTC", help="IANA timezone of the schedule")
+    serve.add_argument(
+        "--timezone",
+        default="UTC",
+        type=_timezone,
+        help="IANA timezone of the schedule, e.g. Europe/Paris (default UTC)",
+    )
     serve.add_argument(
         "--model", default="simulated", help="simulated | openai:... | anthropic:..."
     )
     serve.add_argument("--strategy", help="context strategy (default: the agent's)")
     serve.add_argument("--set", action="append", default=[], metavar="K=V",
                        help="strategy or agent parameter (repeat), e.g. mask.keep=6")  # fmt: skip
-    serve.add_argument("--db", help="DuckDB file the weekly runs write to")
+    serve.add_argument("--db", help="DuckDB file the weekly runs write to (default $CTXLAB_DB "
+                       "or ./ctxlab.duckdb, made absolute)")  # fmt: skip
     serve.add_argument("--run-now", action="store_true", help="also trigger one run at once")
     _server_options(serve, ephemeral=False)
     serve.set_defaults(handler=_serve)
@@ -179,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K=V1,V2",
         help="parameter values to sweep, e.g. summarize.trigger=0.6,0.85",
     )
-    sweep.add_argument("--seeds", type=int, default=5, help="seeds per setting (default 5)")
-    sweep.add_argument("--scale", default="small", choices=("small", "full"), help="data size")
+    sweep.add_argument("--seeds", type=_count, default=5, help="seeds per setting (default 5)")
+    sweep.add_argument("--scale", default="small", choices=("small", "full"),
+                       help="data size (default small)")  # fmt: skip
     sweep.add_argument(
         "--model", default="simulated", help="simulated | openai:... | anthropic:..."
     )
@@ -192,10 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument("--runner", default="thread", choices=("thread", "process", "dask"),
                        help="where cells run: threads, local processes, or Dask")  # fmt: skip
-    sweep.add_argument("--workers", type=int, help="threads, processes or Dask workers")
+    sweep.add_argument("--workers", type=_count, help="threads, processes or Dask workers")
     sweep.add_argument("--address", help="Dask scheduler address (with --runner dask)")
     sweep.add_argument("--max-usd", type=float, help="spending cap per cell (real models)")
-    sweep.add_argument("--db", help="DuckDB file for eval_runs (default ./ctxlab.duckdb)")
+    sweep.add_argument(
+        "--db", help="DuckDB file for eval_runs (default $CTXLAB_DB or ./ctxlab.duckdb)"
+    )
     sweep.add_argument(
         "--json", action="store_true", help="one JSON object per run, as `ctxlab eval --json`"
     )
@@ -205,16 +241,15 @@ def build_parser() -> argparse.ArgumentParser:
     sql = sub.add_parser(
         "sql", help="query the store read-only and print a table (safe while runs write)"
     )
-    sql.add_argument(
-        "query", help='SQL, e.g. "SELECT middleware, action, count(*) FROM events GROUP BY ALL"'
-    )
+    sql.add_argument("query", help=f'SQL, e.g. "{_SQL_EXAMPLE}"')
     sql.add_argument("--db", help="DuckDB file (default $CTXLAB_DB or ./ctxlab.duckdb)")
     sql.add_argument(
         "--wait",
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="how long to retry while a run holds the file for a step (default 30)",
+        help="how long to retry while a run holds the file for a step (default 30); a query "
+        "that a run waits on for a second is stopped: readers give way to runs",
     )
     sql.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     sql.set_defaults(handler=_sql)
@@ -233,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _MODEL_HELP = "simulated | openai:... | anthropic:..."
+_SQL_EXAMPLE = "SELECT middleware, action, count(*) FROM events GROUP BY ALL"
 _DEBUG_HELP = "show the traceback of a failure instead of writing it to a log file"
 
 
@@ -243,6 +279,26 @@ def _version() -> str:
         return version("ctxlab")
     except PackageNotFoundError:
         return "unknown"
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number, 1 or more."""
+    from evals.cli import count_arg
+
+    return count_arg(text)
+
+
+def _timezone(name: str) -> str:
+    """An argparse type: an IANA timezone name the schedule can use."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"unknown timezone {name!r}; give an IANA name such as UTC or Europe/Paris"
+        ) from None
+    return name
 
 
 def _server_options(parser: argparse.ArgumentParser, *, ephemeral: bool = True) -> None:
@@ -279,6 +335,9 @@ def _run_flow(call: Coroutine[Any, Any, dict[str, Any]], info: ServerInfo | None
     from flows.server import using_server
 
     if info is None:
+        from flows.watchdog import guard_children
+
+        guard_children()  # a SIGKILL of this process must not leave Prefect's temporary server
         return asyncio.run(call)
     with using_server(info):
         return asyncio.run(call)
@@ -356,8 +415,11 @@ def _run(args: argparse.Namespace) -> int:
     if resume == "last":
         resume = latest_unfinished(db)
         if resume is None:
-            print(f"{args.parser.prog}: nothing to resume: every recorded run finished",
-                  file=sys.stderr)  # fmt: skip
+            from flows.resume import recorded_sessions
+
+            why = ("every recorded run finished" if recorded_sessions(Store(db, hold=False))
+                   else f"no session of `ctxlab run` was recorded in {db}")  # fmt: skip
+            print(f"{args.parser.prog}: nothing to resume: {why}", file=sys.stderr)
             return 1
     if resume:
         with usage_errors(args):
@@ -479,13 +541,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     from evals.cli import check_cells, usage_errors, use_model_options, writable_store
-    from harness.store import default_path
-
-    if args.seeds < 1:
-        args.parser.error(f"--seeds must be 1 or more, got {args.seeds}")
-    if args.workers is not None and args.workers < 1:
-        args.parser.error(f"--workers must be 1 or more, got {args.workers}")
     from flows.sweep import eval_sweep, expand, parse_grid, task_runner
+    from harness.store import default_path
 
     strategies = args.strategy or ["full"]
     use_model_options(args)
@@ -572,24 +629,22 @@ def _console() -> Any:
 
 
 def _sql(args: argparse.Namespace) -> int:
-    import duckdb
     from rich.markup import escape
     from rich.table import Table
 
-    from harness.store import default_path, read_only
+    from harness.errors import QueryError
+    from harness.store import FILE_MEMORY_LIMIT, default_path
+    from harness.store.access import sandboxed_query
 
     db = args.db or default_path()
     if not Path(db).is_file():
         args.parser.error(f"no store at {db}: give --db FILE or set $CTXLAB_DB")
-    con = read_only(db, timeout=args.wait)
     try:
-        cursor = con.execute(args.query)
-        columns = [d[0] for d in cursor.description or ()]
-        rows = cursor.fetchall() if columns else []
-    except duckdb.Error as exc:  # a mistake in the query (or a write on a read-only store)
-        args.parser.error("; ".join(line for line in str(exc).splitlines() if line.strip()))
-    finally:
-        con.close()
+        columns, rows = sandboxed_query(
+            db, args.query, wait=args.wait, memory_limit=FILE_MEMORY_LIMIT
+        )
+    except QueryError as exc:  # a refused statement or a mistake in the query: usage errors
+        args.parser.error(str(exc))
     if args.json:
         print(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str))
         return 0
@@ -611,6 +666,10 @@ def _demo(args: argparse.Namespace) -> int:
     db = args.db or os.environ.get("CTXLAB_DB") or None
     if db is not None:  # the demo's own store is made fresh; a given one must take writes
         writable_store(db)
+    if args.ephemeral:
+        from flows.watchdog import guard_children
+
+        guard_children()  # a SIGKILL of the demo must not leave Prefect's temporary server
     return run_demo(db=db, out=args.out, port=args.port, ephemeral=args.ephemeral)
 
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from flows.agents import AgentOptions, AgentSpec
-from flows.journal import Journal, JournaledRunner, ensure_tables
+from flows.journal import TABLES, Journal, JournaledRunner, ensure_tables
+from harness.files.paths import safe_segment
 from harness.messages import Usage, new_id
 from harness.middleware.base import Middleware
 from harness.steps import StepRunner
@@ -78,12 +79,27 @@ def find_resume_point(store: Store, run_id: str) -> ResumePoint:
     )
 
 
-def release_run(store: Store, point: ResumePoint) -> None:
+def release_run(store: Store, point: ResumePoint) -> list[str]:
     """Make way for the resumed run under the same id: its `runs` row is written again when
-    it starts (with the original start time restored), and the subagent runs it left running,
-    at any depth, are marked interrupted (their parent's tool call runs again and starts a new
-    one)."""
+    it starts (with the original start time restored), and the subagent runs whose `task`
+    call will run again (neither its result committed nor journaled: the subagent was cut off,
+    or finished just before the kill) are discarded with the runs below them. The call starts
+    each anew with every model reply it had, from the journal; kept, their messages and model
+    calls would count twice. Returns the discarded run ids."""
     store.release_run(point.run_id)
+    finished_calls = store.answered_tool_calls(point.run_id) | {
+        str(r["key"]).removeprefix("tool:task:")
+        for r in store.query(
+            "SELECT key FROM step_journal WHERE scope = ? AND name = 'tool:task'", [point.run_id]
+        )
+    }
+    kept = tuple(safe_segment(f"{point.run_id}.task.{c}") for c in finished_calls)
+    redo = [
+        r["run_id"]
+        for r in store.child_runs([point.run_id])
+        if not any(r["thread_id"] == k or r["thread_id"].startswith(k + ".") for k in kept)
+    ]
+    return store.discard_runs(redo)
 
 
 class ResumeRun(Middleware):
@@ -92,9 +108,10 @@ class ResumeRun(Middleware):
 
     name = "resume"
 
-    def __init__(self, point: ResumePoint, attempt: int) -> None:
+    def __init__(self, point: ResumePoint, attempt: int, discarded: Sequence[str] = ()) -> None:
         self.point = point
         self.attempt = attempt
+        self.discarded = tuple(discarded)
 
     async def before_agent(self, state: RunState) -> None:
         await state.run_step("resume", self._restore, state)
@@ -108,7 +125,8 @@ class ResumeRun(Middleware):
         state.event(
             self.name, "before_agent", "resumed",
             detail={"attempt": self.attempt, "from_step": self.point.steps,
-                    "model_calls_before": self.point.usage.requests},
+                    "model_calls_before": self.point.usage.requests,
+                    "subagent_runs_restarted": list(self.discarded)},
         )  # fmt: skip
 
 
@@ -178,7 +196,7 @@ async def run_session(
 ) -> list[Turn]:
     """Run the session's inputs from `first_turn` on, each continuing its run if an earlier
     attempt started it. `runner()` makes the step runner of a turn; the journal wraps it."""
-    ensure_tables(store)
+    record_session(store, session, first_turn)
     # A run killed between its last commit and dropping its journal left it behind; it is
     # never replayed (finished runs are skipped), only clutter.
     store.execute(
@@ -219,7 +237,7 @@ async def _run_turn(
     attempt, previous = record_attempt(store, session, turn, run_id, flow_run_id)
     log.info(
         "%s run %s (input %d of %d)%s; if it stops, continue with: ctxlab run --resume %s",
-        "resuming" if point is not None else "starting", run_id, turn + 1,
+        "resuming" if attempt > 1 else "starting", run_id, turn + 1,
         len(session.inputs), f", attempt {attempt}" if attempt > 1 else "", run_id,
     )  # fmt: skip
     if on_start is not None:
@@ -231,10 +249,9 @@ async def _run_turn(
                            model=session.model, strategy=session.strategy,
                            params=session.params)  # fmt: skip
     agent = spec.build(options)
-    if point is not None:
-        release_run(store, point)
+    discarded = release_run(store, point) if point is not None else []
     if point is not None and resuming:
-        agent.middleware = (ResumeRun(point, attempt), *agent.middleware)
+        agent.middleware = (ResumeRun(point, attempt, discarded), *agent.middleware)
         journal.restore_model(agent.model)
     await agent.run(
         None if resuming else session.inputs[turn], thread_id=session.thread_id, run_id=run_id
@@ -249,6 +266,25 @@ def run_id_for(store: Store, session: Session, turn: int) -> str | None:
         [session.session_id, turn],
     )
     return str(found) if found is not None else None
+
+
+def record_session(store: Store, session: Session, first_turn: int) -> None:
+    """Store the session (its first turn's `flow_runs` row, no attempt yet) in the transaction
+    that creates the flow tables, before anything else it does: killed at any later point,
+    it leaves a run that `ctxlab run --resume last` finds."""
+    with store.transaction() as con:
+        con.execute(TABLES)
+        found = con.execute(
+            "SELECT 1 FROM flow_runs WHERE session_id = ? AND turn = ?",
+            [session.session_id, first_turn],
+        ).fetchone()
+        if found is None:
+            _insert_flow_run(con, session, first_turn, new_id("run"), None, attempts=0)
+
+
+def recorded_sessions(store: Store) -> int:
+    ensure_tables(store)
+    return int(store.scalar("SELECT count(DISTINCT session_id) FROM flow_runs"))
 
 
 def record_attempt(
@@ -266,13 +302,19 @@ def record_attempt(
         ).fetchone()
         if row is not None:
             return int(row[0]), previous[0] if previous else None
-        con.execute(
-            "INSERT INTO flow_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            [run_id, session.session_id, turn, storable_json(json.dumps(list(session.inputs)))[0],
-             session.thread_id, session.agent, session.model, session.strategy,
-             json.dumps(session.params), flow_run_id, now(), now()],
-        )  # fmt: skip
+        _insert_flow_run(con, session, turn, run_id, flow_run_id, attempts=1)
     return 1, None
+
+
+def _insert_flow_run(
+    con: Any, session: Session, turn: int, run_id: str, flow_run_id: str | None, *, attempts: int
+) -> None:
+    con.execute(
+        "INSERT INTO flow_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, session.session_id, turn, storable_json(json.dumps(list(session.inputs)))[0],
+         session.thread_id, session.agent, session.model, session.strategy,
+         json.dumps(session.params), flow_run_id, attempts, now(), now()],
+    )  # fmt: skip
 
 
 def unfinished_run(store: Store) -> str | None:

@@ -15,6 +15,7 @@ from harness.middleware.base import Middleware
 from harness.middleware.memory import DEFAULT_PATHS as DEFAULT_MEMORY
 from harness.middleware.subagents import SubAgent
 from harness.models.base import Model, ModelSettings
+from harness.profiles import ModelProfile
 from harness.run import RunPlace, RunResult, merge_tools, run_agent
 from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
@@ -109,11 +110,14 @@ def create_agent(
     memory: Sequence[str] = DEFAULT_MEMORY,
     file_tools: bool = True,
     tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
+    profile: ModelProfile | None = None,
 ) -> Agent:
     """Build an agent.
 
     model: `"openai:<name>"`, `"openai-chat:<name>"`, `"anthropic:<name>"`, `"simulated"`,
         or any object implementing the `Model` protocol.
+    profile: the window, output cap and prices of a model named by string that ctxlab has no
+        built-in profile for (`ModelProfile(name=..., context_window=..., ...)`).
     store: where everything is recorded; default `Store()` (`$CTXLAB_DB` or ./ctxlab.duckdb).
     step_runner: runs each model call, tool call and acting hook; default inline.
     strategy: the compaction arm: "full" (offload + summarize), "summarize", "offload",
@@ -132,7 +136,9 @@ def create_agent(
     if isinstance(model, str):
         from harness.models import resolve_model  # SDK adapters load only when named
 
-        model = resolve_model(model)
+        model = resolve_model(model, **({"profile": profile} if profile is not None else {}))
+    elif profile is not None:
+        raise ValueError("profile= is for a model given by name; a Model object has its own")
     stack = build_stack(
         strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
         middleware=middleware,

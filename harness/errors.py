@@ -41,3 +41,7 @@ class ToolDefinitionError(HarnessError):
 
 class StoreError(HarnessError):
     """The DuckDB store could not be opened or migrated."""
+
+
+class QueryError(StoreError):
+    """A user's SQL was refused (it does more than read) or failed as written."""

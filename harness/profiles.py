@@ -117,5 +117,6 @@ def get_profile(name: str) -> ModelProfile:
         return matches[0].with_name(name)
     raise UnknownModelError(
         f"no profile for model {name!r}; known: {', '.join(known_models())}. "
-        "Pass profile=ModelProfile(name=..., context_window=..., ...) to use another model."
+        "To use another model, pass profile=ModelProfile(name=..., context_window=..., ...) "
+        "to create_agent (or to the model adapter)."
     )

@@ -189,6 +189,7 @@ def build_stack(
         if name == inner:
             stack.extend(middleware)
         if name == "memory" and not memory:
+            Memory(**grouped.get(name, {}))  # unused, but its parameters are still checked
             continue
         stack.append(MIDDLEWARE[name](**supplied.get(name, {}), **grouped.get(name, {})))
     return stack

@@ -132,6 +132,9 @@ class TokenCounter:
         doubled while needed, and the tokenizer stops at the limit. The size is then an
         estimate: the tokens of the first SAMPLE_CHARS or so, scaled by length (never below
         `limit + 1`)."""
+        if limit < 0:
+            # The prefix would start at zero or fewer characters and never grow.
+            raise ValueError(f"a token limit cannot be negative, got {limit}")
         if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
             return None  # a token is at least one UTF-8 byte
         size = PREFIX_CHARS_PER_TOKEN * (limit + 1)

@@ -57,6 +57,48 @@ MISTAKES = [
     (["scenarios", "describe", "nope"], ["'nope'", "long-horizon"]),
     (["check", "--suite", "nightly"], ["'nightly'", "ci"]),
     (["server", "bogus"], ["'bogus'", "'stop'"]),
+    # issue 22: values range-checked up front, not spun on or failed at run time
+    (
+        ["eval", "--scenario", CA, "--strategy", "full", "--set", "offload.tool_token_limit=-5"],
+        ["offload.tool_token_limit", ">= 0", "-5"],
+    ),
+    (
+        ["eval", "--scenario", CA, "--set", "summarize.trigger=high"],
+        ["summarize.trigger", "'high'", "fraction in (0, 1]"],
+    ),
+    (
+        ["eval", "--scenario", CA, "--set", "summarize.trigger=1.5"],
+        ["summarize.trigger", "(0, 1]", "1.5"],
+    ),
+    (
+        ["eval", "--scenario", CA, "--strategy", "mask", "--set", "summarize.trigger=0.7"],
+        ["'summarize.trigger'", "(mask)", "summarize, full"],
+    ),
+    (
+        ["eval", "--scenario", CA, "--set", "summarize.trigerr=0.7"],
+        ["'summarize.trigerr'", "summarize.trigger"],
+    ),
+    (["eval", "--scenario", CA, "--seeds", "-1"], ["--seeds", "1 or more", "-1"]),
+    (["eval", "--scenario", CA, "--seeds", "0"], ["--seeds", "1 or more", "0"]),
+    (["eval", "--scenario", CA, "--seed", "-2"], ["--seed", "0 or more", "-2"]),
+    (
+        ["eval", "--scenario", CA, "--seed", "3", "--seeds", "2"],
+        ["--seeds 2", "--seed 3", "not both"],
+    ),
+    (["eval", "--scenario", CA, "--tuned", "--seed", "9", "--seeds", "2"], ["not both"]),
+    (["eval", "--scenaro", CA], ["unknown option --scenaro", "did you mean --scenario?"]),
+    (["sweep", "--scenario", CA, "--grdi", "mask.keep=3"], ["--grdi", "--grid"]),
+    (["eval", "--scenario", "."], ["'.'", "is a directory"]),
+    (
+        ["eval", "--scenario", CA, "--model", "gpt-6.2-sol"],
+        ["no provider prefix", "openai:gpt-6.2-sol"],
+    ),
+    (["report", "--run", "--seeds", "0"], ["--seeds", "1 or more"]),
+    (["run", CA, "--set", "week=9"], ["week", "1 to 2", "9"]),
+    (["run", CA, "--set", "wek=2"], ["'wek'", "week"]),
+    (["run", CA, "--model", "gpt-6.2-sol"], ["openai:gpt-6.2-sol"]),
+    (["serve", "--timezone", "Mars/Olympus"], ["--timezone", "'Mars/Olympus'", "Europe/Paris"]),
+    (["sweep", "--scenario", CA, "--workers", "0"], ["--workers", "1 or more"]),
 ]
 
 
@@ -217,3 +259,110 @@ def test_window_alone_caps_a_known_model_and_keeps_its_prices(
         known.output,
         known.source,
     )
+
+
+class _Stop(Exception):
+    """Raised by a stand-in for the runs, once the cells are seen."""
+
+
+def test_a_parameter_goes_only_to_the_arms_that_take_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[Any] = []
+
+    def capture(cells: list[Any], **_kwargs: Any) -> Any:
+        seen.extend(cells)
+        raise _Stop
+
+    monkeypatch.setattr("evals.cli._run_with_progress", capture)
+    with pytest.raises(_Stop):
+        main(["eval", "--scenario", CA, "--set", "summarize.trigger=0.7", "--seeds", "1",
+              "--no-save", "--debug"])  # fmt: skip
+    params = {c.strategy: c.params for c in seen}
+    assert params["full"] == params["summarize"] == {"summarize.trigger": 0.7}
+    assert params["none"] == params["mask"] == params["none-unbounded"] == {}
+
+
+def test_the_first_ctrl_c_stops_a_busy_step_at_once() -> None:
+    """asyncio.run would only cancel its task on the first SIGINT, which a step that never
+    yields does not see."""
+    import asyncio
+    import signal
+
+    from evals.cli import _interrupt_at_once
+
+    count = 0
+
+    async def busy() -> None:
+        nonlocal count
+        signal.raise_signal(signal.SIGINT)
+        for count in range(1, 20_000_000):  # noqa: B007  # a step that never yields
+            pass
+
+    with pytest.raises(KeyboardInterrupt), _interrupt_at_once():
+        asyncio.run(busy())
+    assert count < 19_999_999
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_interrupted_eval_stores_the_finished_runs_and_names_the_rest(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import evals.runner
+    from evals.storage import load_runs
+
+    real = evals.runner.run_cell
+    calls = 0
+
+    def first_then_ctrl_c(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evals.runner, "run_cell", first_then_ctrl_c)
+    db = tmp_path / "store.duckdb"
+    argv = ["eval", "--scenario", "support-transcript", "--strategy", "full", "--strategy",
+            "mask", "--seeds", "2", "--db", str(db)]  # fmt: skip
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert "stored the 1 finished run (batch batch_" in err and f"in {db}: full seed 0" in err
+    assert "not stored (not run or cut short): full seed 1; mask seeds 0-1" in err
+    assert load_runs(db).select("strategy", "seed").rows() == [("full", 0)]
+
+
+def test_help_shows_defaults_suites_and_the_store_variable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def help_of(*argv: str) -> str:
+        with pytest.raises(SystemExit):
+            main([*argv, "--help"])
+        return " ".join(capsys.readouterr().out.split())
+
+    assert "data size (default small)" in help_of("eval")
+    report = help_of("report")
+    assert "(default full, unlike eval and sweep" in report and "(default 5)" in report
+    assert "{ci}" in help_of("check")
+    assert "$CTXLAB_DB" in help_of("sweep") and "$CTXLAB_DB" in help_of("serve")
+    scenarios = help_of("scenarios")
+    assert "export: the DIRECTORY" in scenarios and "import: the scenario FILE" in scenarios
+
+
+def test_the_suites_named_in_help_are_the_gate_s() -> None:
+    from evals.check import SUITES
+    from evals.cli import SUITE_NAMES
+
+    assert tuple(SUITES) == SUITE_NAMES
+
+
+@pytest.mark.parametrize("query", ["", ";", "-- only a comment"])
+def test_sql_without_a_statement_is_a_usage_error(
+    query: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.store import Store
+
+    db = tmp_path / "s.duckdb"
+    Store(str(db), hold=False)
+    assert main(["sql", "--db", str(db), query]) == 2
+    assert "no SQL statement in" in one_line(capsys)

@@ -171,3 +171,30 @@ def test_the_fixture_gates_a_users_own_setting(tmp_path, ctxlab_gate) -> None:
     baseline.write_text(json.dumps(doc))
     with pytest.raises(pytest.fail.Exception, match=r"REGRESSION .* input_tokens"):
         ctxlab_gate.check(cells, baseline)
+
+
+def test_overflow_deaths_are_reported_apart_from_retention_losses(tmp_path) -> None:
+    from evals import aggregate, run_cell
+    from evals.metrics import summaries
+    from evals.report import render_table
+    from evals.storage import load_runs, results_from_frame, save_results
+
+    # `mask` at its defaults dies of overflow on this seed (small scale, flagship).
+    run = run_cell("competitive-analysis", "mask", {}, 1, "small")
+    assert run.overflowed and run.lost_to_overflow > 0
+    reached = run.probes - run.lost_to_overflow
+    assert run.reached_accuracy == round(run.correct / reached, 6) > run.accuracy
+    data = run.to_dict()
+    assert data["lost_to_overflow"] == run.lost_to_overflow
+    (row,) = summaries([run])
+    assert row["lost_to_overflow_mean"] == run.lost_to_overflow
+    assert row["reached_accuracy_mean"] == run.reached_accuracy
+    table = render_table(aggregate([run]), [run])
+    assert "lost to overflow" in table[0] and "reached accuracy" in table[0]
+    assert f"{run.lost_to_overflow:.1f} | {run.reached_accuracy:.1%} |" in table[2]
+    save_results(tmp_path / "runs.duckdb", [run])
+    (back,) = results_from_frame(load_runs(tmp_path / "runs.duckdb"))
+    assert (back.lost_to_overflow, back.reached_accuracy) == (
+        run.lost_to_overflow,
+        run.reached_accuracy,
+    )

@@ -16,8 +16,10 @@ from evals.scenarios import (
 )
 from evals.scenarios.base import PROBE_KINDS, load_spec
 from evals.scenarios.competitive_analysis import build as build_flagship
+from evals.scenarios.competitive_analysis import cues
 from evals.scenarios.market import World
 from evals.scenarios.support_transcript import transcript_tokens
+from evals.scoring import outcome
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +145,38 @@ def test_export_writes_the_plan_probes_and_data(tmp_path) -> None:
     probes = json.loads((tmp_path / "probes.json").read_text())
     assert len(probes) == len(scenario.probes) and probes[0]["answer"]
     assert json.loads((tmp_path / "scenario.json").read_text())["name"] == "support-transcript"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_each_company_words_its_set_aside_figure_its_own_way(seed: int) -> None:
+    world = World(seed, dict(load_spec("competitive-analysis").scales["full"].model_extra or {}))
+    phrases = [c.qualifier for c in world.companies]
+    assert len(set(phrases)) == len(phrases) == len(world.companies) >= 8
+    # No phrase holds another, so naming one never names a second by accident.
+    assert not [(a, b) for a in phrases for b in phrases if a != b and a in b]
+    for c in world.companies:
+        assert c.decoy_qualifier != c.qualifier
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_decision_answer_taken_from_another_company_is_scored_wrong(seed: int) -> None:
+    scenario = get_scenario("competitive-analysis", seed, "full")
+    world = World(seed, dict(load_spec("competitive-analysis").scales["full"].model_extra or {}))
+    probes = {p.id: p for p in scenario.probes}
+    for c in world.companies:
+        probe = probes[f"decision-{c.slug}"]
+        assert outcome(probe, f"It was given {c.qualifier}.") == "right"
+        for other in world.companies:
+            if other is not c:
+                assert outcome(probe, f"It was given {other.qualifier}.") == "wrong"
+        assert outcome(probe, f"It was given {c.decoy_qualifier}.") == "wrong"
+
+
+def test_decision_lookalikes_name_the_company_s_own_lookalike_firms() -> None:
+    world = World(0, dict(load_spec("competitive-analysis").scales["small"].model_extra or {}))
+    news = "\n".join(a.text() for a in world.articles.values())
+    for c in world.companies:
+        (pattern,) = cues(c)["decision"].lookalikes
+        found = [m.group(1) for m in re.finditer(pattern, news)]
+        # Its look-alike's sentence, never its own nor another target company's.
+        assert found == [c.decoy_qualifier]

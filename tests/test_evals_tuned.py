@@ -104,7 +104,7 @@ def test_a_key_fixed_with_set_is_not_tuned() -> None:
         (["--grid", "summarize.trigger="], ["gives no values"]),
         (["--grid", "summarize.trigger=0.5,0.6", "--set", "summarize.trigger=0.7"],
          ["both fixed (--set) and tuned (--grid)"]),
-        (["--train-seeds", "0"], ["--train-seeds must be 1 or more"]),
+        (["--train-seeds", "0"], ["--train-seeds", "must be 1 or more, got 0"]),
     ],
 )  # fmt: skip
 def test_a_bad_grid_is_one_line_and_exit_2_before_any_work(
@@ -183,3 +183,12 @@ def test_the_table_says_which_setting_each_arm_was_given(
     assert f"summarize: chose summarize.keep=0.1, summarize.trigger={BETTER} of 2 settings" in out
     assert "Recommended: summarize [summarize.keep=0.1,summarize.trigger=0.99]" in out
     assert "none: nothing to tune; run as given" in out
+
+
+def test_a_fixed_key_goes_only_to_the_arms_that_take_it() -> None:
+    base = Cell(TRANSCRIPT, "full", {"summarize.trigger": 0.7})
+    cells = plan(base, ["none", "summarize"], train_seeds=[0], heldout_seeds=[1]).every_setting()
+    assert all(c.params == {} for c in cells if c.strategy == "none")
+    assert all(c.params["summarize.trigger"] == 0.7 for c in cells if c.strategy == "summarize")
+    with pytest.raises(Exception, match="taken by none of the arms run here"):
+        plan(base, ["none", "mask"], train_seeds=[0], heldout_seeds=[1])

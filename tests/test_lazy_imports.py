@@ -38,3 +38,28 @@ def test_lazy_names_resolve_and_unknown_names_fail_clearly() -> None:
     assert set(harness.__all__) <= set(dir(harness))
     with pytest.raises(AttributeError, match="nope"):
         harness.nope  # noqa: B018
+
+
+def test_ctxlab_help_imports_neither_the_eval_package_nor_prefect() -> None:
+    probe = (
+        "import contextlib, io\nfrom flows.cli import main\n"
+        "for argv in (['--help'], ['eval', '--help'], ['sweep', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "        main(argv)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", f"{probe}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    loaded = set(out.stdout.split())
+    assert {name.split(".")[0] for name in loaded}.isdisjoint({*HEAVY, "prefect", "rich"})
+    assert loaded.isdisjoint({"evals.metrics", "evals.scenarios", "evals.runner", "flows.server"})
+
+
+def test_import_evals_still_registers_the_simulated_model() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", "import evals\nfrom harness.models import resolve_model\n"
+         "print(type(resolve_model('simulated')).__name__)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == "SimulatedModel"

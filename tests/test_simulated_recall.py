@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evals import load_runs
+from evals import aggregate, load_runs, run_cell
 from evals.sanity import check_scenario
 from evals.scenarios import competitive_analysis as flagship
 from evals.simulated import (
@@ -206,3 +206,55 @@ def test_a_checkpoint_after_a_re_run_resumes_the_same_retrieval() -> None:
     nothing = [*after, here.to_message(), tool_result(here.tool_calls[0], "No matches")]
     # Both remember what was re-run: Acme's lookup is not run again, Zeta's is off-topic.
     assert ask(m, nothing).text == ask(fresh, nothing).text == DONT_KNOW
+
+
+def test_a_re_run_result_is_read_with_misses_not_as_the_newest_turn() -> None:
+    # A long request where the re-run result sits among the newest turns: on main it was
+    # read without misses on every seed; now some seeds miss it as they would in place.
+    padding = "\n".join(f"Filler line {k} about nothing in particular." for k in range(2_500))
+    outcomes = []
+    for seed in range(40):
+        m = model(seed=seed)
+        window = [user(padding), *earlier(ACME, ZETA)]
+        again = ask(m, window)
+        assert [c.name for c in again.tool_calls] == ["lookup_record"]
+        fresh = tool_result(again.tool_calls[0], "Acme Corp revenue = 42.5 (FY2025)")
+        outcomes.append(ask(m, [*window, again.to_message(), fresh]).text)
+    assert "42.5" in outcomes and any(o != "42.5" for o in outcomes)
+    ideal = model(reader=IDEAL)
+    window = [user(padding), *earlier(ACME, ZETA)]
+    again = ask(ideal, window)
+    fresh = tool_result(again.tool_calls[0], "Acme Corp revenue = 42.5 (FY2025)")
+    assert ask(ideal, [*window, again.to_message(), fresh]).text == "42.5"  # ideal stays ideal
+
+
+def test_re_runs_are_capped_by_retrieval_turns_like_greps() -> None:
+    news = ToolCall("x3", "lookup_record", {"name": "Acme Corp", "part": "news"})
+    m = model(reader=replace(IDEAL, max_rounds=1))
+    window = earlier(ACME, news)
+    first = ask(m, window)
+    assert len(first.tool_calls) == 1
+    nothing = tool_result(first.tool_calls[0], "No record for that name.")
+    # Calls remain in the budget, but the one retrieval turn is spent: no second re-run.
+    assert ask(m, [*window, first.to_message(), nothing]).text == DONT_KNOW
+
+
+@pytest.mark.slow
+def test_throwing_context_away_never_scores_above_keeping_it_beyond_the_noise() -> None:
+    def arm(strategy: str, **params) -> list:
+        return [
+            run_cell("competitive-analysis", strategy, params, seed, "small") for seed in range(3)
+        ]
+
+    full = aggregate(arm("full"))[0]
+    for default, removed in (
+        (arm("context-edit"), arm("context-edit", **{"context-edit.keep": 0})),
+        (arm("mask"), arm("mask", **{"mask.keep": 5})),
+    ):
+        kept, cut = aggregate(default)[0], aggregate(removed)[0]
+        assert cut.accuracy.mean <= full.accuracy.high
+        # What the defaults lose by dying of overflow is reported apart; on the probes they
+        # reach, keeping more is never beaten beyond the seeds' spread.
+        assert cut.reached_accuracy is not None and kept.reached_accuracy is not None
+        assert cut.reached_accuracy.mean <= kept.reached_accuracy.high
+        assert sum(r.lost_to_overflow for r in default) > 0

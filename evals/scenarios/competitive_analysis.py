@@ -121,8 +121,11 @@ def cues(c: Company) -> dict[str, Cue]:
             ),
             lookalikes=(_others(c) + r" confirmed that its (\w+) plant will close",),
         ),
+        # The look-alike is the company's own look-alike firms' sentence, never any firm's:
+        # a misreading returns a phrase of another firm, which the probe scores wrong.
         "decision": Cue(patterns=qualifier, lookalikes=(
-            r"posted revenue of [0-9.]+ million dollars in the third quarter, ([^.\n]+)\.",)),
+            _others(c) + r" posted revenue of [0-9.]+ million dollars in the third quarter, "
+            r"([^.\n]+)\.",)),
         "supplier": Cue(
             patterns=(n + r" signed a multi-year supply agreement with ([A-Z]\w+(?: [A-Z]\w+)*)",),
             lookalikes=(_others(c) + r" signed a multi-year supply agreement with "
@@ -212,7 +215,8 @@ def company_probes(world: World, i: int, c: Company) -> list[tuple[int, Probe]]:
         delay.append(delay[-1] + r.randint(0, step))
     n = len(world.companies)
     delay.append(max(delay[-1] + 1, r.randint(n // 2, n + 1)))  # the broad figure: late
-    qualifiers = {x.qualifier for x in world.companies} - {c.qualifier}
+    qualifiers = {x.qualifier for x in world.companies} | {c.decoy_qualifier}
+    qualifiers.discard(c.qualifier)
 
     def probe(key: str, kind: str, question: str, answer: str, *, cue_: Cue | None = None,
               distractors: tuple[str, ...] = (), source: str = "tool") -> Probe:  # fmt: skip

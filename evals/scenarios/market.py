@@ -52,7 +52,8 @@ class Company:
     month: str
     supplier: str  # its new supplier, found by the analyst sweep
     reason: str  # why its article's revenue figure is set aside
-    qualifier: str  # how the article words it
+    qualifier: str  # how the article words it: no other company of the seed shares it
+    decoy_qualifier: str  # how it words a look-alike's revenue (the next company's, or a spare)
     decoy_city: str  # the same facts about a look-alike
     decoy_month: str
     decoy_supplier: str
@@ -62,6 +63,11 @@ class Company:
     @property
     def first_word(self) -> str:
         return self.name.split()[0]
+
+    @property
+    def revenue_decoy(self) -> str:
+        """The look-alike whose revenue an article words with `decoy_qualifier`."""
+        return self.lookalikes[1 % len(self.lookalikes)]
 
 
 @dataclass(frozen=True)
@@ -114,8 +120,15 @@ class World:
     ) -> list[Company]:
         places = load_data("names/places.yaml")
         pool = load_data("text/news.yaml")["revenue_qualifiers"]
-        qualifiers = r.sample(pool, min(len(targets), len(pool)))
-        qualifiers += [r.choice(pool) for _ in range(len(targets) - len(qualifiers))]
+        # One phrase per company and one more, so every phrase belongs to a single firm of the
+        # seed: a reader that takes another company's phrase (or the look-alike's, which is
+        # the next company's) answers wrong, never right by chance.
+        if len(pool) <= len(targets):
+            raise ValueError(
+                f"datasets/text/news.yaml has {len(pool)} revenue_qualifiers; "
+                f"{len(targets)} companies need {len(targets) + 1}"
+            )
+        qualifiers = r.sample(pool, len(targets) + 1)
         cities = r.sample(places["cities"], 2 * len(targets))
         suppliers = r.sample(places["suppliers"], 2 * len(targets))
         out = []
@@ -130,7 +143,8 @@ class World:
                     x_region=regions[-1], x_segment=r.choice(self.segments),
                     city=cities[2 * i], month=r.choice(places["months"]),
                     supplier=suppliers[2 * i], reason=qualifiers[i]["reason"],
-                    qualifier=qualifiers[i]["qualifier"], decoy_city=cities[2 * i + 1],
+                    qualifier=qualifiers[i]["qualifier"],
+                    decoy_qualifier=qualifiers[i + 1]["qualifier"], decoy_city=cities[2 * i + 1],
                     decoy_month=r.choice(places["months"]), decoy_supplier=suppliers[2 * i + 1],
                     articles=self.structure.randint(self.sizes["articles"],
                                                     self.sizes.get("articles_max", 0)
@@ -193,7 +207,10 @@ class World:
              news["plant_closure"].format(company=c.lookalikes[0], city=c.decoy_city,
                                           month=c.decoy_month)],
             [news["conflicting_revenue"].format(company=c.name, qualifier=c.qualifier,
-                                                value=f"{revenue * r.uniform(1.06, 1.18):.1f}")],
+                                                value=f"{revenue * r.uniform(1.06, 1.18):.1f}"),
+             news["conflicting_revenue"].format(company=c.revenue_decoy,
+                                                qualifier=c.decoy_qualifier,
+                                                value=f"{revenue * r.uniform(0.8, 1.2):.1f}")],
         ]  # fmt: skip
         out = []
         for k in range(c.articles):

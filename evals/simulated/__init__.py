@@ -2,9 +2,9 @@
 fails (`reader`), its summarizer (`summarizer`), its usage and prompt-cache billing
 (`usage`), the break arms of the sanity check (`breaks`) and the model (`model`).
 
-`install()` (run when `evals` is imported) registers it with the harness under the model
-string "simulated", so `create_agent("simulated", ...)` works without the harness importing
-`evals`.
+Importing `evals` registers it with the harness under the model string "simulated" (loading
+this package only when such a model is made), so `create_agent("simulated", ...)` works
+without the harness importing `evals`; `install()` registers it directly.
 """
 
 from typing import Any

@@ -13,8 +13,10 @@ from what that request holds, through its reader (evals/simulated/reader.py):
   (terms from the question); when there is no such file or the greps are used up, it runs
   again an earlier domain lookup it can still see in its messages (the call whose
   arguments best match the question: re-open the article, re-query the export), as real
-  agents do. The result comes back through the harness like any tool result; if it is
-  offloaded in turn, one grep of its saved copy follows. Nothing left to try: "I don't know".
+  agents do. The result comes back through the harness like any tool result, read with the
+  reader's misses like any document in the request; if it is offloaded in turn, one grep of
+  its saved copy follows. At most `max_rounds` retrieval turns a question, greps and re-runs
+  alike. Nothing left to try: "I don't know".
 - summaries: a request carrying `SUMMARY_MARKER` gets an extractive summary within a token
   budget (evals/simulated/summarizer.py).
 - `ReadSkill`, `Compose`, `Remember`, `ReportFindings`: read a skill listed in the system
@@ -88,7 +90,8 @@ class _Cursor:
     ids: str  # tool-call id prefix: stable, so offload paths are the same on every replay
     step: int = 0
     retrievals: int = 0
-    rounds: int = 0
+    rounds: int = 0  # grep rounds of the current question
+    turns: int = 0  # retrieval turns of the current question (greps and re-runs alike)
     delegating: bool = False
     calls: int = 0
     pending: str | None = None
@@ -98,7 +101,7 @@ class _Cursor:
     def state(self) -> dict[str, Any]:
         return {
             "turn": self.turn.key, "index": self.index, "ids": self.ids, "step": self.step,
-            "retrievals": self.retrievals, "rounds": self.rounds,
+            "retrievals": self.retrievals, "rounds": self.rounds, "turns": self.turns,
             "delegating": self.delegating, "calls": self.calls, "pending": self.pending,
             "recalled": list(self.recalled), "recall": self.recall,
         }  # fmt: skip
@@ -108,6 +111,7 @@ def _cursor_from(turn: Turn, state: Mapping[str, Any]) -> _Cursor:
     return _Cursor(
         turn=turn, index=int(state["index"]), ids=str(state["ids"]), step=int(state["step"]),
         retrievals=int(state["retrievals"]), rounds=int(state.get("rounds", 0)),
+        turns=int(state.get("turns", 0)),
         delegating=bool(state["delegating"]), calls=int(state["calls"]),
         pending=state["pending"], recalled=[str(s) for s in state.get("recalled", [])],
         recall=state.get("recall"),
@@ -305,7 +309,11 @@ class SimulatedModel:
                 cursor.step += 1
                 return self._calls(cursor, step.text, list(step.calls))
             texts = texts or [system_prompt, *(render(m) for m in messages)]
-            reader = Reader(self.reader, texts, tokens, self.seed, _newest_turns(messages))
+            again = frozenset(
+                i + 1 for i, m in enumerate(messages)
+                if m.role == "tool" and m.tool_call_id in self._recall_ids
+            )  # fmt: skip
+            reader = Reader(self.reader, texts, tokens, self.seed, _newest_turns(messages), again)
             if isinstance(step, Act):
                 cursor.step += 1
                 return self._noted(cursor, step, reader)
@@ -361,12 +369,17 @@ class SimulatedModel:
         messages: Sequence[Message],
         offered: set[str],
     ) -> ModelResponse:
-        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}")
+        # A re-run result is a new reading: its draws are its own, keyed by how many lookups
+        # this question re-ran (never by what the earlier reading found).
+        again = f":r{len(cursor.recalled)}" if cursor.recalled else ""
+        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}{again}")
         if reading.value is not None:
             cursor.step += 1
             return ModelResponse(text=reading.value)
         question = cursor.turn.prompt
         budget = self.reader.max_retrievals - cursor.retrievals
+        if cursor.turns >= self.reader.max_rounds:
+            budget = 0  # every retrieval turn of this question is spent
         rerun, cursor.recall = cursor.recall, None
         if budget > 0 and rerun is not None:
             # The lookup just re-run was offloaded in turn: search its saved copy.
@@ -402,6 +415,7 @@ class SimulatedModel:
                 name, args = fresh
                 cursor.recalled.append(signature(name, args))
                 cursor.retrievals += 1
+                cursor.turns += 1
                 response = self._calls(cursor, f"Checking {name} again for this.", [fresh])
                 cursor.recall = response.tool_calls[0].id
                 self._retrieval_ids.add(cursor.recall)
@@ -429,6 +443,7 @@ class SimulatedModel:
 
     def _grep(self, cursor: _Cursor, paths: Sequence[str], pattern: str) -> ModelResponse:
         cursor.retrievals += len(paths)
+        cursor.turns += 1
         args = {"pattern": pattern, "regex": True, "output_mode": "content",
                 "max_count": self.reader.grep_results}  # fmt: skip
         calls = [("grep", {**args, "path": p}) for p in paths]

@@ -18,14 +18,18 @@ parameter is tied to a published figure (evals/README.md, "The reader"):
   (`lookups`): the call whose arguments share most with the question, as real agents re-open
   a page or re-run a query they made rather than guess. It re-runs lookups only (tools named
   for reading, searching, fetching), never the harness's own tools or actions with effects.
+  A re-run result is read with misses wherever it lands (not as one of the newest turns),
+  and each question gets at most `max_rounds` retrieval turns, greps and re-runs alike.
 
 Every draw is a hash of (seed, what is read, where): the same seed gives the same misses.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -98,6 +102,8 @@ class ReaderConfig:
         view; with k distinct look-alikes, `1 - (1 - confusion)^k`.
     max_retrievals: retrieval calls allowed per question (greps of saved files and re-run
         lookups alike); grep_results: lines one grep shows.
+    max_rounds: retrieval turns allowed per question: a round of greps, a re-run lookup
+        and the grep of its saved copy cost one each (a turn is a turn, whatever it calls).
     """
 
     name: str = "fallible"
@@ -105,6 +111,7 @@ class ReaderConfig:
     reliable_chars: int = 8_000
     confusion: float = 0.5
     max_retrievals: int = 3
+    max_rounds: int = 2
     grep_results: int = 40
 
 
@@ -138,13 +145,18 @@ class Reading:
 @dataclass(frozen=True)
 class Reader:
     """A reader over one request: `texts` oldest first, `tokens` the request's length;
-    `recent` the index of the first text of the newest turns (read without misses)."""
+    `recent` the index of the first text of the newest turns (read without misses);
+    `unreliable` the indexes of texts read with misses wherever they stand: the results of
+    re-run lookups, which are a document read again in a long request, not the user's
+    latest words (else clearing a result and re-running it would read better than keeping
+    it)."""
 
     config: ReaderConfig
     texts: Sequence[str]
     tokens: int
     seed: int
     recent: int | None = None
+    unreliable: frozenset[int] = frozenset()
 
     def read(self, cue: Cue, key: str) -> Reading:
         """The fact `cue` recognises, as this reader sees it; `key` names the draw."""
@@ -155,14 +167,17 @@ class Reader:
         recent = total - self.config.reliable_chars
         if self.recent is not None:
             recent = min(recent, sum(len(t) for t in self.texts[: self.recent]))
+        starts = list(itertools.accumulate((len(t) for t in self.texts), initial=0))
         for k, (offset, value) in enumerate(hits):
-            if self._noticed(offset, total, recent, f"{key}:{k}"):
+            text = bisect.bisect_right(starts, offset) - 1
+            reliable = offset >= recent and text not in self.unreliable
+            if self._noticed(offset, total, reliable, f"{key}:{k}"):
                 return Reading(value, "seen")
         return self._confuse(cue, key, "missed")
 
-    def _noticed(self, offset: int, total: int, recent: int, key: str) -> bool:
+    def _noticed(self, offset: int, total: int, reliable: bool, key: str) -> bool:
         attention = self.config.attention
-        if attention is None or offset >= recent:
+        if attention is None or reliable:
             return True
         return draw(self.seed, "attend", key) >= attention.miss(self.tokens, offset / total)
 

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 from harness.messages import Message, ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
-from harness.middleware.cutoff import Threshold, ThresholdSpec, offload_path
+from harness.middleware.cutoff import ThresholdSpec, offload_path
 from harness.middleware.guard import learn_inner, with_inner
 from harness.middleware.mask import REPLACED_KINDS, masked
+from harness.middleware.params import threshold, whole
 from harness.tokens import MESSAGE_OVERHEAD
 
 if TYPE_CHECKING:
@@ -56,18 +57,18 @@ class ContextEdit(Middleware):
         placeholder: the text replacing a result (`{tool}`, `{tokens}` are filled in); a
             note naming the file is appended when the result was offloaded.
         """
-        self.trigger = Threshold.parse(trigger)
+        self.trigger = threshold("context-edit.trigger", trigger)
         if self.trigger.kind == "messages":
-            raise ValueError("context-edit triggers on tokens: give a token count or a fraction")
-        if keep < 0:
-            raise ValueError("keep cannot be negative")
-        self.clear_at_least = Threshold.parse(clear_at_least)
+            raise ValueError("context-edit.trigger is on tokens: give a token count or a fraction")
+        self.keep = whole("context-edit.keep", keep)
+        self.clear_at_least = threshold("context-edit.clear_at_least", clear_at_least)
         if self.clear_at_least.kind == "messages":
-            raise ValueError("clear_at_least is an amount of tokens or a fraction of the window")
-        self.keep = keep
+            raise ValueError(
+                "context-edit.clear_at_least is an amount of tokens or a fraction of the window"
+            )
         self.exclude_tools = frozenset(exclude_tools)
         self.placeholder = placeholder
-        self.fallback_window = fallback_window
+        self.fallback_window = whole("context-edit.fallback_window", fallback_window, minimum=1)
 
     async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         state = request.state

@@ -16,6 +16,7 @@ from harness.messages import Message
 
 ThresholdKind = Literal["fraction", "tokens", "messages"]
 _KINDS = ("fraction", "tokens", "messages")
+_FORMS = "use a fraction in (0, 1] (0.85), a token count (120000), or messages:40"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +58,13 @@ class Threshold:
         if isinstance(spec, str):
             kind, sep, value = spec.partition(":")
             try:
-                if sep:
-                    return cls(kind.strip(), float(value))  # type: ignore[arg-type]  # as above
-                number = float(spec)
+                number = float(value if sep else spec)
             except ValueError:
-                raise ValueError(f"cannot read threshold {spec!r}") from None
+                raise ValueError(f"cannot read threshold {spec!r}: {_FORMS}") from None
+            if sep:  # a bad kind or amount is named by __post_init__
+                return cls(kind.strip(), number)  # type: ignore[arg-type]  # as above
             return cls.parse(int(number) if number > 1 and number.is_integer() else number)
-        raise ValueError(
-            f"cannot read threshold {spec!r}: use a fraction (0.85), a token count (120000), "
-            "or ('messages', 40)"
-        )
+        raise ValueError(f"cannot read threshold {spec!r}: {_FORMS}")
 
     def tokens(self, window: int | None, fallback_window: int) -> int | None:
         """The threshold in tokens (None for a message count). A fraction applies to the

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from harness.errors import ContextOverflowError
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
+from harness.middleware.params import whole_or_none
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -29,7 +30,7 @@ class ContextGuard(Middleware):
     def __init__(self, window: int | None = None) -> None:
         """window: the limit in tokens; None (default) uses the model profile's window, and
         an unknown window disables the check."""
-        self.window = window
+        self.window = whole_or_none("guard.window", window, minimum=1)
 
     async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         state = request.state

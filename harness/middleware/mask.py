@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.middleware.cutoff import fill, offload_path
+from harness.middleware.params import whole
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -41,10 +42,8 @@ class ObservationMask(Middleware):
         placeholder: the text replacing a result; `{tool}` and `{tokens}` are filled in. A
             note naming the file is appended when the result was offloaded.
         """
-        if keep < 0 or batch < 1:
-            raise ValueError("keep must be >= 0 and batch >= 1")
-        self.keep = keep
-        self.batch = batch
+        self.keep = whole("mask.keep", keep)
+        self.batch = whole("mask.batch", batch, minimum=1)
         self.placeholder = placeholder
 
     async def before_model(self, state: RunState) -> None:

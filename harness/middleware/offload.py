@@ -29,6 +29,7 @@ from harness.files.storage import delete_content, line_count
 from harness.files.tools import FILE_TOOL_NAMES
 from harness.messages import Message
 from harness.middleware.base import Middleware, ToolCallRequest, ToolHandler
+from harness.middleware.params import number_or_none, whole
 from harness.store import now
 
 if TYPE_CHECKING:
@@ -114,14 +115,14 @@ class OffloadLargeResults(Middleware):
         retention_days: at run start, delete files this middleware wrote for runs that ended
             more than this many days ago; None (default) keeps them forever.
         """
-        self.tool_token_limit = tool_token_limit
-        self.human_token_limit = human_token_limit
-        self.head_lines = head_lines
-        self.tail_lines = tail_lines
-        self.line_chars = line_chars
+        self.tool_token_limit = whole("offload.tool_token_limit", tool_token_limit)
+        self.human_token_limit = whole("offload.human_token_limit", human_token_limit)
+        self.head_lines = whole("offload.head_lines", head_lines)
+        self.tail_lines = whole("offload.tail_lines", tail_lines)
+        self.line_chars = whole("offload.line_chars", line_chars, minimum=1)
         exempt = FILE_TOOL_NAMES if exempt_tools is None else exempt_tools
         self.exempt_tools = frozenset(exempt)
-        self.retention_days = retention_days
+        self.retention_days = number_or_none("offload.retention_days", retention_days)
 
     # -- tool results ----------------------------------------------------------------------
 
@@ -224,9 +225,8 @@ class OffloadLargeResults(Middleware):
         if self.retention_days is None:
             return
         cutoff = now() - timedelta(days=self.retention_days)
-        expired = state.store.query(
-            _EXPIRED_FILES, [self.name, OFFLOAD_TOOL, OFFLOAD_HUMAN, cutoff]
-        )
+        # Files this middleware wrote for runs that ended before the cutoff.
+        expired = state.store.expired_files(self.name, (OFFLOAD_TOOL, OFFLOAD_HUMAN), cutoff)
         if expired:
             await state.run_step("offload.retention", self._delete_expired, state, expired)
 
@@ -244,19 +244,6 @@ class OffloadLargeResults(Middleware):
             },
             ms=state.elapsed_ms(start),
         )  # fmt: skip
-
-
-# Files this middleware wrote (matched through its events) for runs that ended before the
-# cutoff. A file rewritten later by another run carries that run's id and is kept.
-_EXPIRED_FILES = """
-SELECT DISTINCT f.namespace, f.path, f.size
-FROM files f
-JOIN events e ON e.run_id = f.run_id AND json_extract_string(e.detail, '$.path') = f.path
-JOIN runs r ON r.run_id = f.run_id
-WHERE e.middleware = ? AND e.action IN (?, ?)
-  AND r.ended_at IS NOT NULL AND r.ended_at < ?
-ORDER BY f.path
-"""
 
 
 def _tokens_over(state: RunState, text: str, limit: int) -> int | None:

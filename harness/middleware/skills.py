@@ -39,6 +39,7 @@ from harness.files.paths import SHARED_NAMESPACE, FileError
 from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import SKILLS_TAG, escape_block_text
+from harness.middleware.params import flag, whole
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -188,9 +189,9 @@ class Skills(Middleware):
                     UserWarning,
                     stacklevel=2,
                 )
-        self.include_stored = include_stored
-        self.max_file_bytes = max_file_bytes
-        self.max_skill_bytes = max_skill_bytes
+        self.include_stored = flag("skills.include_stored", include_stored)
+        self.max_file_bytes = whole("skills.max_file_bytes", max_file_bytes, minimum=1)
+        self.max_skill_bytes = whole("skills.max_skill_bytes", max_skill_bytes, minimum=1)
 
     async def before_agent(self, state: RunState) -> None:
         start = time.perf_counter()
@@ -375,11 +376,7 @@ def _walk(folder: Path, root: Path) -> Iterable[tuple[Path, str | None]]:
 def _stored_digests(state: RunState) -> dict[str, Digest]:
     """Path -> (size, SHA-256 hex) of every file under `/skills/` in the store. A file stored
     in chunks (over 256 KiB) is hashed from its chunks, so it is not rewritten every sync."""
-    rows = state.store.query(
-        "SELECT path, size, blob_id, sha256(content) AS digest FROM files "
-        "WHERE namespace = ? AND starts_with(path, ?)",
-        [SHARED_NAMESPACE, SKILLS_PREFIX],
-    )
+    rows = state.store.file_digests(SHARED_NAMESPACE, SKILLS_PREFIX)
     chunked = [r["path"] for r in rows if r["blob_id"] is not None]
     whole = _stored_contents(state, chunked)
     return {

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from harness.files.paths import safe_segment
 from harness.middleware.base import Middleware
 from harness.middleware.offload import OffloadLargeResults
+from harness.middleware.params import flag, whole_or_none
 from harness.models.base import Model
 from harness.run import RunResult, merge_tools, run_agent
 from harness.tokens import TokenCounter
@@ -113,12 +114,12 @@ class SubAgents(Middleware):
         max_steps: model calls allowed per subagent run; None uses the parent's limit.
         """
         specs = {s.name: s for s in subagents}
-        if general_purpose:
+        if flag("subagents.general_purpose", general_purpose):
             specs.setdefault(GENERAL_PURPOSE, DEFAULT_GENERAL_PURPOSE)
         self.specs = specs
         self.strategy = strategy
         self.stack = stack
-        self.max_steps = max_steps
+        self.max_steps = whole_or_none("subagents.max_steps", max_steps, minimum=1)
         self.tools = (self._task_tool(),) if specs else ()
 
     def _task_tool(self) -> Tool:
@@ -212,7 +213,7 @@ def _child_thread(state: RunState, call_id: str) -> str:
     """A thread id from the parent run and the tool call id, path-safe and unused so far."""
     base = safe_segment(f"{state.run_id}.task.{call_id}")
     thread, n = base, 1
-    while state.store.scalar("SELECT count(*) FROM runs WHERE thread_id = ?", [thread]):
+    while state.store.thread_in_use(thread):
         n += 1
         thread = f"{base}.{n}"
     return thread

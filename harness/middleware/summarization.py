@@ -42,6 +42,7 @@ from harness.middleware.cutoff import (
 )
 from harness.middleware.guard import learn_inner, with_inner
 from harness.middleware.history import HISTORY_DIR, history_path, render_message, write_cycle
+from harness.middleware.params import flag, number, threshold, whole
 from harness.middleware.summarizer import (
     DEFAULT_PROMPT,
     SUMMARIZER_SUFFIX,
@@ -130,25 +131,29 @@ class Summarization(Middleware):
         history_dir: where the per-thread history files go.
         """
         specs: Sequence[object] = trigger if _is_threshold_list(trigger) else [trigger]
-        self.triggers = tuple(Threshold.parse(t) for t in specs)
+        self.triggers = tuple(threshold("summarize.trigger", t) for t in specs)
         if trigger_mode not in ("any", "all"):
-            raise ValueError("trigger_mode must be 'any' or 'all'")
+            raise ValueError(f"summarize.trigger_mode must be 'any' or 'all', got {trigger_mode!r}")
         self.trigger_mode = trigger_mode
-        self.keep = Threshold.parse(keep)
-        self.fallback_trigger_tokens = fallback_trigger_tokens
-        self.fallback_keep_messages = fallback_keep_messages
+        self.keep = threshold("summarize.keep", keep)
+        self.fallback_trigger_tokens = whole(
+            "summarize.fallback_trigger_tokens", fallback_trigger_tokens, minimum=1
+        )
+        self.fallback_keep_messages = whole(
+            "summarize.fallback_keep_messages", fallback_keep_messages
+        )
         self.summarizer = Summarizer(
             model,
             prompt=prompt,
-            max_tokens=summary_max_tokens,
+            max_tokens=whole("summarize.summary_max_tokens", summary_max_tokens, minimum=1),
             headroom=summarizer_headroom,
-            fallback_window=fallback_trigger_tokens,
+            fallback_window=self.fallback_trigger_tokens,
         )
         self.topic = _detector(topic_shift)
-        self.topic_min_tokens = topic_min_tokens
-        self.retry_on_overflow = retry_on_overflow
+        self.topic_min_tokens = whole("summarize.topic_min_tokens", topic_min_tokens)
+        self.retry_on_overflow = flag("summarize.retry_on_overflow", retry_on_overflow)
         self.history_dir = history_dir.rstrip("/")
-        self.tools = (self._compact_tool(),) if compact_tool else ()
+        self.tools = (self._compact_tool(),) if flag("summarize.compact_tool", compact_tool) else ()
 
     # -- the hook --------------------------------------------------------------------------
 
@@ -302,10 +307,7 @@ class Summarization(Middleware):
         mine = state.scratch[self.name]
         if "cycle" not in mine:
             # A continued thread numbers on from its earlier runs' summaries.
-            mine["cycle"] = state.store.scalar(
-                "SELECT coalesce(max(cycle), 0) FROM summaries WHERE thread_id = ?",
-                [state.thread_id],
-            )
+            mine["cycle"] = state.store.last_summary_cycle(state.thread_id)
         return int(mine["cycle"]) + 1
 
     # -- the compact_conversation tool -----------------------------------------------------
@@ -348,7 +350,9 @@ def _detector(spec: float | bool | TopicDetector | None) -> TopicDetector | None
     if spec is True:
         return LexicalTopicShift()
     if isinstance(spec, int | float):
-        return LexicalTopicShift(min_overlap=float(spec))
+        return LexicalTopicShift(min_overlap=number("summarize.topic_shift", spec, high=1.0))
     if isinstance(spec, TopicDetector):
         return spec
-    raise ValueError(f"topic_shift must be a TopicDetector, True or a float, not {spec!r}")
+    raise ValueError(
+        f"summarize.topic_shift must be a TopicDetector, true or a number in [0, 1], not {spec!r}"
+    )

@@ -18,6 +18,7 @@ from harness.errors import HarnessError, ModelError
 from harness.messages import Message, user
 from harness.middleware.cutoff import clip_text
 from harness.middleware.history import render_message
+from harness.middleware.params import number
 from harness.models.base import Model, ModelSettings, RequestParams
 from harness.tokens import TokenCounter
 
@@ -87,8 +88,7 @@ class Summarizer:
         headroom: float,
         fallback_window: int,
     ) -> None:
-        if not 0 <= headroom < 0.75:
-            raise ValueError("summarizer_headroom must be in [0, 0.75)")
+        headroom = number("summarize.summarizer_headroom", headroom, high=0.75, open_high=True)
         self.model = model
         self.prompt = prompt
         self.max_tokens = max_tokens

@@ -18,7 +18,6 @@ import time
 from harness.messages import Message, ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.cutoff import (
-    Threshold,
     ThresholdSpec,
     fill,
     safe_at_or_after,
@@ -27,6 +26,7 @@ from harness.middleware.cutoff import (
     tail_cut,
 )
 from harness.middleware.guard import learn_inner, with_inner
+from harness.middleware.params import threshold, whole
 from harness.tokens import MESSAGE_OVERHEAD
 
 NOTICE = (
@@ -59,8 +59,8 @@ class Truncate(Middleware):
             dropped so far, is filled in if present); None for none.
         fallback_window: the window a fraction applies to when the model's is unknown.
         """
-        self.trigger = Threshold.parse(trigger)
-        self.target = Threshold.parse(target)
+        self.trigger = threshold("truncate.trigger", trigger)
+        self.target = threshold("truncate.target", target)
         by_count = (self.trigger.kind == "messages", self.target.kind == "messages")
         if by_count[0] != by_count[1]:
             raise ValueError(
@@ -73,7 +73,7 @@ class Truncate(Middleware):
                 f"({self.trigger})"
             )
         self.notice = notice
-        self.fallback_window = fallback_window
+        self.fallback_window = whole("truncate.fallback_window", fallback_window, minimum=1)
 
     async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         state = request.state

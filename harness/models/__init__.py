@@ -37,6 +37,15 @@ def register_model(name: str, factory: Callable[..., Model]) -> None:
     _REGISTERED[name] = factory
 
 
+def _missing_prefix(spec: str) -> str:
+    """What to say of a model name without its provider: the profiled model it names, if any."""
+    from harness.profiles import known_models
+
+    named = [m for m in known_models() if m.split(":", 1)[-1] == spec]
+    guess = f" did you mean {' or '.join(named)}?" if named else ""
+    return f"no provider prefix;{guess} expected {_ACCEPTED}"
+
+
 def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
     """The model for `spec`; a `Model` instance is returned unchanged. `kwargs` go to the
     adapter's constructor (api_key, base_url, profile, max_retries, max_retry_wait, timeout,
@@ -52,7 +61,7 @@ def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
         )
     provider, _, name = spec.partition(":")
     if not name:
-        raise UnknownModelError(f"cannot resolve model {spec!r}: expected {_ACCEPTED}")
+        raise UnknownModelError(f"cannot resolve model {spec!r}: {_missing_prefix(spec)}")
     if provider == "openai":
         from harness.models.openai import OpenAIResponsesModel
 

@@ -116,20 +116,33 @@ class Connection:
     def _open(self) -> duckdb.DuckDBPyConnection:
         import duckdb  # loads with the first store, not with `import harness`
 
+        try:
+            con = duckdb.connect(self.path)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+            con = self._open_when_free()
+        self._configure(con)
+        return con
+
+    def _open_when_free(self) -> duckdb.DuckDBPyConnection:
+        """Another process holds the file: wait for it to finish its step, holding the
+        writer's turn so that `ctxlab sql` readers give way meanwhile."""
+        import duckdb
+
+        from harness.store.access import writer_turn
+
         delay = 0.01
         deadline = time.monotonic() + 30
-        while True:
-            try:
-                con = duckdb.connect(self.path)
-            except duckdb.IOException as exc:
-                # Another process holds the file: wait for it to finish its step.
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.5)
-                continue
-            self._configure(con)
-            return con
+        with writer_turn(self.path):
+            while True:
+                try:
+                    return duckdb.connect(self.path)
+                except duckdb.IOException as exc:
+                    if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                        raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+                    time.sleep(delay * (1 + random.random()))
+                    delay = min(delay * 2, 0.5)
 
     def _configure(self, con: duckdb.DuckDBPyConnection) -> None:
         # SET rather than connect(config=...): a second connection to the same file in this

@@ -107,6 +107,13 @@ class Queries:
             list(parent_run_ids),
         )
 
+    def answered_tool_calls(self, run_id: str) -> set[str]:
+        """The tool call ids whose results `run_id` has committed."""
+        rows = self.query(
+            "SELECT tool_call_id FROM messages WHERE run_id = ? AND role = 'tool'", [run_id]
+        )
+        return {str(r["tool_call_id"]) for r in rows}
+
     def run_statuses(self, run_ids: Sequence[str]) -> dict[str, str]:
         """Run id -> status of those of `run_ids` the store has."""
         rows = self.query(

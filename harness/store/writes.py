@@ -90,16 +90,25 @@ class Writes:
         self.execute("UPDATE runs SET started_at = ? WHERE run_id = ?", [started_at, run_id])
 
     def release_run(self, run_id: str) -> None:
-        """Delete a run's `runs` row, so that it can start again under the same id, and mark
-        the runs under it (at any depth) still `running` as interrupted, killed with it."""
+        """Delete a run's `runs` row, so that it can start again under the same id."""
+        self.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+
+    def discard_runs(self, run_ids: Sequence[str]) -> list[str]:
+        """Delete the records of these runs and of every run below them (messages, windows,
+        model calls, events, summaries, the runs rows); the files and memory versions their
+        tools wrote stay. For runs that are started again from the same recorded replies, so
+        that nothing is counted twice. Returns every id deleted."""
+        if not run_ids:
+            return []
         with self.transaction() as con:
-            con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
-            con.execute(
+            rows = con.execute(
                 "WITH RECURSIVE below(run_id) AS ("
-                "  SELECT run_id FROM runs WHERE parent_run_id = ?"
+                "  SELECT unnest(?::VARCHAR[])"
                 "  UNION SELECT r.run_id FROM runs r JOIN below b ON r.parent_run_id = b.run_id) "
-                "UPDATE runs SET status = 'interrupted', ended_at = ?, "
-                "error = 'killed with its parent run ' || ? "
-                "WHERE status = 'running' AND run_id IN (SELECT run_id FROM below)",
-                [run_id, now(), run_id],
-            )
+                "SELECT run_id FROM below",
+                [list(run_ids)],
+            ).fetchall()
+            ids = [str(r[0]) for r in rows]
+            for table in ("messages", "windows", "model_calls", "events", "summaries", "runs"):
+                con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [ids])
+        return ids

@@ -24,7 +24,7 @@ import duckdb
 import pytest
 
 from flows.agents import AgentOptions, AgentSpec
-from flows.resume import Session, load_session, run_session, unfinished_run
+from flows.resume import Session, load_session, recorded_sessions, run_session, unfinished_run
 from harness import Agent, create_agent
 from harness.messages import Message
 from harness.models import FunctionModel, RequestParams, call, reply
@@ -222,6 +222,9 @@ class Outcome:
     memory: list[tuple[Any, ...]]
     model_calls: list[str]
     statuses: dict[str, int]
+    # Over every run, subagents included: a resumed session stores each message and model
+    # call once, and leaves no run of its own behind (`interrupted` or otherwise).
+    counts: dict[str, int]
 
 
 def _outcome(store: Store, calls: list[str]) -> Outcome:
@@ -241,7 +244,14 @@ def _outcome(store: Store, calls: list[str]) -> Outcome:
     statuses: dict[str, int] = {}
     for r in (r for r in store.runs() if r["parent_run_id"] is None):
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-    return Outcome(transcript, files, memory, sorted(calls), statuses)
+    counts = {
+        "messages": store.scalar("SELECT count(*) FROM messages"),
+        "model_calls": store.scalar("SELECT count(*) FROM model_calls"),
+        "runs": store.scalar("SELECT count(*) FROM runs"),
+        "completed runs": store.scalar("SELECT count(*) FROM runs WHERE status = 'completed'"),
+        "summed requests": store.scalar("SELECT coalesce(sum(steps), 0) FROM runs"),
+    }
+    return Outcome(transcript, files, memory, sorted(calls), statuses, counts)
 
 
 def _run(store: Store, calls: list[str], runner: Callable[[], Any], first_run: str | None) -> None:
@@ -274,10 +284,11 @@ def _session_with_a_crash(
     else:
         return _outcome(store, calls), "no crash"
     store.revive()
+    # The session is stored before anything else it does, so `--resume last` finds it unless
+    # it had finished (killed as it dropped its journal); the outcome says which.
+    assert recorded_sessions(store) == 1, f"{crashed}: the session was not recorded"
     resume_from = unfinished_run(store)
-    if resume_from is None and not store.scalar("SELECT count(*) FROM flow_runs"):
-        _run(store, calls, InlineRunner, None)  # killed before anything was recorded: rerun
-    elif resume_from is not None:
+    if resume_from is not None:
         _run(store, calls, InlineRunner, resume_from)
     left_running = len(store.runs_with_status(["running"]))
     assert left_running == 0, f"{crashed}: {left_running} runs left running"
@@ -310,6 +321,7 @@ def _compare(reference: Outcome, got: Outcome, where: str) -> None:
     assert got.memory == reference.memory, f"{where}: memory versions differ"
     assert got.model_calls == reference.model_calls, f"{where}: model calls differ"
     assert got.statuses == reference.statuses, f"{where}: run statuses differ"
+    assert got.counts == reference.counts, f"{where}: stored counts differ"
 
 
 def test_a_session_killed_after_any_commit_resumes_to_the_uninterrupted_result(

@@ -157,22 +157,44 @@ def _mid_second_run(store: Store) -> bool:
     return runs >= 2 and steps >= 6
 
 
-def test_resuming_marks_the_subagent_runs_a_killed_run_left_running_at_any_depth(
+def test_resuming_discards_the_subagent_runs_whose_task_call_runs_again_at_any_depth(
     tmp_path: Path,
 ) -> None:
+    """Their task call runs again and records them anew (their replies from the journal):
+    kept, their messages and model calls would count twice (issue 22)."""
+    from flows.journal import ensure_tables
     from flows.resume import find_resume_point, release_run
 
     store = Store(str(tmp_path / "ctxlab.duckdb"))
-    runs = [("run_top", None), ("run_sub", "run_top"), ("run_subsub", "run_sub"),
-            ("run_done", "run_top"), ("run_other", None)]  # fmt: skip
-    for run_id, parent in runs:
-        store.start_run(run_id=run_id, thread_id=f"t-{run_id}", agent="a", model="m",
+    ensure_tables(store)
+    runs = [("run_sub", "run_top", "run_top.task.c-sub"),
+            ("run_subsub", "run_sub", "run_sub.task.c-subsub"),
+            ("run_late", "run_top", "run_top.task.c-late"),  # finished, its call was not
+            ("run_done", "run_top", "run_top.task.c-done"),  # its call's result committed
+            ("run_kept", "run_top", "run_top.task.c-kept.2"),  # its call journaled
+            ("run_other", None, "t-other")]  # fmt: skip
+    store.start_run(run_id="run_top", thread_id="t-top", agent="a", model="m", strategy=None)
+    for run_id, parent, thread in runs:
+        store.start_run(run_id=run_id, thread_id=thread, agent="a", model="m",
                         strategy=None, parent_run_id=parent)  # fmt: skip
-    store.execute("UPDATE runs SET status = 'completed' WHERE run_id = 'run_done'")
+        store.execute(
+            "INSERT INTO model_calls (run_id, step, created_at) VALUES (?, 0, now())", [run_id]
+        )
+    store.execute("UPDATE runs SET status = 'completed' WHERE run_id IN "
+                  "('run_late', 'run_done', 'run_kept')")  # fmt: skip
+    store.execute(
+        "INSERT INTO messages (thread_id, seq, run_id, step, message_id, role, kind, content, "
+        "tool_call_id, created_at) VALUES ('t-top', 0, 'run_top', 1, 'm1', 'tool', 'text', "
+        "'done', 'c-done', now())"
+    )
+    store.execute("INSERT INTO step_journal VALUES ('run_top', 'tool:task', 'tool:task:c-kept', "
+                  "'{}', NULL, now())")  # fmt: skip
 
-    release_run(store, find_resume_point(store, "run_top"))
+    discarded = release_run(store, find_resume_point(store, "run_top"))
 
-    status = {r["run_id"]: r["status"] for r in store.runs()}
-    assert status == {"run_sub": "interrupted", "run_subsub": "interrupted",
-                      "run_done": "completed", "run_other": "running"}  # fmt: skip
-    assert store.run("run_subsub")["error"] == ("killed with its parent run run_top")
+    assert sorted(discarded) == ["run_late", "run_sub", "run_subsub"]
+    status = {r["run_id"]: r["status"] for r in store.query("SELECT run_id, status FROM runs")}
+    assert status == {"run_done": "completed", "run_kept": "completed", "run_other": "running"}
+    assert {r["run_id"] for r in store.query("SELECT run_id FROM model_calls")} == {
+        "run_done", "run_kept", "run_other"
+    }  # fmt: skip
