@@ -14,7 +14,7 @@ import pytest
 
 from flows.cli import main, print_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 pytestmark = pytest.mark.usefixtures("cli_env")
