@@ -65,7 +65,7 @@ def test_a_summarizer_that_drops_numbers_fails_the_gate(baseline, monkeypatch) -
     ok, lines = gate(run_cells(CELLS), baseline)
     assert not ok
     [line] = regressions(lines, EARLY_SUMMARIES, "accuracy")
-    assert "tolerance 2.0 pp; per seed:" in line and lines[-2].startswith("FAILED: 3 cells")
+    assert "tolerance 2.1 pp; per seed:" in line and lines[-2].startswith("FAILED: 3 cells")
 
 
 def test_an_offload_preview_without_its_path_fails_the_gate(baseline, monkeypatch) -> None:

@@ -93,11 +93,13 @@ def test_statuses_and_the_release_of_a_run(store: Store) -> None:
     assert store.run_statuses(["top", "gone"]) == {"top": "running"}
     store.release_run("top")
     assert store.run("top") is None
-    assert store.run("sub")["status"] == "interrupted"
-    assert store.run("sub")["error"] == "killed with its parent run top"
-    assert store.run("subsub")["status"] == "completed"  # finished: left as it was
+    # Only the row goes: what happens to its subagents is resume's decision (discard_runs).
+    assert store.run("sub")["status"] == "running"
+    assert store.run("subsub")["status"] == "completed"
     assert [r["run_id"] for r in store.child_runs(["sub"])] == ["subsub"]
     assert store.child_runs([]) == []
+    assert sorted(store.discard_runs(["sub"])) == ["sub", "subsub"]
+    assert store.run("sub") is None and store.run("subsub") is None
 
 
 def test_a_reader_answers_the_same_queries_read_only(store: Store, tmp_path: Path) -> None:
