@@ -8,7 +8,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evals.simulated.reader import POINTER, signature
+from evals.simulated.queries import signature
+from evals.simulated.reader import POINTER
 from harness.messages import Message
 from harness.tokens import TokenCounter
 

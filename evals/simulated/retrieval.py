@@ -9,15 +9,8 @@ from dataclasses import dataclass, field
 
 from evals.simulated.cursor import Cursor
 from evals.simulated.plan import Answer
-from evals.simulated.reader import (
-    DONT_KNOW,
-    Reader,
-    ReaderConfig,
-    grep_query,
-    lookups,
-    pointers,
-    signature,
-)
+from evals.simulated.queries import grep_query, lookups, pointers, signature
+from evals.simulated.reader import DONT_KNOW, Reader, ReaderConfig
 from evals.simulated.request import earlier_size, offloaded_to
 from harness.messages import Message, ModelResponse
 from harness.tokens import TokenCounter
