@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.metrics import EvalResult
+from evals.results import EvalResult
 from evals.runner import Cell, run_cells
 
 DEFAULT_BASELINE = Path(__file__).parent / "baselines" / "ci.json"

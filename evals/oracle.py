@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 from evals.replay import MiddlewareFactory
 from evals.scenarios.base import Scenario
-from evals.simulated.model import render
 from evals.simulated.plan import Act, Answer, Compose, Cue, Plan
 from evals.simulated.reader import (
     LINE_NUMBER,
@@ -30,6 +29,7 @@ from evals.simulated.reader import (
     occurrences,
     template_sections,
 )
+from evals.simulated.request import render
 from harness.messages import Message, ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 

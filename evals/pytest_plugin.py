@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from evals.check import gate
-from evals.metrics import EvalResult
+from evals.results import EvalResult
 from evals.runner import Cell, run_cells
 
 

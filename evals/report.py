@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.metrics import Aggregate, EvalResult, aggregate, pareto_front, recommend, summaries
+from evals.metrics import Aggregate, aggregate, pareto_front, recommend, summaries
 from evals.plot import Point, scatter
+from evals.results import EvalResult
 from evals.stats import Interval
 from harness.profiles import get_profile
 

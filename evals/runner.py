@@ -13,8 +13,8 @@ from typing import Any
 
 from evals.arms import get_arm
 from evals.judge import Judge
-from evals.metrics import EvalResult, from_replay
 from evals.replay import MiddlewareFactory, Progress, replay
+from evals.results import EvalResult, from_replay
 from evals.scenarios import get_scenario
 from evals.simulated import DEFAULT_READER
 from harness.models import Model

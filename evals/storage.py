@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 
-from evals.metrics import EvalResult
 from evals.replay import ProbeResult
+from evals.results import EvalResult
 from harness.store import Store, now
 
 SCHEMA = """

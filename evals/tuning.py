@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evals.arms import arm_params, params_by_arm
-from evals.metrics import BOUNDS, EvalResult, Recommendation, recommend
+from evals.metrics import BOUNDS, Recommendation, recommend
+from evals.results import EvalResult
 from evals.runner import Cell
 from evals.scenarios import get_scenario
 from evals.stats import DEFAULT_SEEDS, TRAIN_SEEDS

@@ -1,6 +1,8 @@
 """The simulated model and its machinery: the plan it follows (`plan`), how it reads and
 fails (`reader`), its summarizer (`summarizer`), its usage and prompt-cache billing
-(`usage`), the break arms of the sanity check (`breaks`) and the model (`model`).
+(`usage`), the break arms of the sanity check (`breaks`) and the model (`model`; its place
+in the plan in `cursor`, what it reads off a request in `request`, its retrieval in
+`retrieval`, what it drafts in `drafting`).
 
 Importing `evals` registers it with the harness under the model string "simulated" (loading
 this package only when such a model is made), so `create_agent("simulated", ...)` works
@@ -10,7 +12,7 @@ without the harness importing `evals`; `install()` registers it directly.
 from typing import Any
 
 from evals.simulated.breaks import BREAKS, Break, get_break
-from evals.simulated.model import SimulatedModel, render
+from evals.simulated.model import SimulatedModel
 from evals.simulated.plan import (
     UNKNOWN,
     Act,
@@ -36,6 +38,7 @@ from evals.simulated.reader import (
     ReaderConfig,
     get_reader,
 )
+from evals.simulated.request import render
 from evals.simulated.summarizer import SUMMARY_MARKER, extractive_summary
 from evals.simulated.usage import BudgetExceededError, CallRecord, cacheable
 from harness.models import register_model

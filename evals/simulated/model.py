@@ -16,7 +16,7 @@ from what that request holds, through its reader (evals/simulated/reader.py):
   agents do. The result comes back through the harness like any tool result, read with the
   reader's misses like any document in the request; if it is offloaded in turn, one grep of
   its saved copy follows. At most `max_rounds` retrieval turns a question, greps and re-runs
-  alike. Nothing left to try: "I don't know".
+  alike. Nothing left to try: "I don't know". (evals/simulated/retrieval.py)
 - summaries: a request carrying `SUMMARY_MARKER` gets an extractive summary within a token
   budget (evals/simulated/summarizer.py).
 - `ReadSkill`, `Compose`, `Remember`, `ReportFindings`: read a skill listed in the system
@@ -32,90 +32,31 @@ turn ends; scripted steps stay replayed. Usage is billed with prompt caching
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from evals.simulated.breaks import Break
-from evals.simulated.plan import (
-    UNKNOWN,
-    Act,
-    Answer,
-    Compose,
-    Plan,
-    Remember,
-    ReportFindings,
-    Turn,
-    fill,
-)
+from evals.simulated.cursor import Cursor, cursor_from
+from evals.simulated.drafting import compose, findings
+from evals.simulated.plan import UNKNOWN, Act, Answer, Compose, Plan, Remember, ReportFindings, fill
 from evals.simulated.reader import (
-    DONT_KNOW,
     FALLIBLE,
     LINE_NUMBER,
-    POINTER,
     Reader,
     ReaderConfig,
-    grep_query,
-    lookups,
-    pointers,
     preference,
-    signature,
     skill_path,
     strip_line_numbers,
-    template_sections,
 )
+from evals.simulated.request import is_error, newest_turns, render
+from evals.simulated.retrieval import Retrievals
 from evals.simulated.summarizer import extractive_summary, is_summary_request, summary_units
 from evals.simulated.usage import BudgetExceededError, CallRecord, PrefixCache
 from harness.errors import ContextOverflowError
-from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
+from harness.messages import Message, ModelResponse, StopReason, Usage
 from harness.models.base import Model, ModelSettings, RequestParams
 from harness.profiles import ModelProfile, get_profile
 from harness.tokens import TokenCounter
-
-
-def render(message: Message) -> str:
-    """A message as the simulated reader sees it: content, then each tool call's arguments."""
-    parts = [message.content] if message.content else []
-    for c in message.tool_calls:
-        args = "\n".join(f"{k}: {v}" for k, v in c.arguments.items())
-        parts.append(f"[{c.name}]\n{args}")
-    return "\n".join(parts)
-
-
-@dataclass
-class _Cursor:
-    turn: Turn
-    index: int
-    ids: str  # tool-call id prefix: stable, so offload paths are the same on every replay
-    step: int = 0
-    retrievals: int = 0
-    rounds: int = 0  # grep rounds of the current question
-    turns: int = 0  # retrieval turns of the current question (greps and re-runs alike)
-    delegating: bool = False
-    calls: int = 0
-    pending: str | None = None
-    recalled: list[str] = field(default_factory=list)  # signatures of the lookups re-run
-    recall: str | None = None  # id of the latest re-run lookup, until its result is read
-
-    def state(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn.key, "index": self.index, "ids": self.ids, "step": self.step,
-            "retrievals": self.retrievals, "rounds": self.rounds, "turns": self.turns,
-            "delegating": self.delegating, "calls": self.calls, "pending": self.pending,
-            "recalled": list(self.recalled), "recall": self.recall,
-        }  # fmt: skip
-
-
-def _cursor_from(turn: Turn, state: Mapping[str, Any]) -> _Cursor:
-    return _Cursor(
-        turn=turn, index=int(state["index"]), ids=str(state["ids"]), step=int(state["step"]),
-        retrievals=int(state["retrievals"]), rounds=int(state.get("rounds", 0)),
-        turns=int(state.get("turns", 0)),
-        delegating=bool(state["delegating"]), calls=int(state["calls"]),
-        pending=state["pending"], recalled=[str(s) for s in state.get("recalled", [])],
-        recall=state.get("recall"),
-    )  # fmt: skip
 
 
 class SimulatedModel:
@@ -160,11 +101,10 @@ class SimulatedModel:
         self.counter = TokenCounter(self.profile.encoding)
         self.ledger: list[CallRecord] = []
         self.overflows: list[tuple[str, int]] = []  # (turn key, request tokens)
-        self._main: _Cursor | None = None
-        self._tasks: dict[str, _Cursor] = {}
+        self._main: Cursor | None = None
+        self._tasks: dict[str, Cursor] = {}
         self._cache = PrefixCache(self.counter)
-        self._retrieval_ids: set[str] = set()
-        self._recall_ids: set[str] = set()  # the retrieval calls that re-ran a domain lookup
+        self._retrievals = Retrievals(self.counter)
         self._turn_index = {t.key: i for i, t in enumerate(self.plan.turns)}
 
     def __repr__(self) -> str:
@@ -190,8 +130,8 @@ class SimulatedModel:
             "main": self._main.state() if self._main else None,
             "tasks": {key: c.state() for key, c in self._tasks.items()},
             "streams": self._cache.state(),
-            "retrieval_ids": sorted(self._retrieval_ids),
-            "recall_ids": sorted(self._recall_ids),
+            "retrieval_ids": sorted(self._retrievals.ids),
+            "recall_ids": sorted(self._retrievals.recall_ids),
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
@@ -209,16 +149,16 @@ class SimulatedModel:
                 raise ValueError(
                     f"checkpoint turn {main['turn']!r} is not turn {index} of the plan"
                 )
-            self._main = _cursor_from(self.plan.turns[index], main)
-        restored: dict[str, _Cursor] = {}
+            self._main = cursor_from(self.plan.turns[index], main)
+        restored: dict[str, Cursor] = {}
         for key, cursor in state["tasks"].items():
             if key not in tasks:
                 raise ValueError(f"checkpoint task {key!r} is not in the plan")
-            restored[key] = _cursor_from(tasks[key], cursor)
+            restored[key] = cursor_from(tasks[key], cursor)
         self._tasks = restored
         self._cache.load(state["streams"])
-        self._retrieval_ids = set(state["retrieval_ids"])
-        self._recall_ids = set(state.get("recall_ids", []))
+        self._retrievals.ids = set(state["retrieval_ids"])
+        self._retrievals.recall_ids = set(state.get("recall_ids", []))
 
     # -- entry point -----------------------------------------------------------------------
 
@@ -241,7 +181,7 @@ class SimulatedModel:
                 limit=window,
             )
         if self.delegate is not None and (
-            summarizing or (cursor is not None and (cursor.delegating or _decision_next(cursor)))
+            summarizing or (cursor is not None and (cursor.delegating or cursor.decision_next()))
         ):
             return await self._delegated(cursor, messages, settings, params, stream)
         shown = list(messages) if self.view is None or summarizing else self.view.messages(messages)
@@ -261,7 +201,7 @@ class SimulatedModel:
 
     # -- where in the plan -----------------------------------------------------------------
 
-    def _locate(self, messages: Sequence[Message]) -> tuple[_Cursor | None, str]:
+    def _locate(self, messages: Sequence[Message]) -> tuple[Cursor | None, str]:
         users = [m for m in messages if m.role == "user"]
         if users and self.plan.tasks:
             first = users[0].content
@@ -269,7 +209,7 @@ class SimulatedModel:
                 if task.key and task.key in first:
                     cursor = self._tasks.get(task.key)
                     if cursor is None:
-                        cursor = self._tasks[task.key] = _Cursor(task, -1, f"s{i:03d}")
+                        cursor = self._tasks[task.key] = Cursor(task, -1, f"s{i:03d}")
                     return cursor, "subagent"
         current = self._main.index if self._main else -1
         for m in reversed(users):
@@ -278,7 +218,7 @@ class SimulatedModel:
                 if index > current:
                     if self._main and self.plan.turns[index].session != self._main.turn.session:
                         self._cache.forget("main")  # a week later the cache is long gone
-                    self._main = _Cursor(self.plan.turns[index], index, f"c{index:03d}")
+                    self._main = Cursor(self.plan.turns[index], index, f"c{index:03d}")
                 return self._main, "main"
         return self._main, "main" if self._main else "other"
 
@@ -296,7 +236,7 @@ class SimulatedModel:
 
     def _advance(
         self,
-        cursor: _Cursor,
+        cursor: Cursor,
         messages: Sequence[Message],
         system_prompt: str,
         tokens: int,
@@ -307,18 +247,26 @@ class SimulatedModel:
             step = cursor.turn.steps[cursor.step]
             if isinstance(step, Act) and not step.slots:
                 cursor.step += 1
-                return self._calls(cursor, step.text, list(step.calls))
+                return cursor.call(step.text, list(step.calls))
             texts = texts or [system_prompt, *(render(m) for m in messages)]
             again = frozenset(
                 i + 1 for i, m in enumerate(messages)
-                if m.role == "tool" and m.tool_call_id in self._recall_ids
+                if m.role == "tool" and m.tool_call_id in self._retrievals.recall_ids
             )  # fmt: skip
-            reader = Reader(self.reader, texts, tokens, self.seed, _newest_turns(messages), again)
+            reader = Reader(self.reader, texts, tokens, self.seed, newest_turns(messages), again)
             if isinstance(step, Act):
                 cursor.step += 1
                 return self._noted(cursor, step, reader)
             if isinstance(step, Answer):
-                return self._answer(cursor, step, reader, messages, offered)
+                return self._retrievals.answer(
+                    self.reader,
+                    self.profile.context_window,
+                    cursor,
+                    step,
+                    reader,
+                    messages,
+                    offered,
+                )
             if isinstance(step, Remember):
                 response = self._remember(cursor, step, messages)
                 if response is not None:
@@ -326,165 +274,26 @@ class SimulatedModel:
                 continue
             cursor.step += 1
             if isinstance(step, ReportFindings):
-                return ModelResponse(text=self._findings(step, texts))
+                return ModelResponse(text=findings(step, texts))
             if isinstance(step, Compose):
-                content = self._compose(step, reader, f"{cursor.ids}:{cursor.step}")
-                return self._write(cursor, step.note or f"Writing {step.path}.", step.path, content)
+                content = compose(step, reader, f"{cursor.ids}:{cursor.step}")
+                return cursor.write(step.note or f"Writing {step.path}.", step.path, content)
             path = skill_path(system_prompt, step.topic)
             if path is not None:
-                return self._read(cursor, f"Reading the {step.topic} skill first.", path)
+                return cursor.read(f"Reading the {step.topic} skill first.", path)
         return ModelResponse(text=cursor.turn.final)
 
-    def _noted(self, cursor: _Cursor, step: Act, reader: Reader) -> ModelResponse:
+    def _noted(self, cursor: Cursor, step: Act, reader: Reader) -> ModelResponse:
         """A recorded step whose note and arguments carry what the agent read just now."""
         values = {}
         for slot, cue in step.slots:
             reading = reader.read(cue, f"{cursor.ids}:{cursor.step}:{slot}")
             values[slot] = reading.value or UNKNOWN
         calls = [(name, fill(dict(args), values)) for name, args in step.calls]
-        return self._calls(cursor, fill(step.text, values), calls)
-
-    def _calls(
-        self, cursor: _Cursor, text: str, calls: Sequence[tuple[str, Mapping[str, Any]]]
-    ) -> ModelResponse:
-        made = []
-        for name, args in calls:
-            cursor.calls += 1
-            made.append(
-                ToolCall(id=f"{cursor.ids}_{cursor.calls:02d}", name=name, arguments=dict(args))
-            )
-        return ModelResponse(text=text, tool_calls=tuple(made))
-
-    def _read(self, cursor: _Cursor, text: str, path: str) -> ModelResponse:
-        return self._calls(cursor, text, [("read_file", {"file_path": path})])
-
-    def _write(self, cursor: _Cursor, text: str, path: str, content: str) -> ModelResponse:
-        return self._calls(cursor, text, [("write_file", {"file_path": path, "content": content})])
-
-    def _answer(
-        self,
-        cursor: _Cursor,
-        step: Answer,
-        reader: Reader,
-        messages: Sequence[Message],
-        offered: set[str],
-    ) -> ModelResponse:
-        # A re-run result is a new reading: its draws are its own, keyed by how many lookups
-        # this question re-ran (never by what the earlier reading found).
-        again = f":r{len(cursor.recalled)}" if cursor.recalled else ""
-        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}{again}")
-        if reading.value is not None:
-            cursor.step += 1
-            return ModelResponse(text=reading.value)
-        question = cursor.turn.prompt
-        budget = self.reader.max_retrievals - cursor.retrievals
-        if cursor.turns >= self.reader.max_rounds:
-            budget = 0  # every retrieval turn of this question is spent
-        rerun, cursor.recall = cursor.recall, None
-        if budget > 0 and rerun is not None:
-            # The lookup just re-run was offloaded in turn: search its saved copy.
-            saved = _offloaded_to(messages, rerun)
-            pattern = grep_query(question, 0)
-            if saved is not None and pattern is not None:
-                return self._grep(cursor, [saved], pattern)
-        pattern = grep_query(question, cursor.rounds)
-        if budget > 0 and pattern is not None and not cursor.recalled:
-            # The first search spreads over the likeliest files; a narrower second one goes
-            # to the likeliest file alone.
-            width = max(budget - 1, 1) if cursor.rounds == 0 else 1
-            targets = pointers(reader.texts, question)[:width]
-            if targets:
-                cursor.rounds += 1
-                return self._grep(cursor, targets, pattern)
-        if budget > 0:
-            # Nothing saved to search, or the search came back empty: run a lookup again.
-            seen = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
-            window = self.profile.context_window
-            room = None if window is None else window - reader.tokens
-            # The best-ranked lookup that fits; sizes are counted only until one does.
-            fresh = next(
-                (
-                    (name, args)
-                    for name, args in lookups(seen, question, offered)
-                    if signature(name, args) not in cursor.recalled
-                    and (room is None or self._earlier_size(messages, name, args) < room)
-                ),
-                None,
-            )
-            if fresh is not None:
-                name, args = fresh
-                cursor.recalled.append(signature(name, args))
-                cursor.retrievals += 1
-                cursor.turns += 1
-                response = self._calls(cursor, f"Checking {name} again for this.", [fresh])
-                cursor.recall = response.tool_calls[0].id
-                self._retrieval_ids.add(cursor.recall)
-                self._recall_ids.add(cursor.recall)
-                return response
-        cursor.step += 1
-        return ModelResponse(text=DONT_KNOW)
-
-    def _earlier_size(
-        self, messages: Sequence[Message], name: str, arguments: Mapping[str, Any]
-    ) -> int:
-        """Tokens the earlier result of this call took, as far as the request shows: its text,
-        or the size a placeholder or an offload note states (the agent will not pull back a
-        result it can see would not fit its window)."""
-        key = signature(name, arguments)
-        ids = {
-            c.id for m in messages for c in m.tool_calls if signature(c.name, c.arguments) == key
-        }
-        size = 0
-        for m in messages:
-            if m.role == "tool" and m.tool_call_id in ids:
-                stated = [int(n.replace(",", "")) for n in _TOKENS.findall(m.content)]
-                size = max(size, self.counter.count_message(m), *stated)
-        return size
-
-    def _grep(self, cursor: _Cursor, paths: Sequence[str], pattern: str) -> ModelResponse:
-        cursor.retrievals += len(paths)
-        cursor.turns += 1
-        args = {"pattern": pattern, "regex": True, "output_mode": "content",
-                "max_count": self.reader.grep_results}  # fmt: skip
-        calls = [("grep", {**args, "path": p}) for p in paths]
-        response = self._calls(cursor, "Searching the saved files for it.", calls)
-        self._retrieval_ids.update(c.id for c in response.tool_calls)
-        return response
-
-    def _findings(self, step: ReportFindings, texts: list[str]) -> str:
-        found: dict[str, None] = {}
-        for text in texts[1:]:
-            for line in text.splitlines():
-                at = line.find(step.marker)
-                if at >= 0:
-                    sentence = line[at + len(step.marker) :].strip().split(". ")[0]
-                    found.setdefault(sentence.rstrip(".") + ".", None)
-        if not found:
-            return "No notable findings."
-        return "\n".join(f"- {f}" for f in list(found)[: step.limit])
-
-    def _compose(self, step: Compose, reader: Reader, key: str) -> str:
-        sections = template_sections(reader.texts) or list(step.fallback_sections)
-        bullets = "bullet" in (preference(reader.texts) or "").split(", not")[0]
-        by_section: dict[str, list[str]] = {s: [] for s in sections}
-        for k, fact in enumerate(step.facts):
-            value = reader.read(fact.cue, f"{key}:{k}").value
-            line = f"{fact.label}: {value}{fact.unit}" if value else f"{fact.label} (not at hand)"
-            target = fact.section if fact.section in by_section else sections[-1]
-            by_section[target].append(line)
-        out = [f"# {step.title}", ""]
-        for section in sections:
-            out.append(f"## {section}")
-            items = by_section[section] or ["Nothing to report."]
-            if bullets:
-                out.extend(f"- {item}" for item in items)
-            else:
-                out.append(" ".join(item.rstrip(".") + "." for item in items))
-            out.append("")
-        return "\n".join(out)
+        return cursor.call(fill(step.text, values), calls)
 
     def _remember(
-        self, cursor: _Cursor, step: Remember, messages: Sequence[Message]
+        self, cursor: Cursor, step: Remember, messages: Sequence[Message]
     ) -> ModelResponse | None:
         """Read the memory file, then write it back with the user's latest preference added.
         None when there is nothing (more) to do: the step is then finished."""
@@ -493,24 +302,24 @@ class SimulatedModel:
             cursor.step += 1
             return None
         if cursor.pending is None:
-            response = self._read(cursor, "Checking what memory already holds.", step.path)
+            response = cursor.read("Checking what memory already holds.", step.path)
             cursor.pending = response.tool_calls[0].id
             return response
         result = next((m for m in messages if m.tool_call_id == cursor.pending), None)
         cursor.pending = None
         cursor.step += 1
-        existing = "" if result is None or _is_error(result) else strip_line_numbers(result.content)
+        existing = "" if result is None or is_error(result) else strip_line_numbers(result.content)
         existing = "\n".join(ln for ln in existing.splitlines() if not ln.startswith("[Read "))
         if stated in existing.lower():
             return None
         content = f"{existing.rstrip() or '# Agent memory'}\n\n- Reports: {stated}.\n"
-        return self._write(cursor, "Saving this preference to memory.", step.path, content)
+        return cursor.write("Saving this preference to memory.", step.path, content)
 
     # -- live decisions --------------------------------------------------------------------
 
     async def _delegated(
         self,
-        cursor: _Cursor | None,
+        cursor: Cursor | None,
         messages: Sequence[Message],
         settings: ModelSettings,
         params: RequestParams,
@@ -548,7 +357,7 @@ class SimulatedModel:
         response: ModelResponse,
         role: str,
         stream: str,
-        cursor: _Cursor | None,
+        cursor: Cursor | None,
         messages: Sequence[Message],
         params: RequestParams,
         tokens: int,
@@ -558,8 +367,8 @@ class SimulatedModel:
             self.counter.count_text(json.dumps(c.arguments)) for c in response.tool_calls
         )
         usage = Usage(input_tokens=tokens, output_tokens=out, cached_tokens=cached, requests=1)
-        retrieval = sum(c.id in self._retrieval_ids for c in response.tool_calls)
-        recalls = sum(c.id in self._recall_ids for c in response.tool_calls)
+        retrieval = sum(c.id in self._retrievals.ids for c in response.tool_calls)
+        recalls = sum(c.id in self._retrievals.recall_ids for c in response.tool_calls)
         self.ledger.append(
             CallRecord(
                 role=role, stream=stream, turn=cursor.turn.key if cursor else "",
@@ -573,31 +382,3 @@ class SimulatedModel:
             text=response.text, tool_calls=response.tool_calls, usage=usage,
             stop_reason=stop, model_name=self.name,
         )  # fmt: skip
-
-
-def _newest_turns(messages: Sequence[Message], turns: int = 2) -> int | None:
-    """The index (in the reader's texts, after the system prompt) where the newest `turns`
-    user turns start: the previous turn and the current one are read reliably."""
-    starts = [i for i, m in enumerate(messages) if m.role == "user" and m.kind == "message"]
-    return starts[-turns] + 1 if len(starts) >= turns else None
-
-
-def _decision_next(cursor: _Cursor) -> bool:
-    steps = cursor.turn.steps
-    return cursor.step < len(steps) and not isinstance(steps[cursor.step], Act)
-
-
-_TOKENS = re.compile(r"\b([0-9][0-9,]*) tokens\b")
-
-
-def _offloaded_to(messages: Sequence[Message], call_id: str) -> str | None:
-    """The file the result of call `call_id` was offloaded to, if the request shows one."""
-    for m in messages:
-        if m.role == "tool" and m.tool_call_id == call_id:
-            found = POINTER.search(m.content)
-            return found.group(1).rstrip(".,;:)") if found else None
-    return None
-
-
-def _is_error(result: Message) -> bool:
-    return result.is_error or result.content.lstrip().lower().startswith("error")

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,22 +39,27 @@ from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import SKILLS_TAG, escape_block_text
 from harness.middleware.params import flag, whole
+from harness.middleware.skill_folders import (
+    NAME_PATTERN,
+    SKILL_FILE,
+    SKILLS_ROOT,
+    Digest,
+    Folder,
+    changes,
+    disk_folders,
+    read_folder,
+)
 
 if TYPE_CHECKING:
     from harness.state import RunState
 
-SKILLS_ROOT = "/skills"
 SKILLS_PREFIX = "/skills/"
-SKILL_FILE = "SKILL.md"
 MAX_FILE_BYTES = 1_000_000
 MAX_SKILL_BYTES = 10_000_000
 # The fields it holds are short (a description is at most 1,024 characters); YAML parsing of a
 # huge frontmatter would cost seconds at every run start.
 MAX_FRONTMATTER_CHARS = 64_000
 # Agent Skills naming: lowercase letters and digits in hyphen-separated runs.
-_NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-_NAME = re.compile(_NAME_PATTERN)
-_IGNORED_PARTS = {"__pycache__", "node_modules"}
 
 MENU_INTRO = (
     "Skills are packaged instructions for particular kinds of work, kept as folders under "
@@ -71,7 +75,7 @@ class SkillHeader(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
-    name: str = pydantic.Field(min_length=1, max_length=64, pattern=_NAME_PATTERN)
+    name: str = pydantic.Field(min_length=1, max_length=64, pattern=NAME_PATTERN)
     description: str = pydantic.Field(min_length=1, max_length=1024)
     license: str | None = None
     compatibility: str | None = pydantic.Field(default=None, max_length=500)
@@ -141,18 +145,6 @@ def render_menu(skills: Iterable[Skill]) -> str:
     return f"## Skills\n\n{MENU_INTRO}\n\n<{SKILLS_TAG}>\n{listing}\n</{SKILLS_TAG}>"
 
 
-Digest = tuple[int, str]  # (size, SHA-256 hex) of a file's content
-
-
-@dataclass
-class _Folder:
-    """What the sync takes from one skill folder on disk."""
-
-    name: str
-    files: dict[str, bytes] = field(default_factory=dict)  # virtual path -> content
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (disk path, reason)
-
-
 class Skills(Middleware):
     """Syncs skill folders into `/skills/`, reads their headers at run start, and adds the
     menu to every model call."""
@@ -196,13 +188,14 @@ class Skills(Middleware):
     async def before_agent(self, state: RunState) -> None:
         start = time.perf_counter()
         scratch = state.scratch.setdefault(self.name, {})
-        folders = [self._read_folder(f) for f in self._disk_folders(state)]
+        found = disk_folders(self.sources, lambda where, reason: self._skip(state, where, reason))
+        folders = [read_folder(f, self.max_file_bytes, self.max_skill_bytes) for f in found]
         for folder in folders:
             for where, reason in folder.skipped:
                 self._skip(state, where, reason)
         synced = [f for f in folders if f.files]
         stored = _stored_digests(state)
-        to_write, to_delete = _changes(synced, stored)
+        to_write, to_delete = changes(synced, stored)
         if to_write or to_delete:
             try:
                 await state.run_step("skills", self._sync, state, to_write, to_delete)
@@ -225,68 +218,6 @@ class Skills(Middleware):
 
     # -- disk -> virtual filesystem --------------------------------------------------------
 
-    def _disk_folders(self, state: RunState) -> list[Path]:
-        """Skill folders found in the sources; the first source providing a name wins."""
-        found: dict[str, Path] = {}
-        for source in self.sources:
-            if not source.is_dir():
-                self._skip(state, str(source), "skill source directory not found")
-                continue
-            if (source / SKILL_FILE).is_file():
-                candidates = [source]
-            else:
-                candidates = sorted(c for c in source.iterdir() if (c / SKILL_FILE).is_file())
-            for folder in candidates:
-                if not _NAME.match(folder.name) or len(folder.name) > 64:
-                    self._skip(
-                        state, str(folder),
-                        f"folder name {folder.name!r} is not a valid skill name (1-64 lowercase "
-                        "letters, digits and single hyphens)",
-                    )  # fmt: skip
-                elif folder.name in found:
-                    self._skip(
-                        state, str(folder),
-                        f"skill {folder.name!r} is already provided by {found[folder.name]}",
-                    )  # fmt: skip
-                else:
-                    found[folder.name] = folder
-        return list(found.values())
-
-    def _read_folder(self, folder: Path) -> _Folder:
-        """The files of a skill folder that may be copied; hidden files aside, symbolic links
-        only when they stay inside the folder, within the size limits. No files at all when
-        the skill is left out (its reason is the last skip)."""
-        result = _Folder(folder.name)
-        root = folder.resolve()
-        prefix = f"{SKILLS_ROOT}/{folder.name}/"
-        total = 0
-        for path, reason in _walk(folder, root):
-            if reason is not None:
-                result.skipped.append((str(path), reason))
-                continue
-            rel = path.relative_to(folder).as_posix()
-            size = path.stat().st_size
-            if size <= self.max_file_bytes:
-                data = path.read_bytes()
-                size = len(data)  # the file may have changed since stat
-            if size > self.max_file_bytes:
-                why = f"{size:,} bytes, over the limit of {self.max_file_bytes:,} per file"
-                if rel == SKILL_FILE:
-                    return _left_out(result, folder, f"its {SKILL_FILE} is {why}")
-                result.skipped.append((str(path), f"file not copied: {why} (max_file_bytes)"))
-                continue
-            total += size
-            if total > self.max_skill_bytes:
-                return _left_out(
-                    result, folder,
-                    f"its files add up to more than {self.max_skill_bytes:,} bytes, the limit "
-                    "per skill (max_skill_bytes)",
-                )  # fmt: skip
-            result.files[prefix + rel] = data
-        if prefix + SKILL_FILE not in result.files:
-            return _left_out(result, folder, f"no {SKILL_FILE} that can be copied")
-        return result
-
     async def _sync(
         self, state: RunState, to_write: dict[str, bytes], to_delete: list[str]
     ) -> None:
@@ -302,7 +233,7 @@ class Skills(Middleware):
     # -- headers ---------------------------------------------------------------------------
 
     def _load(
-        self, state: RunState, synced: list[_Folder], stored: dict[str, Digest], on_disk: set[str]
+        self, state: RunState, synced: list[Folder], stored: dict[str, Digest], on_disk: set[str]
     ) -> list[Skill]:
         """Headers of the synced skills, from what was just read on disk, and, with
         `include_stored`, of the skills in the store that no folder on disk provides (one
@@ -335,44 +266,6 @@ class Skills(Middleware):
         state.event(self.name, "before_agent", "skipped", detail={"path": where, "reason": reason})
 
 
-def _left_out(result: _Folder, folder: Path, reason: str) -> _Folder:
-    result.files.clear()
-    result.skipped.append((str(folder), f"skill left out: {reason}"))
-    return result
-
-
-def _walk(folder: Path, root: Path) -> Iterable[tuple[Path, str | None]]:
-    """Every file to consider in a skill folder, in path order, with the reason it is not
-    read (None when it may be): hidden and cache entries are passed over silently."""
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        base = Path(dirpath)
-        kept = []
-        for name in sorted(dirnames):
-            if name.startswith(".") or name in _IGNORED_PARTS:
-                continue
-            if (base / name).is_symlink():
-                yield base / name, "symbolic link to a directory: not followed"
-            else:
-                kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            path = base / name
-            if name.startswith(".") or name in _IGNORED_PARTS:
-                continue
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                yield path, "symbolic link leading outside the skill folder: not followed"
-            elif not path.is_file():
-                yield path, "not a regular file"
-            elif not path.resolve().is_relative_to(root):
-                yield path, "its real location is outside the skill folder: not copied"
-            elif (links := path.stat().st_nlink) > 1:
-                # A hard link looks like a regular file here, but its other name may be a
-                # secret anywhere on the same disk.
-                yield path, f"hard link ({links} names for one file): not copied"
-            else:
-                yield path, None
-
-
 def _stored_digests(state: RunState) -> dict[str, Digest]:
     """Path -> (size, SHA-256 hex) of every file under `/skills/` in the store. A file stored
     in chunks (over 256 KiB) is hashed from its chunks, so it is not rewritten every sync."""
@@ -390,23 +283,3 @@ def _stored_digests(state: RunState) -> dict[str, Digest]:
 
 def _stored_contents(state: RunState, paths: list[str]) -> dict[str, bytes]:
     return {path: state.files.read_bytes(path) for path in paths}
-
-
-def _changes(
-    synced: list[_Folder], stored: dict[str, Digest]
-) -> tuple[dict[str, bytes], list[str]]:
-    """Files to write and files to delete so `/skills/<name>/` mirrors each synced folder:
-    only new or changed files are written (size and SHA-256 compared)."""
-    to_write: dict[str, bytes] = {}
-    to_delete: list[str] = []
-    for folder in synced:
-        prefix = f"{SKILLS_ROOT}/{folder.name}/"
-        for path, data in folder.files.items():
-            if stored.get(path) != (len(data), hashlib.sha256(data).hexdigest()):
-                to_write[path] = data
-        # A stored file where the skill's directory goes would block every file of it.
-        stray = [prefix[:-1]] if prefix[:-1] in stored else []
-        to_delete.extend(
-            stray + sorted(p for p in stored if p.startswith(prefix) and p not in folder.files)
-        )
-    return to_write, to_delete

@@ -16,7 +16,7 @@ from evals.scenarios import (
 )
 from evals.scenarios.base import PROBE_KINDS, load_spec
 from evals.scenarios.competitive_analysis import build as build_flagship
-from evals.scenarios.competitive_analysis import cues
+from evals.scenarios.competitive_probes import cues
 from evals.scenarios.market import World
 from evals.scenarios.support_transcript import transcript_tokens
 from evals.scoring import outcome

@@ -27,7 +27,8 @@ from evals.simulated import (
     cacheable,
     extractive_summary,
 )
-from evals.simulated.reader import Attention, Reader, pointers, query_terms
+from evals.simulated.queries import pointers, query_terms
+from evals.simulated.reader import Attention, Reader
 from harness import ContextOverflowError, Store, create_agent, get_profile, tool
 from harness.errors import UnknownModelError
 from harness.messages import Message, ToolCall, assistant, tool_result, user

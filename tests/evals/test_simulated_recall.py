@@ -26,7 +26,7 @@ from evals.simulated import (
     Turn,
 )
 from evals.simulated import breaks as breaks_module
-from evals.simulated.reader import lookups
+from evals.simulated.queries import lookups
 from flows.cli import main
 from harness import get_profile
 from harness.messages import ToolCall, assistant, tool_result, user

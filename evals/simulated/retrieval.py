@@ -1,0 +1,102 @@
+"""How the simulated model (evals/simulated/model.py) answers a question: read the request,
+and when the fact is not found there, retrieve (grep the saved files the request names, or
+run an earlier domain lookup again) within the reader's budgets, or say "I don't know"."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from evals.simulated.cursor import Cursor
+from evals.simulated.plan import Answer
+from evals.simulated.queries import grep_query, lookups, pointers, signature
+from evals.simulated.reader import DONT_KNOW, Reader, ReaderConfig
+from evals.simulated.request import earlier_size, offloaded_to
+from harness.messages import Message, ModelResponse
+from harness.tokens import TokenCounter
+
+
+@dataclass
+class Retrievals:
+    """The retrieval calls a model made: `ids` all of them, `recall_ids` those that re-ran a
+    domain lookup (both are billed as retrievals and kept in checkpoints)."""
+
+    counter: TokenCounter
+    ids: set[str] = field(default_factory=set)
+    recall_ids: set[str] = field(default_factory=set)
+
+    def answer(
+        self,
+        config: ReaderConfig,
+        window: int | None,
+        cursor: Cursor,
+        step: Answer,
+        reader: Reader,
+        messages: Sequence[Message],
+        offered: set[str],
+    ) -> ModelResponse:
+        # A re-run result is a new reading: its draws are its own, keyed by how many lookups
+        # this question re-ran (never by what the earlier reading found).
+        again = f":r{len(cursor.recalled)}" if cursor.recalled else ""
+        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}{again}")
+        if reading.value is not None:
+            cursor.step += 1
+            return ModelResponse(text=reading.value)
+        question = cursor.turn.prompt
+        budget = config.max_retrievals - cursor.retrievals
+        if cursor.turns >= config.max_rounds:
+            budget = 0  # every retrieval turn of this question is spent
+        rerun, cursor.recall = cursor.recall, None
+        if budget > 0 and rerun is not None:
+            # The lookup just re-run was offloaded in turn: search its saved copy.
+            saved = offloaded_to(messages, rerun)
+            pattern = grep_query(question, 0)
+            if saved is not None and pattern is not None:
+                return self.grep(config, cursor, [saved], pattern)
+        pattern = grep_query(question, cursor.rounds)
+        if budget > 0 and pattern is not None and not cursor.recalled:
+            # The first search spreads over the likeliest files; a narrower second one goes
+            # to the likeliest file alone.
+            width = max(budget - 1, 1) if cursor.rounds == 0 else 1
+            targets = pointers(reader.texts, question)[:width]
+            if targets:
+                cursor.rounds += 1
+                return self.grep(config, cursor, targets, pattern)
+        if budget > 0:
+            # Nothing saved to search, or the search came back empty: run a lookup again.
+            seen = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
+            room = None if window is None else window - reader.tokens
+            # The best-ranked lookup that fits; sizes are counted only until one does.
+            fresh = next(
+                (
+                    (name, args)
+                    for name, args in lookups(seen, question, offered)
+                    if signature(name, args) not in cursor.recalled
+                    and (room is None or earlier_size(self.counter, messages, name, args) < room)
+                ),
+                None,
+            )
+            if fresh is not None:
+                name, args = fresh
+                cursor.recalled.append(signature(name, args))
+                cursor.retrievals += 1
+                cursor.turns += 1
+                response = cursor.call(f"Checking {name} again for this.", [fresh])
+                cursor.recall = response.tool_calls[0].id
+                self.ids.add(cursor.recall)
+                self.recall_ids.add(cursor.recall)
+                return response
+        cursor.step += 1
+        return ModelResponse(text=DONT_KNOW)
+
+    def grep(
+        self, config: ReaderConfig, cursor: Cursor, paths: Sequence[str], pattern: str
+    ) -> ModelResponse:
+        cursor.retrievals += len(paths)
+        cursor.turns += 1
+        args = {"pattern": pattern, "regex": True, "output_mode": "content",
+                "max_count": config.grep_results}  # fmt: skip
+        calls = [("grep", {**args, "path": p}) for p in paths]
+        response = cursor.call("Searching the saved files for it.", calls)
+        self.ids.update(c.id for c in response.tool_calls)
+        return response
