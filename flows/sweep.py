@@ -11,6 +11,7 @@ front and the recommended setting.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import re
@@ -26,7 +27,7 @@ from prefect.futures import as_completed
 from prefect.runtime import flow_run as current_flow_run
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
-from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
+from evals import Aggregate, Cell, EvalResult, aggregate, arun_cell, pareto_front, recommend
 from evals.arms import arm_params
 from evals.metrics import Recommendation, summaries
 from evals.runner import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
@@ -79,10 +80,7 @@ def cell_label(cell: Cell) -> str:
 @task(name="eval-cell", cache_policy=NO_CACHE, persist_result=False)
 def eval_cell(cell: Cell, max_usd: float | None = None) -> EvalResult:
     """One replay, scored. Runs in a worker thread or process: no store, no Prefect calls."""
-    return run_cell(
-        cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
-        reader=cell.reader, max_usd=max_usd, middleware=cell.middleware, label=cell.label,
-    )  # fmt: skip
+    return asyncio.run(arun_cell(cell, max_usd=max_usd))
 
 
 @dataclass(frozen=True)
