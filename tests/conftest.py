@@ -1,5 +1,6 @@
-"""Shared pytest configuration. Several engineers add to this file: keep each addition in
-its own delimited section."""
+"""Configuration shared by every package's tests: the network guard, the fake provider, bare
+agents, the command-line environment. Fixtures of one package live in its own conftest
+(tests/harness, tests/flows). Keep each addition in its own delimited section."""
 
 # ---- begin: network guard and fake provider (models adapters) ----------------------------
 import ipaddress
@@ -81,29 +82,8 @@ def fake_provider() -> Iterator[FakeProvider]:
 # ---- end: network guard and fake provider ------------------------------------------------
 
 
-# ---- begin: snapshots and bare agents (middleware A) -------------------------------------
-import os  # noqa: E402
+# ---- begin: bare agents (harness tests and benchmarks) ---------------------------------------
 from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
-
-
-@pytest.fixture
-def assert_snapshot() -> Callable[[str, str], None]:
-    """`assert_snapshot(name, text)`: `text` must equal tests/snapshots/<name>. Run with
-    CTXLAB_UPDATE_SNAPSHOTS=1 to (re)write the stored files after an intended change."""
-
-    def check(name: str, text: str) -> None:
-        path = SNAPSHOT_DIR / name
-        if os.environ.get("CTXLAB_UPDATE_SNAPSHOTS") == "1" or not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            if os.environ.get("CTXLAB_UPDATE_SNAPSHOTS") != "1":
-                pytest.fail(f"snapshot {name} did not exist; written, check it and rerun")
-        assert text == path.read_text(encoding="utf-8"), f"differs from snapshots/{name}"
-
-    return check
 
 
 @pytest.fixture
@@ -133,22 +113,9 @@ def bare_agent() -> Callable[..., Any]:
     return build
 
 
-# ---- end: snapshots and bare agents ---------------------------------------------------------
+# ---- end: bare agents -----------------------------------------------------------------------
 
-# ---- begin: provider adapters and command-line tests ----------------------------------------
-from sdk_adapters import ADAPTERS, Adapter, set_keys  # noqa: E402
-
-
-@pytest.fixture
-def sdk_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake API keys for the three SDK adapters (the tests check they never leak)."""
-    set_keys(monkeypatch)
-
-
-@pytest.fixture(params=sorted(ADAPTERS))
-def adapter(request: pytest.FixtureRequest) -> Adapter:
-    """Each SDK adapter in turn."""
-    return ADAPTERS[request.param]
+# ---- begin: command-line tests ----------------------------------------------------------
 
 
 @pytest.fixture
@@ -161,7 +128,7 @@ def cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.delenv("CTXLAB_DB", raising=False)
 
 
-# ---- end: provider adapters and command-line tests ------------------------------------------
+# ---- end: command-line tests ------------------------------------------------------------
 
 # ---- begin: command-line model profiles ------------------------------------------------------
 

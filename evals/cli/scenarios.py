@@ -64,13 +64,13 @@ def import_command(args: argparse.Namespace) -> int:
     """`ctxlab scenarios import`: write the scenario file and say what it holds."""
     import time
 
-    from evals.scenarios.recorded import (
-        RunNotFoundError,
+    from evals.scenarios.recorded.importer import (
         check_scenario_path,
         import_run,
         write_scenario,
     )
-    from evals.scenarios.redact import Redactor
+    from evals.scenarios.recorded.recording import RunNotFoundError
+    from evals.scenarios.recorded.redact import Redactor
     from harness.store import default_path
 
     if not args.name and not args.thread:

@@ -20,10 +20,9 @@ import threading
 import weakref
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pydantic
-import regex
 import yaml
 
 from evals.scenarios.base import (
@@ -34,9 +33,17 @@ from evals.scenarios.base import (
     UserTurn,
     check_scale,
 )
-from evals.scenarios.recorded import FORMAT, reply_key
+from evals.scenarios.recorded.format import (
+    FORMAT,
+    CueSpec,
+    ProbeSpec,
+    ReplySpec,
+    ScenarioFile,
+    StepSpec,
+    reply_key,
+)
 from evals.scenarios.safe_yaml import UnsafeYamlError, read_yaml
-from evals.simulated.plan import SLOT, Act, Answer, Cue, Plan, Step, Turn
+from evals.simulated.plan import Act, Answer, Cue, Plan, Step, Turn
 from harness.middleware.subagents import SubAgent
 from harness.tools import Tool, ToolContext
 
@@ -45,142 +52,6 @@ SUFFIXES = (".yaml", ".yml")
 
 class ScenarioFileError(ValueError):
     """A scenario file that cannot be loaded; the message names the file, line and field."""
-
-
-# -- the format ---------------------------------------------------------------------------
-
-
-class _Spec(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid")
-
-
-class CueSpec(_Spec):
-    patterns: list[str] = []
-    lookalikes: list[str] = []
-
-    @pydantic.field_validator("patterns", "lookalikes")
-    @classmethod
-    def _regexes(cls, values: list[str]) -> list[str]:
-        for pattern in values:
-            try:
-                compiled = re.compile(pattern)
-                regex.compile(pattern)  # the engine cues run on (evals/simulated/reader.py)
-            except (re.error, regex.error) as exc:
-                raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
-            if compiled.groups < 1:
-                raise ValueError(f"{pattern!r} needs a capture group around the value")
-        return values
-
-
-class CallSpec(_Spec):
-    tool: str
-    arguments: dict[str, Any] = {}
-
-
-class StepSpec(_Spec):
-    note: str = ""
-    calls: list[CallSpec] = pydantic.Field(min_length=1)
-    slots: dict[str, CueSpec] = {}
-
-    @pydantic.model_validator(mode="after")
-    def _slots_match(self) -> StepSpec:
-        used = set(SLOT.findall(self.note))
-        for call in self.calls:
-            used |= set(SLOT.findall(json.dumps(call.arguments)))
-        if used - set(self.slots):
-            raise ValueError(f"slots used without a cue: {sorted(used - set(self.slots))}")
-        if set(self.slots) - used:
-            raise ValueError(f"slots never used: {sorted(set(self.slots) - used)}")
-        return self
-
-
-class TurnSpec(_Spec):
-    id: str = pydantic.Field(pattern=r"^[A-Za-z0-9_.\-]+$")
-    text: str = pydantic.Field(min_length=1)
-    steps: list[StepSpec] = []
-    final: str = "Done."
-
-
-class TaskSpec(_Spec):
-    prompt: str = pydantic.Field(min_length=1)
-    steps: list[StepSpec] = []
-    final: str = "Done."
-
-
-class ReplySpec(_Spec):
-    tool: str
-    arguments: dict[str, Any] = {}
-    occurrence: int = pydantic.Field(default=1, ge=1)
-    content: str
-
-
-class ToolSpec(_Spec):
-    name: str = pydantic.Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$")
-    description: str = ""
-    parameters: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-class SubagentSpec(_Spec):
-    name: str
-    description: str
-    system_prompt: str = ""
-    tools: list[str] = []
-
-
-class FileSpec(_Spec):
-    path: str = pydantic.Field(pattern=r"^/")
-    content: str
-
-
-class CheckSpec(_Spec):
-    path: str = pydantic.Field(pattern=r"^/")
-    contains: list[str] = []
-    bullets: bool = False
-
-
-class ProbeSpec(_Spec):
-    id: str = pydantic.Field(pattern=r"^[A-Za-z0-9_.\-]+$")
-    kind: Literal["recall", "artifact", "continuation", "decision"]
-    question: str = pydantic.Field(min_length=1)
-    answer: str = pydantic.Field(min_length=1)
-    after: str = "end"
-    cue: CueSpec = CueSpec()
-    distractors: list[str] = []
-    source: Literal["tool", "user", "agent", "memory"] = "tool"
-    provenance: dict[str, Any] = {}
-    check: CheckSpec | None = None
-    recorded_answer: str | None = None
-
-    @pydantic.model_validator(mode="after")
-    def _answerable(self) -> ProbeSpec:
-        if self.check is None and not self.cue.patterns:
-            raise ValueError("a probe asked as a question needs cue.patterns (or a check)")
-        return self
-
-
-class ModelSpec(_Spec):
-    window: int = pydantic.Field(gt=1000)
-    max_steps: int = pydantic.Field(default=100, ge=1)
-
-
-class ScenarioFile(_Spec):
-    format: Literal["ctxlab-scenario/1"]
-    name: str = pydantic.Field(min_length=1)
-    title: str = ""
-    description: str = ""
-    source: dict[str, Any] = {}
-    model: ModelSpec
-    params: dict[str, Any] = {}
-    system_prompt: str = ""
-    tools: list[ToolSpec] = []
-    subagents: list[SubagentSpec] = []
-    skills: list[FileSpec] = []
-    memory: list[FileSpec] = []
-    turns: list[TurnSpec] = pydantic.Field(min_length=1)
-    tasks: list[TaskSpec] = []
-    replies: list[ReplySpec] = []
-    probe_counts: dict[str, int] = {}
-    probes: list[ProbeSpec] = []
 
 
 # -- loading ------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from harness.files.storage import (
     whole_content,
 )
 from harness.store import Store, now
+from harness.store.files import file_content
 
 ChangeHook = Callable[[duckdb.DuckDBPyConnection, str, bytes | None, bytes | None], None]
 """Runs in the transaction of each change under a granted prefix, just before it, with the path,
@@ -109,15 +110,12 @@ class FileSystem:
         """The file at `path`, opened for reading in pages (`FileError` for a directory,
         `FileNotFoundError` if there is none)."""
         path = normalize(path)
-        rows = self.store.query(
-            f"SELECT {_FILE_COLUMNS} FROM files WHERE namespace = ? AND path = ?",
-            [self.namespace(path), path],
-        )
-        if not rows:
+        row = self.store.file_row(self.namespace(path), path)
+        if row is None:
             if self.is_dir(path):
                 raise FileError(f"{path} is a directory, not a file; use ls to see its files")
             raise FileNotFoundError(f"file not found: {path}")
-        return StoredFile.from_row(self.store, rows[0])
+        return StoredFile.from_row(self.store, row)
 
     def read_bytes(self, path: str) -> bytes:
         return self.open(path).read_bytes()
@@ -132,31 +130,17 @@ class FileSystem:
     def exists(self, path: str) -> bool:
         """True if `path` is a file."""
         path = normalize(path)
-        return bool(
-            self.store.scalar(
-                "SELECT count(*) FROM files WHERE namespace = ? AND path = ?",
-                [self.namespace(path), path],
-            )
-        )
+        return self.store.has_file(self.namespace(path), path)
 
     def is_dir(self, path: str) -> bool:
         """True for "/" and for any path with files below it."""
         path = normalize(path)
         if path == "/":
             return True
-        return bool(
-            self.store.scalar(
-                "SELECT count(*) FROM files WHERE namespace IN (?, ?) AND starts_with(path, ?)",
-                [self._thread_ns, SHARED_NAMESPACE, path + "/"],
-            )
-        )
+        return self.store.has_files_below((self._thread_ns, SHARED_NAMESPACE), path + "/")
 
     def _all(self, under: str) -> list[dict[str, Any]]:
-        return self.store.query(
-            "SELECT path, size, modified_at FROM files WHERE namespace IN (?, ?) "
-            "AND starts_with(path, ?) ORDER BY path",
-            [self._thread_ns, SHARED_NAMESPACE, dir_prefix(under)],
-        )
+        return self.store.file_listing((self._thread_ns, SHARED_NAMESPACE), dir_prefix(under))
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """Direct children of `path`: files, and directories implied by deeper files."""
@@ -227,11 +211,7 @@ class FileSystem:
         deadline = Deadline(seconds)
         wanted = file_filter(glob, base, deadline)
         # Inline contents are small by construction; chunked files are fetched while scanned.
-        rows = self.store.query(
-            f"SELECT {_FILE_COLUMNS} FROM files WHERE namespace IN (?, ?) AND is_text "
-            "AND (path = ? OR starts_with(path, ?)) ORDER BY path",
-            [self._thread_ns, SHARED_NAMESPACE, base, dir_prefix(base)],
-        )
+        rows = self.store.text_files_at((self._thread_ns, SHARED_NAMESPACE), base, dir_prefix(base))
         files = (
             StoredFile.from_row(self.store, r) for r in rows if wanted is None or wanted(r["path"])
         )
@@ -279,11 +259,8 @@ class FileSystem:
         hook = self._grants.get(prefix) if prefix else None
         if hook is None:
             return
-        row = con.execute(
-            "SELECT content, blob_id FROM files WHERE namespace = ? AND path = ?",
-            [self.namespace(path), path],
-        ).fetchone()
-        old = None if row is None else whole_content(con, row[0], row[1])
+        row = file_content(con, self.namespace(path), path)
+        old = None if row is None else whole_content(con, *row)
         new = encode_text(data) if isinstance(data, str) else data
         hook(con, path, old, new)
 
@@ -308,13 +285,9 @@ class FileSystem:
         so a thread's file cannot block a shared path."""
         self._check_writable(path)
         parents = [path[:i] for i in range(1, len(path)) if path[i] == "/"]
-        clash = self.store.query(
-            "SELECT path FROM files WHERE namespace = ? "
-            "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?)) LIMIT 1",
-            [self.namespace(path), parents, path + "/"],
-        )
-        if clash:
-            _raise_clash(path, clash[0]["path"])
+        clash = self.store.file_clash(self.namespace(path), parents, path + "/")
+        if clash is not None:
+            _raise_clash(path, clash)
 
     def _check_batch(self, writes: Mapping[str, bytes], deletes: set[str]) -> None:
         """`_check_file_path` for many paths: one query for every path under their top-level
@@ -322,12 +295,8 @@ class FileSystem:
         if not writes:
             return
         tops = sorted({"/" + p.split("/")[1] for p in writes})
-        rows = self.store.query(
-            "SELECT path FROM files WHERE list_contains(?::VARCHAR[], namespace) "
-            "AND list_has_any(?::VARCHAR[], [path, '/' || split_part(path, '/', 2)])",
-            [sorted({self.namespace(p) for p in writes}), tops],
-        )
-        taken = ({r["path"] for r in rows} - deletes) | writes.keys()
+        stored = self.store.paths_under_tops(sorted({self.namespace(p) for p in writes}), tops)
+        taken = (stored - deletes) | writes.keys()
         for path in writes:
             parents = [path[:i] for i in range(1, len(path)) if path[i] == "/"]
             above = next((p for p in parents if p in taken), None)
@@ -381,9 +350,6 @@ def _raise_clash(path: str, other: str) -> None:
     if other.startswith(path + "/"):
         raise FileError(f"{path} is a directory (it holds {other}), not a file")
     raise FileError(f"cannot create {path}: {other} is a file, not a directory")
-
-
-_FILE_COLUMNS = "path, content, is_text, size, blob_id, chars, lines"
 
 
 __all__ = ["ChangeHook", "FileInfo", "FileSystem"]

@@ -23,6 +23,16 @@ from typing import Any
 import duckdb
 
 from harness.store import Store
+from harness.store.files import (
+    chunk_contents,
+    delete_chunks,
+    delete_file,
+    delete_files,
+    file_blob,
+    insert_chunk,
+    insert_files,
+    upsert_file,
+)
 
 CHUNK_CHARS = 1 << 18
 # Streaming fetches 1, 2, 4, ... chunks per query up to this: a page read costs one or two
@@ -30,7 +40,6 @@ CHUNK_CHARS = 1 << 18
 # store does not hold its connection).
 _MAX_FETCH_CHUNKS = 16
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_INSERT_CHUNK = 200  # rows per INSERT statement in `replace_many`
 
 
 def encode_text(text: str) -> bytes:
@@ -58,9 +67,7 @@ def store_content(
     ts: datetime,
 ) -> None:
     """Create or overwrite the file at `path`, inside the caller's transaction."""
-    old = con.execute(
-        "SELECT blob_id FROM files WHERE namespace = ? AND path = ?", [namespace, path]
-    ).fetchone()
+    old_blob = file_blob(con, namespace, path)
     if isinstance(content, str):
         text: str | None = content
         inline = encode_text(content) if len(content) <= CHUNK_CHARS else None
@@ -79,29 +86,19 @@ def store_content(
         else:
             assert isinstance(content, bytes)  # text is None only for undecodable bytes
             size, is_text = _write_binary_chunks(con, blob_id, content), False
-    con.execute(
-        "INSERT INTO files (namespace, path, content, is_text, size, run_id, created_at, "
-        "modified_at, blob_id, chars, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (namespace, path) DO UPDATE SET content = excluded.content, "
-        "is_text = excluded.is_text, size = excluded.size, run_id = excluded.run_id, "
-        "modified_at = excluded.modified_at, blob_id = excluded.blob_id, "
-        "chars = excluded.chars, lines = excluded.lines",
-        [namespace, path, inline, is_text, size, run_id, ts, ts, blob_id, chars, lines],
-    )
-    if old is not None and old[0] is not None:
-        con.execute("DELETE FROM file_chunks WHERE blob_id = ?", [old[0]])
+    upsert_file(
+        con, namespace, path, inline=inline, is_text=is_text, size=size, run_id=run_id, ts=ts,
+        blob_id=blob_id, chars=chars, lines=lines,
+    )  # fmt: skip
+    if old_blob is not None:
+        delete_chunks(con, old_blob)
 
 
 def delete_content(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> None:
     """Delete the files at `(namespace, path)` `keys` and their chunks, in the caller's
     transaction."""
     for namespace, path in keys:
-        con.execute(
-            "DELETE FROM file_chunks WHERE blob_id = (SELECT blob_id FROM files "
-            "WHERE namespace = ? AND path = ?)",
-            [namespace, path],
-        )
-        con.execute("DELETE FROM files WHERE namespace = ? AND path = ?", [namespace, path])
+        delete_file(con, namespace, path)
 
 
 def replace_many(
@@ -118,17 +115,8 @@ def replace_many(
     created: dict[tuple[str, str], datetime] = {}
     for namespace in {ns for ns, _ in keys}:
         mine = [path for ns, path in keys if ns == namespace]
-        gone = con.execute(
-            "DELETE FROM files WHERE namespace = ? AND list_contains(?::VARCHAR[], path) "
-            "RETURNING path, created_at, blob_id",
-            [namespace, mine],
-        ).fetchall()
-        created.update(((namespace, path), at) for path, at, _ in gone)
-        blobs = [blob for _, _, blob in gone if blob is not None]
-        if blobs:
-            con.execute(
-                "DELETE FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id)", [blobs]
-            )
+        gone = delete_files(con, namespace, mine)
+        created.update(((namespace, path), at) for path, at in gone.items())
     small = {key: d for key, d in writes.items() if len(d) <= CHUNK_CHARS}
     for (namespace, path), data in writes.items():
         if (namespace, path) not in small:  # chunked: written one chunk at a time
@@ -138,14 +126,7 @@ def replace_many(
          created.get((namespace, path), ts), ts)
         for (namespace, path), data in small.items()
     ]  # fmt: skip
-    for i in range(0, len(rows), _INSERT_CHUNK):
-        chunk = rows[i : i + _INSERT_CHUNK]
-        con.execute(
-            "INSERT INTO files (namespace, path, content, is_text, size, run_id, "
-            "created_at, modified_at) VALUES "
-            + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
-            [value for row in chunk for value in row],
-        )
+    insert_files(con, rows)
 
 
 def whole_content(
@@ -155,10 +136,7 @@ def whole_content(
     when it is stored in `file_chunks`: for readers of a store outside a `FileSystem`."""
     if blob_id is None:
         return bytes(inline or b"")
-    rows = con.execute(
-        "SELECT content FROM file_chunks WHERE blob_id = ? ORDER BY chunk", [blob_id]
-    ).fetchall()
-    return b"".join(bytes(r[0]) for r in rows)
+    return chunk_contents(con, blob_id)
 
 
 def decode(data: bytes) -> str | None:
@@ -178,10 +156,7 @@ def _write_text_chunks(
         piece = text[start : start + CHUNK_CHARS]
         data = encode_text(piece)
         newlines = piece.count("\n")
-        con.execute(
-            "INSERT INTO file_chunks VALUES (?, ?, ?, ?, ?)",
-            [blob_id, index, newlines_before, newlines, data],
-        )
+        insert_chunk(con, blob_id, index, newlines_before, newlines, data)
         size += len(data)
         newlines_before += newlines
     lines = newlines_before + (0 if text.endswith("\n") else 1)
@@ -190,10 +165,7 @@ def _write_text_chunks(
 
 def _write_binary_chunks(con: duckdb.DuckDBPyConnection, blob_id: str, data: bytes) -> int:
     for index, start in enumerate(range(0, len(data), CHUNK_CHARS)):
-        con.execute(
-            "INSERT INTO file_chunks VALUES (?, ?, 0, 0, ?)",
-            [blob_id, index, data[start : start + CHUNK_CHARS]],
-        )
+        insert_chunk(con, blob_id, index, 0, 0, data[start : start + CHUNK_CHARS])
     return len(data)
 
 
@@ -234,10 +206,7 @@ class StoredFile:
     def read_bytes(self) -> bytes:
         if self.blob_id is None:
             return self.inline
-        rows = self.store.query(
-            "SELECT content FROM file_chunks WHERE blob_id = ? ORDER BY chunk", [self.blob_id]
-        )
-        return b"".join(bytes(r["content"]) for r in rows)
+        return self.store.blob_bytes(self.blob_id)
 
     def chunk(self, index: int, ahead: int = 1) -> str:
         """Text of chunk `index`; when it must be fetched, `ahead - 1` following chunks come
@@ -245,11 +214,7 @@ class StoredFile:
         cached = self._cache.get(index)
         if cached is not None:
             return cached
-        rows = self.store.query(
-            "SELECT chunk, content FROM file_chunks WHERE blob_id = ? AND chunk >= ? "
-            "AND chunk < ? ORDER BY chunk",
-            [self.blob_id, index, index + ahead],
-        )
+        rows = self.store.blob_chunks(self.blob_id, index, index + ahead)
         if not rows:  # overwritten or deleted since it was opened
             raise FileNotFoundError(f"{self.path} changed while it was being read: read it again")
         self._cache.clear()
@@ -305,17 +270,11 @@ class StoredFile:
             return 0
         if self.blob_id is None:
             return _after_newline(self._cache[0], line)
-        row = self.store.query(
-            "SELECT chunk, newlines_before FROM file_chunks WHERE blob_id = ? "
-            "AND newlines_before < ? AND newlines_before + newlines >= ? ORDER BY chunk LIMIT 1",
-            [self.blob_id, line, line],
-        )
-        if not row:
+        found = self.store.chunk_of_line(self.blob_id, line)
+        if found is None:
             return self.chars
-        index = row[0]["chunk"]
-        return index * CHUNK_CHARS + _after_newline(
-            self.chunk(index), line - row[0]["newlines_before"]
-        )
+        index, newlines_before = found
+        return index * CHUNK_CHARS + _after_newline(self.chunk(index), line - newlines_before)
 
     def line_length(self, line: int) -> int:
         """Characters in 0-based `line`, a trailing "\\r" excluded as `split_lines` drops it."""

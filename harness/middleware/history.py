@@ -96,9 +96,4 @@ def _cycle_heading(cycle: int) -> re.Pattern[str]:
 
 
 def _seq_range(state: RunState, messages: list[Message]) -> tuple[int | None, int | None]:
-    rows = state.store.query(
-        "SELECT min(seq) AS lo, max(seq) AS hi FROM messages "
-        "WHERE thread_id = ? AND list_contains(?, message_id)",
-        [state.thread_id, [m.id for m in messages]],
-    )
-    return (rows[0]["lo"], rows[0]["hi"]) if rows else (None, None)
+    return state.store.seq_range(state.thread_id, [m.id for m in messages])

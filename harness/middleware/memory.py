@@ -27,7 +27,8 @@ from harness.messages import ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 from harness.middleware.blocks import MEMORY_TAG, attribute, escape_block_text
 from harness.middleware.params import whole
-from harness.store import Store, now
+from harness.store import Store
+from harness.store.middleware_rows import insert_memory_version, latest_memory
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -89,10 +90,7 @@ def latest_version(store: Store, path: str) -> tuple[int, str | None] | None:
 
 
 def _latest(con: duckdb.DuckDBPyConnection, path: str) -> tuple[int, str | None] | None:
-    row = con.execute(
-        "SELECT version, content, deleted FROM memory WHERE path = ? ORDER BY version DESC LIMIT 1",
-        [path],
-    ).fetchone()
+    row = latest_memory(con, path)
     return (row[0], None if row[2] else row[1]) if row else None
 
 
@@ -109,11 +107,7 @@ def _insert_version(
     if (latest is None and content is None) or (latest is not None and previous == content):
         return None, previous
     version = (latest[0] if latest else 0) + 1
-    con.execute(
-        "INSERT INTO memory (path, version, content, run_id, author, created_at, deleted) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [path, version, content or "", run_id, author, now(), content is None],
-    )
+    insert_memory_version(con, path, version, content, run_id, author)
     return version, previous
 
 

@@ -225,9 +225,8 @@ class OffloadLargeResults(Middleware):
         if self.retention_days is None:
             return
         cutoff = now() - timedelta(days=self.retention_days)
-        expired = state.store.query(
-            _EXPIRED_FILES, [self.name, OFFLOAD_TOOL, OFFLOAD_HUMAN, cutoff]
-        )
+        # Files this middleware wrote for runs that ended before the cutoff.
+        expired = state.store.expired_files(self.name, (OFFLOAD_TOOL, OFFLOAD_HUMAN), cutoff)
         if expired:
             await state.run_step("offload.retention", self._delete_expired, state, expired)
 
@@ -245,19 +244,6 @@ class OffloadLargeResults(Middleware):
             },
             ms=state.elapsed_ms(start),
         )  # fmt: skip
-
-
-# Files this middleware wrote (matched through its events) for runs that ended before the
-# cutoff. A file rewritten later by another run carries that run's id and is kept.
-_EXPIRED_FILES = """
-SELECT DISTINCT f.namespace, f.path, f.size
-FROM files f
-JOIN events e ON e.run_id = f.run_id AND json_extract_string(e.detail, '$.path') = f.path
-JOIN runs r ON r.run_id = f.run_id
-WHERE e.middleware = ? AND e.action IN (?, ?)
-  AND r.ended_at IS NOT NULL AND r.ended_at < ?
-ORDER BY f.path
-"""
 
 
 def _tokens_over(state: RunState, text: str, limit: int) -> int | None:

@@ -6,13 +6,16 @@ the model sees from then on. Each agent step is written as one batch in one tran
 
 This package is the one place that writes SQL against the harness tables: `schema` (the
 tables and their migrations), `rows` (row mapping, text made storable), `connection` (opening,
-holding, transactions), `queries` and `writes` (what callers ask for by name). Other code
-calls those; `execute`/`query` stay for a caller's own tables and the user's own SQL.
+holding, transactions), `queries`, `writes` and `middleware_rows` (what callers ask for by
+name), and `files` (chunked file contents). Other code calls those; `execute`/`query` stay
+for a caller's own tables and the user's own SQL.
 """
 
 from __future__ import annotations
 
 from harness.store.connection import FILE_MEMORY_LIMIT, Connection, read_only
+from harness.store.files import FileRows
+from harness.store.middleware_rows import MiddlewareRows
 from harness.store.queries import Queries, Reader, read_store
 from harness.store.rows import (
     StepBatch,
@@ -28,7 +31,7 @@ from harness.store.schema import MIGRATIONS, default_path, now
 from harness.store.writes import Writes
 
 
-class Store(Connection, Queries, Writes):
+class Store(Connection, Queries, Writes, FileRows, MiddlewareRows):
     """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
 
 

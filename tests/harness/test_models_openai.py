@@ -8,10 +8,10 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import Sequence
 
 import pytest
 from fake_provider import FakeCall, FakeProvider, Turn, final, overflow, tool_turn
+from model_helpers import ask
 
 from harness.errors import ContextOverflowError, UnknownModelError
 from harness.messages import Message, ModelResponse, ToolCall, Usage, system, tool_result, user
@@ -40,14 +40,6 @@ def responses(fake: FakeProvider, **kwargs: object) -> OpenAIResponsesModel:
 
 def chat(fake: FakeProvider, **kwargs: object) -> OpenAIChatModel:
     return OpenAIChatModel("gpt-6.2-sol", base_url=fake.openai_base_url, **kwargs)
-
-
-def ask(
-    model: OpenAIResponsesModel | OpenAIChatModel,
-    messages: Sequence[Message],
-    settings: ModelSettings | None = None,
-) -> ModelResponse:
-    return asyncio.run(model.request(messages, settings or ModelSettings(), PARAMS))
 
 
 def two_turns(model: OpenAIResponsesModel | OpenAIChatModel) -> tuple[ModelResponse, ...]:
@@ -144,7 +136,7 @@ def test_invalid_json_arguments_are_kept_raw(fake_provider: FakeProvider) -> Non
 def test_settings_system_messages_and_max_tokens(fake_provider: FakeProvider) -> None:
     fake_provider.script(Turn(text="trunc", stop="max_tokens"))
     settings = ModelSettings(max_tokens=50, temperature=0.2, extra={"store": False})
-    out = ask(responses(fake_provider), [system("Be brief."), user("hi")], settings)
+    out = ask(responses(fake_provider), [system("Be brief."), user("hi")], settings, params=PARAMS)
     assert out.stop_reason == "max_tokens"
     body = fake_provider.requests[0].body
     assert (body["max_output_tokens"], body["temperature"], body["store"]) == (50, 0.2, False)
@@ -154,7 +146,7 @@ def test_settings_system_messages_and_max_tokens(fake_provider: FakeProvider) ->
 def test_responses_overflow_raises_context_overflow(fake_provider: FakeProvider) -> None:
     fake_provider.script(overflow())
     with pytest.raises(ContextOverflowError, match="context window"):
-        ask(responses(fake_provider), [user("x" * 100)])
+        ask(responses(fake_provider), [user("x" * 100)], params=PARAMS)
     assert len(fake_provider.requests) == 1  # a 400 is never retried
 
 
@@ -201,7 +193,7 @@ def test_chat_tool_turn_then_final(fake_provider: FakeProvider) -> None:
 def test_chat_overflow_parses_tokens_and_limit(fake_provider: FakeProvider) -> None:
     fake_provider.script(overflow())
     with pytest.raises(ContextOverflowError) as caught:
-        ask(chat(fake_provider), [user("hi")])
+        ask(chat(fake_provider), [user("hi")], params=PARAMS)
     assert (caught.value.tokens, caught.value.limit) == (250_000, 128_000)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cli_helpers import no_work, one_line_error
 
 from evals.cli import STRATEGIES
 from evals.runner import Cell, run_cell
@@ -20,16 +20,6 @@ pytestmark = pytest.mark.usefixtures("cli_env")
 TRANSCRIPT = "support-transcript"  # the fastest scenario at small scale (~0.4 s a run)
 # On this scenario summarizing at 30% of the window loses facts and costs more than at 99%.
 WORSE, BETTER = 0.3, 0.99
-
-
-def no_work(*_args: Any, **_kwargs: Any) -> Any:
-    raise AssertionError("the command started work before checking its options")
-
-
-def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    return err
 
 
 # -- seeds -------------------------------------------------------------------------------------

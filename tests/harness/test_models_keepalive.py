@@ -174,11 +174,11 @@ def test_no_event_loop_noise_at_exit() -> None:
     One interpreter for all three adapters: importing both SDKs is most of its cost."""
     done = subprocess.run(
         [sys.executable, "-W", "default", "-c", EXIT_SCRIPT],
-        cwd=Path(__file__).parent,  # where fake_provider and sdk_adapters are
+        cwd=Path(__file__).parent,  # where sdk_adapters is
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, **KEYS},
+        env={**os.environ, **KEYS, "PYTHONPATH": str(Path(__file__).parents[1])},  # fake_provider
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(2 * len(ADAPTERS))

@@ -4,7 +4,6 @@ and the API key never shows in an error or a repr."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -16,11 +15,11 @@ from fake_provider import (
     slow,
     unauthorized,
 )
+from model_helpers import ask
 from sdk_adapters import Adapter, Build
 
 from harness.errors import ContextOverflowError, ModelError
-from harness.messages import ModelResponse, user
-from harness.models import Model, ModelSettings, RequestParams
+from harness.models import RequestParams
 
 PARAMS = RequestParams(system_prompt="You are terse.")
 
@@ -33,13 +32,9 @@ def build(adapter: Adapter, fake_provider: FakeProvider) -> Build:
     return adapter.factory(fake_provider.url)
 
 
-def ask(model: Model) -> ModelResponse:
-    return asyncio.run(model.request([user("hi")], ModelSettings(), PARAMS))
-
-
 def test_rate_limit_is_retried_then_succeeds(build: Build, fake_provider: FakeProvider) -> None:
     fake_provider.script(rate_limited(retry_after=0.01), final("ok"))
-    assert ask(build()).text == "ok"
+    assert ask(build(), params=PARAMS).text == "ok"
     assert len(fake_provider.requests) == 2
 
 
@@ -49,7 +44,7 @@ def test_server_error_gives_model_error_after_retries(
     # A tiny retry-after keeps the SDK's backoff from slowing the test down.
     fake_provider.script(*[server_error(retry_after=0.01)] * 3)
     with pytest.raises(ModelError, match="HTTP 500") as caught:
-        ask(build(max_retries=2))
+        ask(build(max_retries=2), params=PARAMS)
     assert not isinstance(caught.value, ContextOverflowError)
     assert len(fake_provider.requests) == 3
 
@@ -58,7 +53,7 @@ def test_timeout_gives_model_error(build: Build, fake_provider: FakeProvider) ->
     fake_provider.script(slow(5))
     started = time.monotonic()
     with pytest.raises(ModelError, match="timed out"):
-        ask(build(timeout=0.5, max_retries=0))
+        ask(build(timeout=0.5, max_retries=0), params=PARAMS)
     assert time.monotonic() - started < 3
 
 
@@ -67,7 +62,7 @@ def test_api_key_never_leaks(build: Build, fake_provider: FakeProvider) -> None:
     model = build(api_key=secret)
     fake_provider.script(unauthorized())
     with pytest.raises(ModelError) as caught:
-        ask(model)
+        ask(model, params=PARAMS)
     assert fake_provider.requests[0].api_key == secret
     assert secret not in str(caught.value) and secret not in repr(caught.value)
     assert "***" in str(caught.value)  # the server echoed it; the adapter redacted it

@@ -21,7 +21,7 @@ from harness.store import Store
 from harness.store.access import sandboxed_query, waiting_writer
 
 pytestmark = pytest.mark.usefixtures("cli_env")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

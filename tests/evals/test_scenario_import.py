@@ -16,7 +16,7 @@ from recorded_helpers import record_flagship
 
 from evals.scenarios.base import PROBE_KINDS
 from evals.scenarios.from_file import ScenarioFileError, load_scenario_file
-from evals.scenarios.recorded import import_run
+from evals.scenarios.recorded.importer import import_run
 from flows.cli import main
 from harness import Store, create_agent
 from harness.messages import ModelResponse, ToolCall
@@ -351,7 +351,7 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
     # Files over 256 KiB live in `file_chunks`; the import read them as empty before.
     from datetime import UTC, datetime
 
-    from evals.scenarios.recorded import _file_text, _files
+    from evals.scenarios.recorded.recording import file_text, text_files
     from harness import Store
     from harness.files.storage import CHUNK_CHARS, store_content
     from harness.store import read_store
@@ -366,7 +366,46 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
     store.close()
     con = read_store(str(tmp_path / "big.duckdb"))
     try:
-        assert _files(con, "/skills/") == [{"path": "/skills/big/SKILL.md", "content": big}]
-        assert _file_text(con, "t1", "/notes/big.md") == big
+        assert text_files(con, "/skills/") == [{"path": "/skills/big/SKILL.md", "content": big}]
+        assert file_text(con, "t1", "/notes/big.md") == big
     finally:
         con.close()
+
+
+def test_the_writer_and_the_loader_share_one_model_of_the_format(
+    flagship: tuple[Path, str, Path],
+) -> None:
+    from evals.scenarios import from_file
+    from evals.scenarios.recorded import format as scenario_format
+
+    out = flagship[2]
+    assert from_file.ScenarioFile is scenario_format.ScenarioFile
+    # what the importer wrote is exactly what the loader reads back into the model
+    spec = from_file.read_spec(out)
+    assert spec.model_dump(exclude_unset=True) == yaml.safe_load(out.read_text())
+
+
+def test_an_import_the_loader_would_refuse_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
+) -> None:
+    import dataclasses
+
+    from harness.errors import ContextOverflowError
+    from harness.profiles import get_profile
+
+    db = tmp_path / "tiny.duckdb"
+    store = Store(str(db))
+    tiny = dataclasses.replace(
+        get_profile("test"), context_window=900
+    )  # the format's floor is 1000
+    agent = create_agent(ScriptedModel(["Hello."], profile=tiny), [], store=store)
+    with pytest.raises(ContextOverflowError):  # recorded all the same, as a failed run
+        agent.run_sync("Hi there, please say hello.", thread_id="tiny")
+    store.close()
+    out = tmp_path / "tiny.yaml"
+    assert (
+        main(["scenarios", "import", "--thread", "tiny", "--db", str(db), "--out", str(out)]) == 2
+    )
+    err = capsys.readouterr().err.strip()
+    assert "no valid ctxlab-scenario/1 file: window:" in err and "greater than 1000" in err
+    assert len(err.splitlines()) == 1 and not out.exists()

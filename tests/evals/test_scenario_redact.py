@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.scenarios.redact import MASK, Redactor
+from evals.scenarios.recorded.redact import MASK, Redactor
 
 PEM = "\n".join(
     ["-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",

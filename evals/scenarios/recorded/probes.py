@@ -18,10 +18,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from evals.scenarios.cues import Found, Source, find_cue, label_pattern, spans
+from evals.scenarios.recorded.cues import Found, Source, find_cue, label_pattern, spans
 
 if TYPE_CHECKING:
-    from evals.scenarios.recorded import Fact, RecordedTurn, Recording
+    from evals.scenarios.recorded.plan import Fact
+    from evals.scenarios.recorded.recording import RecordedTurn, Recording
 
 MAX_PROBES = 60
 DONT_KNOW = re.compile(r"(?i)\b(i don't know|i do not know|not sure)\b")

@@ -4,28 +4,22 @@ HTTP response and request included), not in the printed traceback, not in any lo
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import traceback
 from collections.abc import Callable, Iterator
 
 import pytest
 from fake_provider import Failure, FakeProvider, echo_key, unauthorized
+from model_helpers import ask
 from sdk_adapters import Adapter
 
 from harness.agent import Agent
 from harness.errors import ModelError
-from harness.messages import user
-from harness.models import Model, ModelSettings, RequestParams
 
 SECRET = "sk-explicit-SECRET-9876543210"
 
 
 pytestmark = pytest.mark.usefixtures("sdk_keys")
-
-
-def ask(model: Model) -> None:
-    asyncio.run(model.request([user("hi")], ModelSettings(), RequestParams()))
 
 
 def chain(exc: BaseException) -> Iterator[BaseException]:

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import no_work, one_line_error
 
 from flows.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 pytestmark = pytest.mark.usefixtures("cli_env")
@@ -23,18 +24,6 @@ pytestmark = pytest.mark.usefixtures("cli_env")
 @pytest.fixture(autouse=True)
 def _in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-
-
-def one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
-
-
-def no_work(*_args: Any, **_kwargs: Any) -> Any:
-    raise AssertionError("the command started work before checking its options")
 
 
 CA, GPT = "competitive-analysis", "openai:gpt-4o"
@@ -110,7 +99,7 @@ def test_a_mistake_is_one_line_and_exit_2_before_any_work(
     monkeypatch.setattr("flows.cli.common.run_flow", no_work)
     monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
     assert main(argv) == 2
-    line = one_line(capsys)
+    line = one_line_error(capsys)
     assert line.startswith(f"ctxlab {argv[0]}: ")
     for text in named:
         assert text in line
@@ -124,7 +113,7 @@ def test_a_run_that_fails_validation_leaves_nothing_to_resume(
     assert main(["run", "competitive-analysis", "--strategy", "fulll", "--db", db]) == 2
     capsys.readouterr()
     assert main(["run", "--resume", "last", "--db", db]) == 1
-    assert "nothing to resume" in one_line(capsys)
+    assert "nothing to resume" in one_line_error(capsys)
 
 
 def test_a_failure_at_run_time_is_one_line_with_where_the_details_went(
@@ -133,7 +122,7 @@ def test_a_failure_at_run_time_is_one_line_with_where_the_details_went(
     (tmp_path / "plain-file").write_text("not a folder")
     db = str(tmp_path / "plain-file" / "x.duckdb")
     assert main(["eval", "--scenario", "competitive-analysis", "--seed", "0", "--db", db]) == 1
-    line = one_line(capsys)
+    line = one_line_error(capsys)
     assert line.startswith(f"ctxlab eval: cannot write store {db}")
     log = Path(line.split("details: ")[1].split(";")[0])
     assert log.parent == tmp_path / "logs" and "Traceback" in log.read_text()
@@ -224,15 +213,15 @@ def test_an_unknown_model_runs_with_a_profile_from_the_command_line(
     monkeypatch.setattr("evals.cli.running.run_with_progress", stop)
     argv = ["eval", "--scenario", CA, "--strategy", "full", "--model", GPT, "--no-save"]
     assert main([*argv, "--window", "128000", "--price", "2.5,1.25,10"]) == 1
-    assert "stop before calling the provider" in one_line(capsys)
+    assert "stop before calling the provider" in one_line_error(capsys)
     (profile,) = seen
     assert (profile.context_window, profile.max_output_tokens) == (128_000, 8_000)
     assert (profile.input, profile.cached_input, profile.output) == (2.5, 1.25, 10.0)
     monkeypatch.setenv(PROFILES_ENV, "")  # the model is unknown again
     assert main([*argv, "--price", "2.5,10"]) == 2
-    assert "--window" in one_line(capsys)
+    assert "--window" in one_line_error(capsys)
     assert main([*argv, "--window", "1000", "--price", "2.5,x,1"]) == 2
-    assert "IN,CACHED,OUT" in one_line(capsys)
+    assert "IN,CACHED,OUT" in one_line_error(capsys)
 
 
 def test_window_alone_caps_a_known_model_and_keeps_its_prices(
@@ -365,4 +354,4 @@ def test_sql_without_a_statement_is_a_usage_error(
     db = tmp_path / "s.duckdb"
     Store(str(db), hold=False)
     assert main(["sql", "--db", str(db), query]) == 2
-    assert "no SQL statement in" in one_line(capsys)
+    assert "no SQL statement in" in one_line_error(capsys)

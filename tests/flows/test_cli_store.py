@@ -12,20 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import no_work, one_line_error
 
 from flows.cli import main
 
 pytestmark = pytest.mark.usefixtures("cli_env")
-
-
-def no_work(*_args: Any, **_kwargs: Any) -> Any:
-    raise AssertionError("the command computed before checking its store")
-
-
-def err_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    return err
 
 
 @pytest.fixture
@@ -53,7 +44,7 @@ def test_a_corrupted_store_fails_before_any_work(
     monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
     monkeypatch.setattr("flows.demo.run_demo", no_work)
     assert main([*argv, "--db", corrupted]) == 1
-    line = err_line(capsys)
+    line = one_line_error(capsys)
     assert corrupted in line and "not a valid DuckDB database" in line
 
 
@@ -64,7 +55,7 @@ def test_an_unwritable_location_fails_before_any_work(
     (tmp_path / "file").write_text("")
     db = str(tmp_path / "file" / "sub" / "x.duckdb")
     assert main(["sweep", "--scenario", "competitive-analysis", "--db", db]) == 1
-    assert f"cannot write store {db}" in err_line(capsys)
+    assert f"cannot write store {db}" in one_line_error(capsys)
 
 
 def test_results_that_cannot_be_saved_go_to_json_next_to_the_store(
@@ -87,7 +78,7 @@ def test_results_that_cannot_be_saved_go_to_json_next_to_the_store(
         str(db),
     ]
     assert main(argv) == 1
-    line = err_line(capsys)
+    line = one_line_error(capsys)
     assert "No space left on device" in line
     (dumped,) = tmp_path.glob("results-unsaved-*.json")
     assert str(dumped) in line
@@ -99,7 +90,7 @@ def test_report_never_creates_a_store(tmp_path: Path, capsys: pytest.CaptureFixt
     db = tmp_path / "missing.duckdb"
     assert main(["report", "--db", str(db), "--out", str(tmp_path / "out")]) == 2
     assert not db.exists()
-    assert str(db) in err_line(capsys)
+    assert str(db) in one_line_error(capsys)
 
 
 def test_report_of_a_scenario_with_nothing_stored_says_so(
@@ -111,7 +102,7 @@ def test_report_of_a_scenario_with_nothing_stored_says_so(
     capsys.readouterr()
     out = str(tmp_path / "out")
     assert main(["report", "--db", db, "--scenario", "long-horizon", "--out", out]) == 1
-    assert "no stored results for long-horizon" in err_line(capsys)
+    assert "no stored results for long-horizon" in one_line_error(capsys)
     assert main(["report", "--db", db, "--out", out, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [s["label"] for s in doc["settings"]] == ["none"]
@@ -142,9 +133,9 @@ def test_sql_prints_a_table(store: str, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_sql_mistakes_are_usage_errors(store: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sql", "--db", store, "SELECT * FROM nope"]) == 2
-    assert "nope" in err_line(capsys)
+    assert "nope" in one_line_error(capsys)
     assert main(["sql", "--db", store, "DELETE FROM t"]) == 2  # read-only: never changes it
-    assert "read-only" in err_line(capsys)
+    assert "read-only" in one_line_error(capsys)
     assert main(["sql", "--db", store + ".missing", "SELECT 1"]) == 2
     assert not Path(store + ".missing").exists()
 
@@ -189,4 +180,4 @@ def test_sql_gives_up_on_a_writer_that_never_lets_go(
     finally:
         writer.kill()
         writer.wait()
-    assert "lock" in err_line(capsys).lower()
+    assert "lock" in one_line_error(capsys).lower()

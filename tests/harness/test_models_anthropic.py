@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from fake_provider import (
     too_large,
     tool_turn,
 )
+from model_helpers import ask
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.messages import (
@@ -52,12 +52,6 @@ def _anthropic_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def claude(fake: FakeProvider, **kwargs: Any) -> AnthropicModel:
     return AnthropicModel("claude-sonnet-5-5", base_url=fake.anthropic_base_url, **kwargs)
-
-
-def ask(
-    model: AnthropicModel, messages: Sequence[Message], settings: ModelSettings | None = None
-) -> ModelResponse:
-    return asyncio.run(model.request(messages, settings or ModelSettings(), PARAMS))
 
 
 def breakpoints(body: dict[str, Any]) -> int:
@@ -175,6 +169,7 @@ def test_turns_are_merged_and_system_messages_placed(fake_provider: FakeProvider
             system("Reminder."),
         ],
         ModelSettings(max_tokens=256, extra={"metadata": {"user_id": "run-1"}}),
+        params=PARAMS,
     )
     body = fake_provider.requests[0].body
     assert (body["max_tokens"], body["metadata"]) == (256, {"user_id": "run-1"})
@@ -212,7 +207,7 @@ def test_thinking_blocks_are_echoed_verbatim(fake_provider: FakeProvider) -> Non
 def test_prompt_too_long_is_context_overflow(fake_provider: FakeProvider) -> None:
     fake_provider.script(overflow())
     with pytest.raises(ContextOverflowError) as caught:
-        ask(claude(fake_provider), [user("x")])
+        ask(claude(fake_provider), [user("x")], params=PARAMS)
     assert (caught.value.tokens, caught.value.limit) == (250_000, 200_000)
     assert len(fake_provider.requests) == 1
 
@@ -220,20 +215,20 @@ def test_prompt_too_long_is_context_overflow(fake_provider: FakeProvider) -> Non
 def test_window_exceeded_stop_reason_is_context_overflow(fake_provider: FakeProvider) -> None:
     fake_provider.script(Turn(text="cut", stop="model_context_window_exceeded"))
     with pytest.raises(ContextOverflowError) as caught:
-        ask(claude(fake_provider), [user("x")])
+        ask(claude(fake_provider), [user("x")], params=PARAMS)
     assert caught.value.limit == 1_000_000
 
 
 def test_413_is_context_overflow(fake_provider: FakeProvider) -> None:
     fake_provider.script(too_large())
     with pytest.raises(ContextOverflowError, match="maximum allowed number of bytes"):
-        ask(claude(fake_provider), [user("x")])
+        ask(claude(fake_provider), [user("x")], params=PARAMS)
 
 
 def test_max_tokens_stop_and_no_sampling_parameters(fake_provider: FakeProvider) -> None:
     fake_provider.script(Turn(text="trunc", stop="max_tokens"))
     with pytest.warns(UserWarning, match="temperature"):
-        out = ask(claude(fake_provider), [user("x")], ModelSettings(temperature=0.0))
+        out = ask(claude(fake_provider), [user("x")], ModelSettings(temperature=0.0), params=PARAMS)
     assert out.stop_reason == "max_tokens"
     # API version 2026-10-21 rejects temperature / top_p / top_k with a 400.
     assert "temperature" not in fake_provider.requests[0].body
@@ -243,5 +238,5 @@ def test_network_guard_blocks_sdk_traffic() -> None:
     model = AnthropicModel("claude-sonnet-5-5", base_url="http://10.255.255.1", max_retries=0)
     started = time.monotonic()
     with pytest.raises(ModelError, match="connection failed: network access blocked"):
-        ask(model, [user("hi")])
+        ask(model, [user("hi")], params=PARAMS)
     assert time.monotonic() - started < 1  # refused by the guard, never attempted

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from harness.tokens import BUNDLED_ENCODINGS, TokenCounter, _split_point
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bundled_file(name: str) -> bytes:

@@ -4,18 +4,17 @@ slept."""
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import time
 from collections.abc import Callable
 
 import pytest
 from fake_provider import Failure, FakeProvider, Raw, Reply, final, rate_limited, server_error, slow
+from model_helpers import ask
 from sdk_adapters import ADAPTERS, Adapter
 
 from harness.errors import ModelError
-from harness.messages import ModelResponse, user
-from harness.models import Model, ModelSettings, RequestParams, _common
+from harness.models import Model, _common
 from harness.models._common import DEFAULT_MAX_RETRY_WAIT, retry_after
 
 Build = Callable[..., Model]
@@ -40,10 +39,6 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
     monkeypatch.setattr(_common, "_sleep", record)
     return asked
-
-
-def ask(model: Model) -> ModelResponse:
-    return asyncio.run(model.request([user("hi")], ModelSettings(), RequestParams()))
 
 
 def test_long_retry_after_is_capped_at_the_default(

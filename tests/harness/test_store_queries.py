@@ -9,6 +9,7 @@ import pytest
 
 from harness.messages import Message, ToolCall, Usage
 from harness.store import StepBatch, Store, message_row, now, read_store
+from harness.store.middleware_rows import insert_memory_version, latest_memory
 
 
 def _call(run_id: str, step: int, model: str, tokens: int, cost: float) -> tuple:
@@ -108,3 +109,29 @@ def test_a_reader_answers_the_same_queries_read_only(store: Store, tmp_path: Pat
         assert [r["run_id"] for r in reader.thread_runs("t")] == ["r"]
         assert reader.run("r")["status"] == "running"
         assert reader.memory_at(now()) == []
+
+
+def test_the_middleware_reads_by_name(store: Store) -> None:
+    assert store.thread_in_use("t.task") and not store.thread_in_use("t.task.2")
+    ids = [m["message_id"] for m in store.messages_of("t")]
+    assert store.seq_range("t", ids) == (1, 2)
+    assert store.seq_range("t", ids[1:]) == (2, 2)
+    assert store.seq_range("t.task", ids) == (None, None)
+    assert store.last_summary_cycle("t") == 0
+    batch = StepBatch()
+    for cycle in (1, 3):
+        batch.add("summaries", ("top", "t", cycle, 1, 1, 2, "[]", 9, 1, 1, "m", "/h.md", "s",
+                                now()))  # fmt: skip
+    store.write(batch)
+    assert store.last_summary_cycle("t") == 3
+    assert store.last_summary_cycle("t.task") == 0
+
+
+def test_memory_versions_are_read_and_written_in_the_callers_transaction(store: Store) -> None:
+    with store.transaction() as con:
+        assert latest_memory(con, "/memories/AGENTS.md") is None
+        insert_memory_version(con, "/memories/AGENTS.md", 1, "hi", "top", "agent")
+        insert_memory_version(con, "/memories/AGENTS.md", 2, None, "top", "agent")
+        assert latest_memory(con, "/memories/AGENTS.md") == (2, "", True)
+    versions = store.memory_versions()
+    assert [(v["version"], v["deleted"]) for v in versions] == [(1, False), (2, True)]

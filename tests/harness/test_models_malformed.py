@@ -4,16 +4,14 @@ validation error, and is not retried."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 from fake_provider import FakeProvider, Raw, final
+from model_helpers import ask
 from sdk_adapters import ADAPTERS
 
 from harness.errors import ContextOverflowError, ModelError
-from harness.messages import ModelResponse, user
-from harness.models import Model, ModelSettings, RequestParams
 
 USAGE = {"input_tokens": 10, "output_tokens": 2}
 RESPONSE: dict[str, Any] = {
@@ -100,10 +98,6 @@ CASES = [
 
 
 pytestmark = pytest.mark.usefixtures("sdk_keys")
-
-
-def ask(model: Model) -> ModelResponse:
-    return asyncio.run(model.request([user("hi")], ModelSettings(), RequestParams()))
 
 
 @pytest.mark.parametrize("name", sorted(ADAPTERS))

@@ -1,6 +1,6 @@
 """The flagship at full scale under `full` with the default (fallible) reader: every
 technique acts, and accuracy is neither perfect nor the same on every seed. About a minute:
-`uv run pytest -m slow tests/test_evals_flagship.py`."""
+`uv run pytest -m slow tests/evals/test_evals_flagship.py`."""
 
 import pytest
 
