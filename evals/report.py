@@ -196,3 +196,88 @@ def _readers(runs: Sequence[EvalResult]) -> list[str]:
 
 def _label(runs: Sequence[EvalResult]) -> str:
     return ", simulated" if all(r.simulated for r in runs) else ""
+
+
+def print_table(
+    results: Sequence[EvalResult], *, base_params: dict[str, Any] | None = None, note: str = ""
+) -> None:
+    """The terminal table of `ctxlab eval`: one row per setting with its marks (recommended,
+    tied, front), then the recommendation."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    settings = aggregate(results)
+    rows = summaries(results, base_params=base_params)
+    front = {p.label for p in pareto_front(settings)}
+    picked = recommend(settings)
+    candidates = {c.label for c in picked.candidates} if picked else set()
+    simulated = all(r.simulated for r in results)
+    readers = "/".join(sorted({r.reader for r in results}))
+    label = f", simulated, {readers} reader" if simulated else ""
+    title = f"{results[0].scenario} ({results[0].scale}{label}{note})"
+    table = Table(
+        title=escape(title),
+        caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
+        "difference on the same seeds and probes; tied: interval overlaps the best's",
+    )
+    for col in (
+        "setting",
+        "seeds",
+        "accuracy (95% CI)",
+        "vs full (95% CI)",
+        "input tok (95% CI)",
+        "cached",
+        "peak ctx",
+        "calls",
+        "retrievals",
+        "cost $ (95% CI)",
+        "overflow",
+        "lost to overflow",
+        "reached acc.",
+        "",
+    ):
+        # A setting folds rather than losing the parameter that varies behind an ellipsis.
+        overflow = "fold" if col == "setting" else "ellipsis"
+        table.add_column(
+            col, justify="left" if col in ("setting", "") else "right", overflow=overflow
+        )
+    for s, row in zip(settings, rows, strict=True):
+        marks = [
+            "recommended" if picked and s.label in picked.labels else "",
+            "tied" if s.label in candidates and len(candidates) > 1 else "",
+            "front" if s.label in front else "",
+        ]
+        diff = row["accuracy_vs_full_ci95"]
+        vs_full = (
+            "-"
+            if diff is None
+            else f"{row['accuracy_vs_full_mean']:+.1%} ({diff[0]:+.0%} to {diff[1]:+.0%})"
+        )
+        table.add_row(
+            escape(s.label),
+            str(len(s.seeds)),
+            f"{s.accuracy.mean:.1%} ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})",
+            vs_full,
+            f"{s.input_tokens.mean:,.0f} ({s.input_tokens.low:,.0f}-{s.input_tokens.high:,.0f})",
+            f"{s.cached_input_tokens:,.0f}",
+            f"{s.peak_context_tokens:,.0f}",
+            f"{s.model_calls:,.0f}",
+            f"{s.retrieval_calls:,.0f}",
+            f"{s.cost_usd.mean:.4f} ({s.cost_usd.low:.4f}-{s.cost_usd.high:.4f})",
+            f"{s.overflow_rate:.0%}",
+            f"{s.lost_to_overflow:.1f}",
+            "-" if s.reached_accuracy is None else f"{s.reached_accuracy.mean:.1%}",
+            " ".join(m for m in marks if m),
+        )
+    console = Console()
+    if not console.is_terminal:  # piped: print the whole table rather than squeeze it
+        console = Console(width=240)
+    console.print(table)
+    if picked is not None:
+        print(picked.explain())
+    if simulated:
+        print(
+            "Simulated results: they compare strategies, not models; not comparable with "
+            "published numbers."
+        )

@@ -22,55 +22,86 @@ from harness.models import Model
 
 @dataclass(frozen=True)
 class Cell:
-    """One run to make."""
+    """One run to make: `scenario` under `strategy` (an arm of `evals.arms`: a harness
+    strategy, `none-unbounded` or `oracle`) with `params` (dotted keys such as
+    `{"summarize.trigger": 0.7}`) for one seed and scale.
+
+    reader: how the simulated model reads: "fallible" (default: misses with length and
+    depth, confuses look-alikes, searches with the question's words) or "ideal".
+    model: "simulated", or "openai:..." / "anthropic:..." (or a `Model`) to let that model act
+    at the decision points. middleware: a factory of your own middleware, added to the
+    strategy's stack; `label` names the result's strategy (e.g. "none+my-compactor").
+    `window` caps the model's context window (tokens), so a live model is compacted as the
+    simulated one is. `judge`: a model that also grades every answered probe."""
 
     scenario: str
     strategy: str
     params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     scale: str = "small"
-    model: str = "simulated"
+    model: str | Model = "simulated"
     reader: str = DEFAULT_READER
     middleware: MiddlewareFactory | None = None
     label: str | None = None
     window: int | None = None
     judge: str | Model | None = None
 
+    def check(self) -> None:
+        """Raise on an unknown scenario, scale, strategy, parameter or model (or a parameter
+        out of its range), without running anything."""
+        from evals.scenarios import scenario_summary
+        from evals.scenarios.base import check_scale
+        from harness.models import resolve_model
+        from harness.profiles import get_profile
+        from harness.strategies import build_stack
+
+        scenario_summary(self.scenario)
+        check_scale(self.scale)
+        # Building the stack checks every key and range-checks every value (a ValueError
+        # naming the key), so `offload.tool_token_limit=-5` is refused before any run.
+        build_stack(get_arm(self.strategy).strategy, self.params)
+        if not isinstance(self.model, str):
+            return
+        if ":" not in self.model:  # a bare name resolves or fails at once, with no SDK call
+            resolve_model(self.model)
+        get_profile(self.model)
+
+
+def check_cells(cells: Iterable[Cell]) -> None:
+    """Raise on the first cell that does not check, so a mistake in the last arm does not
+    surface after the others have run. Cells that differ only in seed, reader, window or
+    label are checked once."""
+    unique = {(c.scenario, c.strategy, c.scale, repr(c.model), repr(c.params)): c for c in cells}
+    for cell in unique.values():
+        cell.check()
+
 
 async def arun_cell(
-    scenario: str,
-    strategy: str,
-    params: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    scale: str = "small",
-    model: str | Model = "simulated",
-    *,
-    reader: str = DEFAULT_READER,
-    max_usd: float | None = None,
-    progress: Progress | None = None,
-    middleware: MiddlewareFactory | None = None,
-    label: str | None = None,
-    window: int | None = None,
-    judge: str | Model | None = None,
+    cell: Cell, *, max_usd: float | None = None, progress: Progress | None = None
 ) -> EvalResult:
-    """`run_cell` for callers already inside an event loop."""
-    arm = get_arm(strategy)
-    built = arm.scenario(get_scenario(scenario, seed=seed, scale=scale))
+    """Run `cell` and score it, for callers already inside an event loop. No Prefect, no
+    shared state: safe to call from worker threads or processes. `max_usd` caps the spend on
+    real-model calls (the judge's count against it)."""
+    arm = get_arm(cell.strategy)
+    built = arm.scenario(get_scenario(cell.scenario, seed=cell.seed, scale=cell.scale))
     start = time.perf_counter()
     outcome = await replay(
-        built, arm.strategy, dict(params or {}), seed=seed, model=model, reader=reader,
-        max_usd=max_usd, progress=progress, middleware=arm.with_middleware(built, middleware),
-        window=window, judge=Judge(judge) if judge is not None else None,
+        built, arm.strategy, dict(cell.params), seed=cell.seed, model=cell.model,
+        reader=cell.reader, max_usd=max_usd, progress=progress,
+        middleware=arm.with_middleware(built, cell.middleware), window=cell.window,
+        judge=Judge(cell.judge) if cell.judge is not None else None,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
         outcome.store.close()
     # A capped window is part of the setting: runs with and without it must not be pooled.
-    recorded = {**(params or {}), **({"window": window} if window is not None else {})}
+    window = {"window": cell.window} if cell.window is not None else {}
+    model = cell.model
     return from_replay(
-        outcome, scenario=built.name, strategy=label or strategy, params=recorded,
-        seed=seed, scale=scale, model=model if isinstance(model, str) else model.name,
-        reader=reader if model == "simulated" else "live", wall_s=wall,
+        outcome, scenario=built.name, strategy=cell.label or cell.strategy,
+        params={**cell.params, **window}, seed=cell.seed, scale=cell.scale,
+        model=model if isinstance(model, str) else model.name,
+        reader=cell.reader if model == "simulated" else "live", wall_s=wall,
     )  # fmt: skip
 
 
@@ -90,26 +121,26 @@ def run_cell(
     window: int | None = None,
     judge: str | Model | None = None,
 ) -> EvalResult:
-    """Replay `scenario` under `strategy` (an arm of `evals.arms`: a harness strategy,
-    `none-unbounded` or `oracle`) with `params` (dotted keys such as
-    `{"summarize.trigger": 0.7}`) for one seed and scale, and score it. No Prefect, no shared
-    state: safe to call from worker threads or processes.
-
-    reader: how the simulated model reads: "fallible" (default: misses with length and
-    depth, confuses look-alikes, searches with the question's words) or "ideal".
-    model: "simulated", or "openai:..." / "anthropic:..." to let that model act at the
-    decision points (spend capped by `max_usd`).
-    middleware: a factory of your own middleware, added to the strategy's stack; `label`
-    names the result's strategy (e.g. "none+my-compactor"). `window` caps the model's
-    context window (tokens), so a live model is compacted as the simulated one is. `judge`:
-    a model that also grades every answered probe (its cost counts against `max_usd`)."""
+    """Run one `Cell` (its fields are this function's arguments) with `arun_cell`."""
     return asyncio.run(
         arun_cell(
-            scenario, strategy, params, seed, scale, model, reader=reader, max_usd=max_usd,
-            progress=progress, middleware=middleware, label=label, window=window,
-            judge=judge,
+            Cell(
+                scenario,
+                strategy,
+                dict(params or {}),
+                seed,
+                scale,
+                model,
+                reader,
+                middleware,
+                label,
+                window,
+                judge,
+            ),
+            max_usd=max_usd,
+            progress=progress,
         )
-    )  # fmt: skip
+    )
 
 
 def run_cells(
@@ -130,11 +161,7 @@ def run_cells(
             if progress is not None:
                 progress(cell, done, total)
 
-        result = run_cell(
-            cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
-            reader=cell.reader, max_usd=left, progress=step, middleware=cell.middleware,
-            label=cell.label, window=cell.window, judge=cell.judge,
-        )  # fmt: skip
+        result = asyncio.run(arun_cell(cell, max_usd=left, progress=step))
         spent += result.live_cost_usd
         results.append(result)
         if on_result is not None:

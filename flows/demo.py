@@ -209,7 +209,7 @@ class DemoOutcome:
 
 
 def _print_results(demo: DemoOutcome) -> None:
-    from flows.cli import print_sweep
+    from flows.sweep import print_sweep
 
     say("")
     print_sweep(demo.sweep["rows"], title=f"{SCENARIO}, small scale, simulated model")

@@ -11,6 +11,7 @@ front and the recommended setting.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import re
@@ -26,7 +27,7 @@ from prefect.futures import as_completed
 from prefect.runtime import flow_run as current_flow_run
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
-from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend, run_cell
+from evals import Aggregate, Cell, EvalResult, aggregate, arun_cell, pareto_front, recommend
 from evals.arms import arm_params
 from evals.metrics import Recommendation, summaries
 from evals.runner import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
@@ -79,10 +80,7 @@ def cell_label(cell: Cell) -> str:
 @task(name="eval-cell", cache_policy=NO_CACHE, persist_result=False)
 def eval_cell(cell: Cell, max_usd: float | None = None) -> EvalResult:
     """One replay, scored. Runs in a worker thread or process: no store, no Prefect calls."""
-    return run_cell(
-        cell.scenario, cell.strategy, cell.params, cell.seed, cell.scale, cell.model,
-        reader=cell.reader, max_usd=max_usd, middleware=cell.middleware, label=cell.label,
-    )  # fmt: skip
+    return asyncio.run(arun_cell(cell, max_usd=max_usd))
 
 
 @dataclass(frozen=True)
@@ -290,3 +288,47 @@ def render_front(outcome: SweepResult) -> str:
         ]
     lines += ["", f"Results: `eval_runs` batch `{outcome.batch}` in `{outcome.db}`."]
     return "\n".join(lines) + "\n"
+
+
+def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
+    """The sweep table, one column per swept parameter (never cut), with the paired
+    difference against `full` and the marks `recommended`, `tied` and `front`."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from flows.console import wide_console
+
+    keys = sorted({k for r in rows for k in r.get("params") or {}})
+    table = Table(
+        title=escape(title),
+        caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
+        "difference against `full` at its defaults on the same seeds and probes (- where the "
+        "sweep did not run it); tied: interval overlaps the best's; front: Pareto front "
+        "(accuracy vs cost)",
+    )
+    table.add_column("strategy" if keys else "setting", no_wrap=True)
+    for key in keys:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    for col in ("seeds", "accuracy (95% CI)", "vs full (95% CI)", "input tokens",
+                "peak context", "cost $", "overflow"):  # fmt: skip
+        table.add_column(col, justify="right")
+    table.add_column("")
+    for r in rows:
+        marks = [("recommended", r["recommended"]), ("tied", r.get("tied_with_best")),
+                 ("front", r["pareto"])]  # fmt: skip
+        params = r.get("params") or {}
+        name = r.get("strategy", r["setting"]) if keys else r["setting"]
+        table.add_row(
+            escape(str(name)), *(escape(str(params.get(k, "-"))) for k in keys),
+            str(r["seeds"]), f"{r['accuracy']:.1%} ({r['accuracy_ci']})", _vs_full(r),
+            f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
+            f"{r['overflow_rate']:.0%}", " ".join(m for m, on in marks if on),
+        )  # fmt: skip
+    wide_console().print(table)
+
+
+def _vs_full(row: Mapping[str, Any]) -> str:
+    if row.get("vs_full") is None:
+        return "-"
+    low, high = row["vs_full_ci"]
+    return f"{row['vs_full']:+.1%} ({low:+.1%} to {high:+.1%})"

@@ -120,3 +120,45 @@ def get_profile(name: str) -> ModelProfile:
         "To use another model, pass profile=ModelProfile(name=..., context_window=..., ...) "
         "to create_agent (or to the model adapter)."
     )
+
+
+def profile_toml(
+    model: str, *, window: int | None, max_output: int | None, price: str | None
+) -> str:
+    """A profile for `model` in the format of data/models.toml, from the CLI's `--window`,
+    `--max-output` and `--price` (`IN,CACHED,OUT`). A known model keeps what they leave out
+    (its prices and their source): `window` alone caps its window, so a 1M-window model is
+    compacted as the simulated one is. Raises ValueError naming the option at fault."""
+    import json
+
+    try:
+        known: ModelProfile | None = get_profile(model)
+    except UnknownModelError:
+        known = None
+    if window is None and known is not None:
+        window = known.context_window
+    if not window:
+        raise ValueError("--max-output and --price need --window TOKENS (a positive number)")
+    max_output = max_output or (known.max_output_tokens if known else 8_000)
+    if max_output < 1:
+        raise ValueError(f"--max-output must be positive, got {max_output}")
+    if price is None and known is not None:
+        prices = [known.input, known.cached_input, known.output]
+        cache_write, source = known.cache_write, known.source
+        as_of = known.prices_as_of
+    else:
+        try:
+            prices = [float(p) for p in (price or "0,0,0").split(",")]
+        except ValueError:
+            prices = []
+        if len(prices) != 3 or any(p < 0 for p in prices):
+            raise ValueError(f"--price expects IN,CACHED,OUT in USD per million tokens, e.g. "
+                             f"2.5,1.25,10; got {price!r}")  # fmt: skip
+        cache_write, source, as_of = prices[0], "the command line (--price)", "command line"
+    encoding = f'encoding = "{known.encoding}"\n' if known else ""
+    return (
+        f"[models.{json.dumps(model)}]\ncontext_window = {window}\n"
+        f"max_output_tokens = {max_output}\n{encoding}input = {prices[0]}\n"
+        f"cached_input = {prices[1]}\ncache_write = {cache_write}\noutput = {prices[2]}\n"
+        f"prices_as_of = {json.dumps(as_of)}\nsource = {json.dumps(source)}\n"
+    )

@@ -21,7 +21,8 @@ _SQL = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\s+(" + "|".join(HARNESS_TA
 OWNER = "harness/store/"
 # Examples printed for the user's own `ctxlab sql`: SQL the user runs, not ctxlab.
 USER_EXAMPLES = {
-    "flows/cli.py": ("SELECT middleware, action, count(*) FROM events GROUP BY ALL",),
+    "flows/cli/run.py": ("SELECT middleware, action, count(*) FROM events GROUP BY ALL",),
+    "flows/cli/sql.py": ("SELECT middleware, action, count(*) FROM events GROUP BY ALL",),
     "flows/demo.py": (
         "SELECT middleware, action, count(*) AS times FROM events GROUP BY ALL ORDER BY ALL",
     ),

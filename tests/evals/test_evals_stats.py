@@ -189,14 +189,14 @@ def test_eval_json_summary_adds_one_object_per_arm(capsys) -> None:
 
 
 def test_the_table_shows_intervals_marks_ties_and_says_why(capsys) -> None:
-    from evals.cli import _print_table
+    from evals.report import print_table
 
     runs = [
         *(result("full", s, accuracy=a, cost_usd=0.10) for s, a in enumerate((0.9, 0.8, 0.85))),
         *(result("mask", s, accuracy=a, cost_usd=0.04) for s, a in enumerate((0.8, 0.85, 0.8))),
         *(replace(result("none", s), accuracy=0.3, cost_usd=0.01) for s in range(3)),
     ]
-    _print_table(runs)
+    print_table(runs)
     out = capsys.readouterr().out
     (mask,) = [line for line in out.splitlines() if line.startswith("│ mask")]
     assert "recommended tied" in mask and "81.7% (80%-85%)" in mask

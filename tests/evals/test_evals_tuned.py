@@ -52,7 +52,7 @@ def test_overlapping_seeds_are_refused() -> None:
 def test_a_held_out_seed_among_the_training_seeds_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("evals.cli._run_with_progress", no_work)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
     argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--seed", "1", "--no-save"]
     assert main(argv) == 2
     assert "held-out seed(s) 1 are also training seeds (0-2)" in one_line_error(capsys)
@@ -101,7 +101,7 @@ def test_a_bad_grid_is_one_line_and_exit_2_before_any_work(
     extra: list[str], named: list[str], capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr("evals.cli._run_with_progress", no_work)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
     argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "summarize", "--no-save"]
     assert main([*argv, *extra]) == 2
     line = one_line_error(capsys)

@@ -96,8 +96,8 @@ def test_a_mistake_is_one_line_and_exit_2_before_any_work(
     argv: list[str], named: list[str], monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr("flows.cli._run_flow", no_work)
-    monkeypatch.setattr("evals.cli._run_with_progress", no_work)
+    monkeypatch.setattr("flows.cli.common.run_flow", no_work)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
     assert main(argv) == 2
     line = one_line_error(capsys)
     assert line.startswith(f"ctxlab {argv[0]}: ")
@@ -168,7 +168,7 @@ def test_version() -> None:
 
 
 def test_the_competitive_week_and_scale_are_made_explicit(tmp_path: Path) -> None:
-    from flows.cli import describe_params, resolve_params
+    from flows.cli.run import describe_params, resolve_params
     from harness.files.filesystem import FileSystem
     from harness.store import Store
 
@@ -210,7 +210,7 @@ def test_an_unknown_model_runs_with_a_profile_from_the_command_line(
         seen.append(get_profile(cells[0].model))
         raise RuntimeError("stop before calling the provider")
 
-    monkeypatch.setattr("evals.cli._run_with_progress", stop)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", stop)
     argv = ["eval", "--scenario", CA, "--strategy", "full", "--model", GPT, "--no-save"]
     assert main([*argv, "--window", "128000", "--price", "2.5,1.25,10"]) == 1
     assert "stop before calling the provider" in one_line_error(capsys)
@@ -237,7 +237,7 @@ def test_window_alone_caps_a_known_model_and_keeps_its_prices(
         seen.append((get_profile(cells[0].model), cells[0].window))
         raise RuntimeError("stop before calling the provider")
 
-    monkeypatch.setattr("evals.cli._run_with_progress", stop)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", stop)
     argv = ["eval", "--scenario", CA, "--strategy", "full", "--model", "openai:gpt-6.2-sol"]
     assert main([*argv, "--no-save", "--window", "16000"]) == 1
     ((profile, window),) = seen
@@ -263,7 +263,7 @@ def test_a_parameter_goes_only_to_the_arms_that_take_it(
         seen.extend(cells)
         raise _Stop
 
-    monkeypatch.setattr("evals.cli._run_with_progress", capture)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", capture)
     with pytest.raises(_Stop):
         main(["eval", "--scenario", CA, "--set", "summarize.trigger=0.7", "--seeds", "1",
               "--no-save", "--debug"])  # fmt: skip
@@ -278,7 +278,7 @@ def test_the_first_ctrl_c_stops_a_busy_step_at_once() -> None:
     import asyncio
     import signal
 
-    from evals.cli import _interrupt_at_once
+    from evals.cli.running import interrupt_at_once
 
     count = 0
 
@@ -288,7 +288,7 @@ def test_the_first_ctrl_c_stops_a_busy_step_at_once() -> None:
         for count in range(1, 20_000_000):  # noqa: B007  # a step that never yields
             pass
 
-    with pytest.raises(KeyboardInterrupt), _interrupt_at_once():
+    with pytest.raises(KeyboardInterrupt), interrupt_at_once():
         asyncio.run(busy())
     assert count < 19_999_999
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
@@ -300,17 +300,17 @@ def test_an_interrupted_eval_stores_the_finished_runs_and_names_the_rest(
     import evals.runner
     from evals.storage import load_runs
 
-    real = evals.runner.run_cell
+    real = evals.runner.arun_cell
     calls = 0
 
-    def first_then_ctrl_c(*args: Any, **kwargs: Any) -> Any:
+    async def first_then_ctrl_c(*args: Any, **kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
         if calls > 1:
             raise KeyboardInterrupt
-        return real(*args, **kwargs)
+        return await real(*args, **kwargs)
 
-    monkeypatch.setattr(evals.runner, "run_cell", first_then_ctrl_c)
+    monkeypatch.setattr(evals.runner, "arun_cell", first_then_ctrl_c)
     db = tmp_path / "store.duckdb"
     argv = ["eval", "--scenario", "support-transcript", "--strategy", "full", "--strategy",
             "mask", "--seeds", "2", "--db", str(db)]  # fmt: skip

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from flows.cli import main, print_sweep
+from flows.cli import main
+from flows.sweep import print_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -173,7 +174,7 @@ def test_report_run_covers_every_scenario(
         seen.extend(cells)
         raise RuntimeError("enough")
 
-    monkeypatch.setattr("evals.cli._run_with_progress", record)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", record)
     assert main(["report", "--run", "--db", str(tmp_path / "r.duckdb")]) == 1
     assert {c.scenario for c in seen} == set(list_scenarios())
     assert {c.reader for c in seen} == {"fallible", "ideal"}

@@ -40,8 +40,8 @@ def test_a_corrupted_store_fails_before_any_work(
     argv: list[str], corrupted: str, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    monkeypatch.setattr("flows.cli._run_flow", no_work)
-    monkeypatch.setattr("evals.cli._run_with_progress", no_work)
+    monkeypatch.setattr("flows.cli.common.run_flow", no_work)
+    monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
     monkeypatch.setattr("flows.demo.run_demo", no_work)
     assert main([*argv, "--db", corrupted]) == 1
     line = one_line_error(capsys)
@@ -51,7 +51,7 @@ def test_a_corrupted_store_fails_before_any_work(
 def test_an_unwritable_location_fails_before_any_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("flows.cli._run_flow", no_work)
+    monkeypatch.setattr("flows.cli.common.run_flow", no_work)
     (tmp_path / "file").write_text("")
     db = str(tmp_path / "file" / "sub" / "x.duckdb")
     assert main(["sweep", "--scenario", "competitive-analysis", "--db", db]) == 1

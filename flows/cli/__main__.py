@@ -1,0 +1,7 @@
+"""`python -m flows.cli`, as the `ctxlab` script."""
+
+import sys
+
+from flows.cli import main
+
+sys.exit(main())
