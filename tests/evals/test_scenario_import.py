@@ -144,11 +144,8 @@ def test_a_thread_id_imports_the_whole_thread_as_its_first_run_does(
 ) -> None:
     db, run_id, by_run = flagship
     store = Store(str(db), hold=False)
-    thread = store.scalar("SELECT thread_id FROM runs WHERE run_id = ?", [run_id])
-    subagent = store.scalar(
-        "SELECT run_id FROM runs WHERE parent_run_id IS NOT NULL ORDER BY started_at LIMIT 1"
-    )
-    subagent_thread = store.scalar("SELECT thread_id FROM runs WHERE run_id = ?", [subagent])
+    thread = store.run(run_id)["thread_id"]
+    subagent_thread = next(r["thread_id"] for r in store.runs() if r["parent_run_id"])
     for name in (thread, subagent_thread):  # a subagent's thread names its parent's
         out = tmp_path / f"{name}.yaml"
         assert main(["scenarios", "import", name, "--db", str(db), "--out", str(out)]) == 0

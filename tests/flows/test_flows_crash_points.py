@@ -244,12 +244,13 @@ def _outcome(store: Store, calls: list[str]) -> Outcome:
     statuses: dict[str, int] = {}
     for r in (r for r in store.runs() if r["parent_run_id"] is None):
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    runs = store.runs()
     counts = {
-        "messages": store.scalar("SELECT count(*) FROM messages"),
-        "model_calls": store.scalar("SELECT count(*) FROM model_calls"),
-        "runs": store.scalar("SELECT count(*) FROM runs"),
-        "completed runs": store.scalar("SELECT count(*) FROM runs WHERE status = 'completed'"),
-        "summed requests": store.scalar("SELECT coalesce(sum(steps), 0) FROM runs"),
+        "messages": len(store.messages_of()),
+        "model_calls": len(store.model_calls()),
+        "runs": len(runs),
+        "completed runs": sum(r["status"] == "completed" for r in runs),
+        "summed requests": sum(r["steps"] or 0 for r in runs),
     }
     return Outcome(transcript, files, memory, sorted(calls), statuses, counts)
 

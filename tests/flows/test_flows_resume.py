@@ -193,8 +193,8 @@ def test_resuming_discards_the_subagent_runs_whose_task_call_runs_again_at_any_d
     discarded = release_run(store, find_resume_point(store, "run_top"))
 
     assert sorted(discarded) == ["run_late", "run_sub", "run_subsub"]
-    status = {r["run_id"]: r["status"] for r in store.query("SELECT run_id, status FROM runs")}
+    status = {r["run_id"]: r["status"] for r in store.runs()}
     assert status == {"run_done": "completed", "run_kept": "completed", "run_other": "running"}
-    assert {r["run_id"] for r in store.query("SELECT run_id FROM model_calls")} == {
+    assert {r["run_id"] for r in store.model_calls()} == {
         "run_done", "run_kept", "run_other"
     }  # fmt: skip
