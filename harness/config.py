@@ -43,4 +43,4 @@ class RunConfig:
     @property
     def context_window(self) -> int | None:
         """The model's window in tokens; None when its profile does not know it."""
-        return self.model.profile.context_window
+        return self.profile.context_window

@@ -66,7 +66,3 @@ def local_server(port: int | None) -> ServerInfo:
         print(f"Started a Prefect server at {info.ui_url} in {info.start_seconds:.0f} s "
               "(it keeps running; `ctxlab server stop` stops it).", file=sys.stderr)  # fmt: skip
     return info
-
-
-def plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

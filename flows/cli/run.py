@@ -8,7 +8,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from evals.cli.options import add_model_options
+from evals.cli.options import add_model_options, plural
 from flows.cli import common
 
 if TYPE_CHECKING:
@@ -158,10 +158,10 @@ def _print_thread(result: dict[str, Any]) -> None:
 
     runs = [r["run_id"] for r in result["runs"]]
     subagents = Store(result["db"], hold=False).subagent_runs(runs)
-    print(f"Thread {result['thread_id']}: {common.plural(len(runs), 'run')}, one per input "
+    print(f"Thread {result['thread_id']}: {plural(len(runs), 'run')}, one per input "
           f"({', '.join(runs)})")  # fmt: skip
     if subagents:
         under = ", ".join(f"{sub} (of {parent})" for sub, parent in subagents)
-        print(f"  and {common.plural(len(subagents), 'subagent run')} linked to them: {under}")
+        print(f"  and {plural(len(subagents), 'subagent run')} linked to them: {under}")
     print(f"Import the whole thread as a scenario: ctxlab scenarios import {result['thread_id']} "
           f"--db {result['db']}")  # fmt: skip
