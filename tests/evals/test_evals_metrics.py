@@ -3,11 +3,11 @@ and the pytest fixture, on hand-made results (fast) and one cheap real run."""
 
 import argparse
 import json
-from dataclasses import replace
 
 import pytest
+from eval_helpers import result
 
-from evals import Aggregate, Cell, EvalResult, aggregate, pareto_front, recommend
+from evals import Aggregate, Cell, aggregate, pareto_front, recommend
 from evals.check import compare, failed, snapshot
 from evals.cli import register
 from evals.metrics import bootstrap
@@ -17,24 +17,6 @@ from evals.replay import check_file, is_correct
 from evals.report import write_plot, write_report
 from evals.scenarios.base import FileCheck, Probe
 from evals.simulated import DONT_KNOW, Cue
-
-
-def result(strategy: str = "full", seed: int = 0, **changes) -> EvalResult:
-    base = EvalResult(
-        scenario="competitive-analysis", strategy=strategy, params={}, seed=seed, scale="small",
-        model="simulated", reader="fallible", accuracy=0.9, probes=10, correct=9, wrong=0,
-        dont_know=1,
-        accuracy_by_kind={"recall": 0.9, "artifact": 1.0, "continuation": None, "decision": 0.5},
-        input_tokens=100_000, output_tokens=2_000, cached_input_tokens=80_000, cache_write_tokens=0,
-        peak_context_tokens=9_000, model_calls=50, retrieval_calls=3, tool_recalls=1,
-        main_input_tokens=90_000,
-        summarizer_input_tokens=5_000, summarizer_output_tokens=500, subagent_input_tokens=5_000,
-        subagent_output_tokens=100, summaries=1, offloads=2, skill_reads=1,
-        subagent_calls=2, memory_writes=1, overflowed=False,
-        overflow_step=None, overflow_turn=None, subagent_overflows=0, cost_usd=0.05,
-        live_cost_usd=0.0, status="completed", simulated=True, wall_s=1.0,
-    )  # fmt: skip
-    return replace(base, **changes)
 
 
 def probe(answer: str, *distractors: str) -> Probe:

@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from test_evals_metrics import result
+from eval_helpers import result
 
 from evals import recommend
 from evals.cli import DEFAULT_SEEDS, register
