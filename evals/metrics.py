@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evals.results import EvalResult, params_key
 from evals.scenarios.base import PROBE_KINDS
-from evals.stats import Interval, bootstrap, paired_difference
+from evals.stats import DEFAULT_SEEDS, Interval, bootstrap, paired_difference
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class Aggregate:
     simulated: bool
     lost_to_overflow: float = 0.0  # probes a run lost to overflow, mean over seeds
     reached_accuracy: Interval | None = None  # accuracy over the probes reached
+    # mean cost with cache reads at other shares of the input price (EvalResult's)
+    cost_by_cache_price: dict[str, float] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -87,9 +89,16 @@ def aggregate(results: Iterable[EvalResult]) -> list[Aggregate]:
                 simulated=first.simulated,
                 lost_to_overflow=mean("lost_to_overflow"),
                 reached_accuracy=bootstrap([r.reached_accuracy for r in runs]),
+                cost_by_cache_price=_mean_costs([r.cost_by_cache_price() for r in runs]),
             )
         )  # fmt: skip
     return out
+
+
+def _mean_costs(costs: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """The mean of each cache share's cost over runs that all have it."""
+    shares = [k for k in costs[0] if all(k in c for c in costs)] if costs else []
+    return {k: statistics.fmean(c[k] for c in costs) for k in shares}
 
 
 def _aggregates(results: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
@@ -150,7 +159,14 @@ class Recommendation:
                 f"${self.best.cost_usd.mean:.4f}; cheapest of {len(self.candidates)} tied settings"
             )
         seeds = min(len(c.seeds) for c in self.candidates)
-        note = "; one seed: intervals are points, run more seeds" if seeds < 2 else ""
+        note = ""
+        if seeds < 2:
+            note = "; one seed: intervals are points, run more seeds"
+        elif seeds < DEFAULT_SEEDS:  # two or three values: the interval is their spread
+            note = (
+                f"; {seeds} seeds: an interval is little more than the spread of the values, "
+                f"run {DEFAULT_SEEDS} or more"
+            )
         return f"{head}: {why}{note}."
 
 
@@ -243,6 +259,9 @@ def summaries(
                 "input_tokens_ci95": _rounded(s.input_tokens, 1),
                 "cost_usd_mean": round(s.cost_usd.mean, 6),
                 "cost_usd_ci95": _rounded(s.cost_usd, 6),
+                "cost_by_cache_price_mean": {
+                    k: round(v, 6) for k, v in s.cost_by_cache_price.items()
+                },
                 "overflow_rate": round(s.overflow_rate, 6),
                 "lost_to_overflow_mean": round(s.lost_to_overflow, 6),
                 "reached_accuracy_mean": None if s.reached_accuracy is None

@@ -11,7 +11,7 @@ from typing import Any
 
 from evals.metrics import Aggregate, aggregate, pareto_front, recommend, summaries
 from evals.plot import Point, scatter
-from evals.results import EvalResult
+from evals.results import CACHE_PRICE_SHARES, EvalResult
 from evals.stats import Interval
 from harness.profiles import get_profile
 
@@ -70,10 +70,12 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     lines = [
         "| | setting | seeds | accuracy (95% CI) | vs full (95% CI) | wrong | recall | artifact "
         "| continuation | decision | input tokens (95% CI) | cached | peak context | calls "
-        "| retrievals | summarizer tok | subagent tok | cost $ (95% CI) | overflow "
-        "| lost to overflow | reached accuracy |",
-        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:"
-        "|---:|---:|",
+        "| retrievals | summarizer tok | subagent tok | cost $ (95% CI) | "
+        + "".join(f"cost $, cache {share:g}x | " for share in CACHE_PRICE_SHARES)
+        + "overflow | lost to overflow | reached accuracy |",
+        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
+        + "---:|" * len(CACHE_PRICE_SHARES)
+        + "---:|---:|---:|",
     ]
     for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
         marks = ("**rec.**" if s.label in chosen else "", "tied" if s.label in tied else "",
@@ -87,6 +89,7 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
             f"{_ci(s.input_tokens, ',.0f')} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
             f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {_ci(s.cost_usd, '.4f')} | "
+            f"{''.join(f'{_at_cache(s, share)} | ' for share in CACHE_PRICE_SHARES)}"
             f"{s.overflow_rate:.0%} | {s.lost_to_overflow:.1f} | "
             f"{'-' if s.reached_accuracy is None else format(s.reached_accuracy.mean, '.1%')} |"
         )
@@ -100,6 +103,11 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
             "minus `full`'s on the same seeds and probes.",
         ]
     return lines
+
+
+def _at_cache(s: Aggregate, share: float) -> str:
+    cost = s.cost_by_cache_price.get(f"{share:g}")
+    return "-" if cost is None else f"{cost:.4f}"
 
 
 def _ci(interval: Interval, spec: str) -> str:
@@ -150,8 +158,11 @@ def render_markdown(
         "request; retrievals = file-tool calls made to answer probes; overflow = runs that "
         "died on a request over the window; lost to overflow = probes a run never reached "
         "because it died (counted wrong in accuracy); reached accuracy = accuracy over the "
-        "probes reached, what the strategy's retention explains. `front`: on the Pareto "
-        "front of accuracy against cost.",
+        "probes reached, what the strategy's retention explains; cost, cache 0.1x / 0.5x = "
+        "the same runs with cache reads priced at 0.1 and 0.5 of the input price, the "
+        "published range (the simulated profile charges 0.05x, below it, which favours "
+        "strategies that keep one long stable prefix). `front`: on the Pareto front of "
+        "accuracy against cost.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -232,6 +243,7 @@ def print_table(
         "calls",
         "retrievals",
         "cost $ (95% CI)",
+        *(f"cost $ cache {share:g}x" for share in CACHE_PRICE_SHARES),
         "overflow",
         "lost to overflow",
         "reached acc.",
@@ -265,6 +277,7 @@ def print_table(
             f"{s.model_calls:,.0f}",
             f"{s.retrieval_calls:,.0f}",
             f"{s.cost_usd.mean:.4f} ({s.cost_usd.low:.4f}-{s.cost_usd.high:.4f})",
+            *(_at_cache(s, share) for share in CACHE_PRICE_SHARES),
             f"{s.overflow_rate:.0%}",
             f"{s.lost_to_overflow:.1f}",
             "-" if s.reached_accuracy is None else f"{s.reached_accuracy.mean:.1%}",
@@ -279,5 +292,6 @@ def print_table(
     if simulated:
         print(
             "Simulated results: they compare strategies, not models; not comparable with "
-            "published numbers."
+            "published numbers. Cache reads cost 0.05x input in the simulated profile, below "
+            "the published 0.1-0.5x: see the cache 0.1x and 0.5x cost columns."
         )

@@ -11,6 +11,14 @@ from typing import Any
 
 from evals.replay import ProbeResult, Replay
 from evals.scenarios.base import PROBE_KINDS
+from harness.errors import UnknownModelError
+from harness.profiles import get_profile
+
+# Cached-read prices as a share of the input price, at which every cost is also reported: the
+# published figures run from 0.1x to 0.5x, and the simulated profile's 0.05x is below them all.
+# The cheaper a cache read, the better a strategy that keeps one long stable prefix looks
+# against one that rewrites it (masking at batch=1 is +126% against raw at 0.05x, -43% at 0.5x).
+CACHE_PRICE_SHARES = (0.1, 0.5)
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,7 @@ class EvalResult:
     too). A capped window (`--window`) is recorded in `params` as "window".
     `train_seeds`: for a run of `ctxlab eval --tuned`, the seeds its setting was chosen on
     (never the run's own); empty for a setting that was given, not tuned. `to_dict` adds
-    `tuned`, whether it was."""
+    `tuned`, whether it was, and `cost_by_cache_price` (see `cost_by_cache_price`)."""
 
     scenario: str
     strategy: str
@@ -87,6 +95,7 @@ class EvalResult:
         out = {k: v for k, v in self.__dict__.items() if k != "probe_results"}
         out["train_seeds"] = list(self.train_seeds)
         out["tuned"] = bool(self.train_seeds)
+        out["cost_by_cache_price"] = self.cost_by_cache_price()
         if not wall:
             out.pop("wall_s")
         if probes:
@@ -96,6 +105,23 @@ class EvalResult:
     def to_json(self, *, probes: bool = False, wall: bool = True) -> str:
         """Stable JSON: the same run gives the same bytes (with `wall=False`)."""
         return json.dumps(self.to_dict(probes=probes, wall=wall), sort_keys=True)
+
+    def cost_by_cache_price(self) -> dict[str, float]:
+        """`cost_usd` with the cached input tokens priced at each of `CACHE_PRICE_SHARES` of the
+        model's input price, and at the profile's own share, keyed by the share ("0.05",
+        "0.1", "0.5"). Empty when the model has no known profile or no input price."""
+        try:
+            profile = get_profile(self.model)
+        except UnknownModelError:
+            return {}
+        if profile.input <= 0:
+            return {}
+        own = round(profile.cached_input / profile.input, 6)
+        out = {f"{own:g}": self.cost_usd}
+        for share in CACHE_PRICE_SHARES:
+            delta = self.cached_input_tokens * (share * profile.input - profile.cached_input)
+            out[f"{share:g}"] = round(self.cost_usd + delta / 1_000_000, 6)
+        return out
 
     @property
     def config(self) -> tuple[str, str, str, str, str, str]:

@@ -77,6 +77,7 @@ def save_results(store: Store | str | Path, results: Sequence[EvalResult]) -> st
     for i, r in enumerate(results):
         key = f"{batch}-{i:04d}"
         row = r.to_dict()
+        row.pop("cost_by_cache_price")  # derived from the stored tokens and the model's prices
         for col in _JSON_COLUMNS:
             row[col] = json.dumps(row[col], sort_keys=True, default=str)
         runs.append({"run_key": key, "batch": batch, "created_at": stamp, **row})

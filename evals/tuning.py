@@ -32,9 +32,10 @@ from evals.metrics import BOUNDS, Recommendation, recommend
 from evals.results import EvalResult
 from evals.runner import Cell
 from evals.scenarios import get_scenario
+from evals.stability import Stability, stability
 from evals.stats import DEFAULT_SEEDS, TRAIN_SEEDS
 
-HELDOUT_SEEDS = DEFAULT_SEEDS  # after the training seeds: 3..7 by default
+HELDOUT_SEEDS = DEFAULT_SEEDS  # after the training seeds: 5..9 by default
 # The middleware's token defaults are sized for a 128k window, and the scenarios scale them
 # with their window (2,500 of 16k at small scale is 20,000 of 128k).
 _SIZED_FOR = 128_000
@@ -115,13 +116,19 @@ class Choice:
     `setting`: the chosen values of the keys it was tuned over; `params`: what its runs get
     (the fixed `--set` values plus the setting); `tried`: how many settings ran on the
     training seeds (a grid of one setting is run as given); `why`: the recommendation behind
-    the choice, with the training numbers."""
+    the choice, with the training numbers; `stability`: whether the training seeds less one
+    make the same choice (None with one training seed)."""
 
     arm: str
     setting: dict[str, Any]
     params: dict[str, Any]
     tried: int
     why: Recommendation | None
+    stability: Stability | None = None
+
+    @property
+    def unstable(self) -> bool:
+        return self.stability is not None and not self.stability.stable
 
     @property
     def tuned(self) -> bool:
@@ -131,9 +138,10 @@ class Choice:
         if self.why is None:
             given = f" with {_settings(self.setting)}" if self.setting else ""
             return f"{self.arm}: nothing to tune; run as given{given}"
+        steady = f" {self.stability.explain()}" if self.stability else ""
         return (
             f"{self.arm}: chose {_settings(self.setting)} of {self.tried} settings on the "
-            f"training seeds. {self.why.explain()}"
+            f"training seeds. {self.why.explain()}{steady}"
         )
 
     def training(self) -> dict[str, Any] | None:
@@ -150,6 +158,8 @@ class Choice:
             "cost_usd_mean": round(pick.cost_usd.mean, 6),
             "tied_settings": [c.label for c in self.why.candidates],
             "why": self.why.explain(),
+            "unstable": self.unstable,
+            "stability": self.stability.to_dict() if self.stability else None,
         }
 
 
@@ -188,11 +198,13 @@ class TuningPlan:
             if len(options) == 1:
                 choices.append(Choice(arm, options[0], self._params(arm, options[0]), 1, None))
                 continue
-            why = recommend([r for r in training if r.strategy == arm])
+            runs = [r for r in training if r.strategy == arm]
+            why = recommend(runs)
             if why is None:
                 raise ValueError(f"no training runs of {arm!r} to choose its setting from")
             setting = {key: why.picks[0].params[key] for key in grid}
-            choices.append(Choice(arm, setting, self._params(arm, setting), len(options), why))
+            choices.append(Choice(arm, setting, self._params(arm, setting), len(options), why,
+                                  stability(runs)))  # fmt: skip
         return choices
 
     def heldout_cells(self, choices: Sequence[Choice]) -> list[Cell]:

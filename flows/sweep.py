@@ -30,7 +30,9 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 from evals import Aggregate, Cell, EvalResult, aggregate, arun_cell, pareto_front, recommend
 from evals.arms import arm_params
 from evals.metrics import Recommendation, summaries
+from evals.results import CACHE_PRICE_SHARES
 from evals.runner import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
+from evals.stability import Stability, stability
 from evals.stats import DEFAULT_SEEDS
 from evals.storage import save_or_dump
 from harness.store import default_path
@@ -91,9 +93,12 @@ class SweepResult:
     recommended: Recommendation | None
     batch: str
     db: str
+    stability: Stability | None = None  # the recommendation re-made leaving one seed out
 
     def rows(self) -> list[dict[str, Any]]:
-        return table_rows(self.settings, self.front, self.recommended, self.results)
+        return table_rows(
+            self.settings, self.front, self.recommended, self.results, stable=self.stability
+        )
 
 
 def table_rows(
@@ -101,10 +106,14 @@ def table_rows(
     front: Sequence[Aggregate],
     recommended: Recommendation | None,
     results: Sequence[EvalResult] = (),
+    *,
+    stable: Stability | None = None,
 ) -> list[dict[str, Any]]:
     """One row per setting. With the `results` behind them, `vs_full` is the paired accuracy
     difference against `full` at its defaults on the same seeds and probes (None where the
-    sweep did not run that setting)."""
+    sweep did not run that setting). With `stable`, the recommended rows say whether subsets
+    of the seeds recommend them too (`unstable`)."""
+    unstable = stable is not None and not stable.stable
     on_front = {s.label for s in front}
     chosen = set(recommended.labels) if recommended else set()
     tied = {c.label for c in recommended.candidates} if recommended else set()
@@ -122,10 +131,12 @@ def table_rows(
             "input_tokens": round(s.input_tokens.mean),
             "peak_context_tokens": round(s.peak_context_tokens),
             "cost_usd": round(s.cost_usd.mean, 6),
+            "cost_by_cache_price": {k: round(v, 6) for k, v in s.cost_by_cache_price.items()},
             "overflow_rate": round(s.overflow_rate, 3),
             "pareto": s.label in on_front,
             "tied_with_best": s.label in tied and len(tied) > 1,
             "recommended": s.label in chosen,
+            "unstable": s.label in chosen and unstable,
         }
         for s in settings
     ]
@@ -160,7 +171,7 @@ async def eval_sweep(
     scenario: str,
     strategies: list[str] | None = None,
     grid: dict[str, list[Any]] | None = None,
-    seeds: int = DEFAULT_SEEDS,
+    seeds: int | list[int] = DEFAULT_SEEDS,
     scale: str = "small",
     model: str = "simulated",
     reader: str = "fallible",
@@ -173,12 +184,14 @@ async def eval_sweep(
     scenario: a scenario name (`ctxlab scenarios` lists them).
     strategies: the arms to compare (default `full`).
     grid: parameter values to sweep, e.g. {"summarize.trigger": [0.6, 0.85]}.
-    seeds: how many seeds (0..N-1) per setting; means and bootstrap intervals over them.
+    seeds: how many seeds (0..N-1) per setting, or the seeds themselves; means and bootstrap
+        intervals over them, and the recommendation re-made leaving each seed out.
     db: the DuckDB file the results are appended to (`eval_runs`, `eval_probes`).
     max_usd: spending cap per cell when a real model decides.
     show_progress: draw a progress bar on the terminal (the CLI sets it).
     """
-    cells = expand(scenario, strategies or ["full"], grid or {}, range(seeds), scale=scale,
+    chosen = range(seeds) if isinstance(seeds, int) else seeds
+    cells = expand(scenario, strategies or ["full"], grid or {}, chosen, scale=scale,
                    model=model, reader=reader)  # fmt: skip
     if show_progress:
         with terminal_progress(len(cells)) as advance:
@@ -193,6 +206,7 @@ async def eval_sweep(
         "front": [s.label for s in outcome.front],
         "recommended": outcome.recommended.labels if outcome.recommended else [],
         "recommendation": outcome.recommended.explain() if outcome.recommended else None,
+        "stability": outcome.stability.to_dict() if outcome.stability else None,
         "runs": [r.to_dict() for r in outcome.results],
     }
 
@@ -250,7 +264,7 @@ async def run_sweep(
     settings = aggregate(results)
     front = pareto_front(settings)
     best = recommend(settings)
-    outcome = SweepResult(results, settings, front, best, batch, path)
+    outcome = SweepResult(results, settings, front, best, batch, path, stability(results))
     await _publish(outcome, cells)
     return outcome
 
@@ -280,6 +294,8 @@ def render_front(outcome: SweepResult) -> str:
     ]
     if outcome.recommended is not None:
         lines += ["", outcome.recommended.explain()]
+    if outcome.stability is not None:
+        lines += ["", outcome.stability.explain()]
     if any(s.simulated for s in outcome.settings):
         lines += [
             "",
@@ -304,27 +320,37 @@ def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
         caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
         "difference against `full` at its defaults on the same seeds and probes (- where the "
         "sweep did not run it); tied: interval overlaps the best's; front: Pareto front "
-        "(accuracy vs cost)",
+        "(accuracy vs cost); unstable: a recommendation that some seeds left out would change; "
+        "cost $ cache 0.1x/0.5x: cache reads at those shares of the input price (published "
+        "range; the simulated profile charges 0.05x)",
     )
     table.add_column("strategy" if keys else "setting", no_wrap=True)
     for key in keys:
         table.add_column(escape(key), justify="right", no_wrap=True)
+    at_cache = [f"{share:g}" for share in CACHE_PRICE_SHARES]
     for col in ("seeds", "accuracy (95% CI)", "vs full (95% CI)", "input tokens",
-                "peak context", "cost $", "overflow"):  # fmt: skip
+                "peak context", "cost $", *(f"cost $ cache {s}x" for s in at_cache),
+                "overflow"):  # fmt: skip
         table.add_column(col, justify="right")
     table.add_column("")
     for r in rows:
-        marks = [("recommended", r["recommended"]), ("tied", r.get("tied_with_best")),
-                 ("front", r["pareto"])]  # fmt: skip
+        marks = [("recommended", r["recommended"]), ("unstable", r.get("unstable")),
+                 ("tied", r.get("tied_with_best")), ("front", r["pareto"])]  # fmt: skip
         params = r.get("params") or {}
         name = r.get("strategy", r["setting"]) if keys else r["setting"]
         table.add_row(
             escape(str(name)), *(escape(str(params.get(k, "-"))) for k in keys),
             str(r["seeds"]), f"{r['accuracy']:.1%} ({r['accuracy_ci']})", _vs_full(r),
             f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
-            f"{r['overflow_rate']:.0%}", " ".join(m for m, on in marks if on),
+            *(_cost(r, s) for s in at_cache), f"{r['overflow_rate']:.0%}",
+            " ".join(m for m, on in marks if on),
         )  # fmt: skip
     wide_console().print(table)
+
+
+def _cost(row: Mapping[str, Any], share: str) -> str:
+    cost = (row.get("cost_by_cache_price") or {}).get(share)
+    return "-" if cost is None else f"{cost:.4f}"
 
 
 def _vs_full(row: Mapping[str, Any]) -> str:

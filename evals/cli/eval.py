@@ -15,10 +15,10 @@ from evals.cli.options import (
     TRAIN_SEEDS,
     add_model_options,
     check_scenario_path,
-    count_arg,
     one_way_to_seeds,
     plural,
     seed_arg,
+    seeds_arg,
     usage_errors,
     use_model_options,
     writable_store,
@@ -46,8 +46,10 @@ def add_parser(subparsers: Any) -> None:
     )
     ev.add_argument(
         "--seeds",
-        type=count_arg,
-        help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS}); not with --seed",
+        type=seeds_arg,
+        metavar="N|LIST",
+        help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS}), or the seeds listed: 10,11,12 or "
+        "10-14; not with --seed",
     )
     ev.add_argument("--scale", default="small", choices=("small", "full"),
                     help="data size (default small)")  # fmt: skip
@@ -97,13 +99,14 @@ def add_parser(subparsers: Any) -> None:
         help="compare every arm at its best setting: sweep its grid (evals/tuning.py) on the "
         "training seeds, pick the cheapest setting tied with the most accurate, and report it "
         "on held-out seeds (--seeds N: N seeds after the training ones, default "
-        f"{DEFAULT_SEEDS}; or --seed S, repeat)",
+        f"{DEFAULT_SEEDS}; or --seeds 20-24, or --seed S, repeat)",
     )
     tuned.add_argument(
         "--train-seeds",
-        type=count_arg,
-        metavar="N",
-        help=f"with --tuned: choose settings on seeds 0..N-1 (default {TRAIN_SEEDS})",
+        type=seeds_arg,
+        metavar="N|LIST",
+        help=f"with --tuned: choose settings on seeds 0..N-1 (default {TRAIN_SEEDS}), or on "
+        "the seeds listed (10,11,12 or 10-14)",
     )
     tuned.add_argument(
         "--grid",
@@ -134,7 +137,7 @@ def eval_command(args: argparse.Namespace) -> int:
     with usage_errors(args):
         check_scenario_path(args.scenario)
         params = dict(parse_setting(s) for s in args.set)
-        seeds = range(args.seeds) if args.seeds else (args.seed or range(DEFAULT_SEEDS))
+        seeds = args.seeds.resolve() if args.seeds else (args.seed or range(DEFAULT_SEEDS))
         # A parameter goes to the arms whose stack takes it: `summarize.trigger` to
         # summarize and full, not to none (refused when no arm run here takes it).
         by_arm = params_by_arm(params, args.strategy or STRATEGIES)

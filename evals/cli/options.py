@@ -5,8 +5,11 @@ too."""
 from __future__ import annotations
 
 import argparse
+import re
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from evals.stats import DEFAULT_SEEDS, TRAIN_SEEDS
 
@@ -23,6 +26,53 @@ __all__ = ["DEFAULT_SEEDS", "STRATEGIES", "SUITE_NAMES", "TRAIN_SEEDS"]
 def count_arg(text: str) -> int:
     """An argparse type: a number of seeds, 1 or more (`--seeds 0` would run nothing)."""
     return _whole_arg(text, 1)
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """What `--seeds` said: a count (`5`: the first five seeds from where the command starts,
+    0 unless it says otherwise) or the seeds themselves (`10,11,12`, `10-14`, `0-2,7`)."""
+
+    text: str
+    count: int | None = None
+    listed: tuple[int, ...] = ()
+
+    def resolve(self, start: int = 0) -> tuple[int, ...]:
+        """The seeds to run; a count starts at `start`."""
+        if self.count is not None:
+            return tuple(range(start, start + self.count))
+        return self.listed
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def seeds_arg(text: str) -> Seeds:
+    """An argparse type for `--seeds`: one number is a count (1 or more; `--seeds 0` would run
+    nothing), else a comma-separated list of seeds and ranges (`10,11,12`, `10-14`), each seed
+    0 or more and none twice."""
+    text = text.strip()
+    if re.fullmatch(r"-?\d+", text):
+        return Seeds(text, count=_whole_arg(text, 1))
+    seeds: list[int] = []
+    for part in text.split(","):
+        span = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if span is None:
+            raise argparse.ArgumentTypeError(
+                f"expected a count (5), seeds (10,11,12) or a range (10-14), got {text!r}"
+            )
+        low, high = int(span[1]), int(span[2] if span[2] is not None else span[1])
+        if high < low:
+            raise argparse.ArgumentTypeError(
+                f"range {part.strip()!r} runs backwards; write {high}-{low}"
+            )
+        seeds += range(low, high + 1)
+    repeated = sorted(s for s, n in Counter(seeds).items() if n > 1)
+    if repeated:
+        raise argparse.ArgumentTypeError(
+            f"seed(s) {', '.join(map(str, repeated))} given twice in {text!r}"
+        )
+    return Seeds(text, listed=tuple(seeds))
 
 
 def seed_arg(text: str) -> int:

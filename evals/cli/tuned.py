@@ -28,11 +28,12 @@ def tuned_command(args: argparse.Namespace) -> int:
     from harness.store import default_path
 
     one_way_to_seeds(args)
-    train = range(args.train_seeds or TRAIN_SEEDS)
+    train = args.train_seeds.resolve() if args.train_seeds else tuple(range(TRAIN_SEEDS))
+    after = max(train) + 1  # a count of held-out seeds starts after the last training seed
     heldout = (
-        range(len(train), len(train) + args.seeds)
+        args.seeds.resolve(start=after)
         if args.seeds
-        else args.seed or range(len(train), len(train) + HELDOUT_SEEDS)
+        else args.seed or range(after, after + HELDOUT_SEEDS)
     )
     use_model_options(args)
     with usage_errors(args):
@@ -108,6 +109,7 @@ def tuned_command(args: argparse.Namespace) -> int:
             choice = by_arm[row["strategy"]]
             extra = {
                 "tuned": choice.tuned,
+                "unstable": choice.unstable,
                 "train_seeds": list(tuning.train_seeds) if choice.tuned else [],
                 "chosen": choice.setting,
                 "training": choice.training(),

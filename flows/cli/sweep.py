@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from evals.cli.options import add_model_options
+from evals.cli.options import DEFAULT_SEEDS, add_model_options, seeds_arg
 from flows.cli import common
 
 
@@ -22,7 +22,12 @@ def add_parser(subparsers: Any) -> None:
         help="parameter values to sweep, e.g. summarize.trigger=0.6,0.85",
     )
     sweep.add_argument(
-        "--seeds", type=common.count, default=5, help="seeds per setting (default 5)"
+        "--seeds",
+        type=seeds_arg,
+        default=seeds_arg(str(DEFAULT_SEEDS)),
+        metavar="N|LIST",
+        help=f"seeds per setting: a count (0..N-1, default {DEFAULT_SEEDS}) or the seeds "
+        "themselves (10,11,12 or 10-14)",
     )
     sweep.add_argument("--scale", default="small", choices=("small", "full"),
                        help="data size (default small)")  # fmt: skip
@@ -61,7 +66,8 @@ def sweep_command(args: argparse.Namespace) -> int:
     use_model_options(args)
     with usage_errors(args):
         grid = parse_grid(args.grid)
-        cells = expand(args.scenario, strategies, grid, range(args.seeds), scale=args.scale,
+        seeds = list(args.seeds.resolve())
+        cells = expand(args.scenario, strategies, grid, seeds, scale=args.scale,
                        model=args.model, reader=args.reader)  # fmt: skip
         check_cells(cells)
     db = writable_store(args.db or default_path())
@@ -69,17 +75,24 @@ def sweep_command(args: argparse.Namespace) -> int:
     info = common.connect(args)
     call = eval_sweep.with_options(task_runner=runner)(
         scenario=args.scenario, strategies=strategies, grid=grid,
-        seeds=args.seeds, scale=args.scale, model=args.model, reader=args.reader, db=db,
+        seeds=seeds, scale=args.scale, model=args.model, reader=args.reader, db=db,
         max_usd=args.max_usd, show_progress=not args.json,
     )  # fmt: skip
     result = common.run_flow(call, info)
     if args.json:
         for run in result["runs"]:  # one object per cell and seed, as `ctxlab eval --json`
             print(json.dumps(run, default=str, sort_keys=True))
+        # then the choice and whether it holds when a seed is left out, as `eval --summary`
+        # follows its runs
+        verdict = {"recommendation": True, "recommended": result["recommended"],
+                   "why": result["recommendation"], "stability": result["stability"]}  # fmt: skip
+        print(json.dumps(verdict, default=str, sort_keys=True))
         return 0
     print_sweep(result["rows"], title=f"{args.scenario} ({args.scale}, {args.model})")
     if result["recommendation"]:
         print(result["recommendation"])
+    if result["stability"]:
+        print(result["stability"]["why"])
     if info is not None:
         print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
     print(f"Results: eval_runs batch {result['batch']} in {result['db']}")

@@ -27,8 +27,9 @@ WORSE, BETTER = 0.3, 0.99
 
 def test_held_out_seeds_follow_the_training_seeds_by_default() -> None:
     tuning = plan(Cell(TRANSCRIPT, "full"), ["none", "full"])
-    assert tuning.train_seeds == (0, 1, 2)
-    assert tuning.heldout_seeds == (3, 4, 5, 6, 7)
+    # five of each: the choice rests on intervals too (issue 20, item 8)
+    assert tuning.train_seeds == (0, 1, 2, 3, 4)
+    assert tuning.heldout_seeds == (5, 6, 7, 8, 9)
     training = {c.seed for c in tuning.training_cells()}
     assert training == set(tuning.train_seeds)
 
@@ -43,6 +44,20 @@ def test_seeds_under_tuned_counts_held_out_seeds_after_the_training_ones(
     assert [r["seed"] for r in runs] == [2, 3]
 
 
+@pytest.mark.parametrize(
+    ("train", "heldout", "seeds"),
+    [("10,11", "20-21", [20, 21]), ("10-11", "2", [12, 13]), ("3,7", "20,25", [20, 25])],
+)
+def test_tuned_takes_seed_lists_and_ranges(
+    train: str, heldout: str, seeds: list[int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "none", "--train-seeds",
+            train, "--seeds", heldout, "--json", "--no-save"]  # fmt: skip
+    assert main(argv) == 0
+    runs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["seed"] for r in runs] == seeds
+
+
 def test_overlapping_seeds_are_refused() -> None:
     with pytest.raises(ValueError, match=r"held-out seed\(s\) 2 are also training seeds \(0-2\)"):
         check_seeds([0, 1, 2], [2, 3])
@@ -55,7 +70,7 @@ def test_a_held_out_seed_among_the_training_seeds_is_a_usage_error(
     monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
     argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--seed", "1", "--no-save"]
     assert main(argv) == 2
-    assert "held-out seed(s) 1 are also training seeds (0-2)" in one_line_error(capsys)
+    assert "held-out seed(s) 1 are also training seeds (0-4)" in one_line_error(capsys)
 
 
 # -- grids -------------------------------------------------------------------------------------
@@ -149,6 +164,9 @@ def test_the_setting_chosen_on_training_seeds_is_reported_on_held_out_seeds(
     assert summary["summarize"]["chosen"] == best.params
     assert summary["summarize"]["training"]["accuracy_mean"] == pytest.approx(best.accuracy)
     assert summary["summarize"]["training"]["settings_tried"] == 2
+    # one training seed: no subset to re-make the choice on, so not flagged either way
+    assert summary["summarize"]["unstable"] is False
+    assert summary["summarize"]["training"]["stability"] is None
 
     untuned = runs["none"]
     assert untuned["params"] == {} and untuned["tuned"] is False and untuned["train_seeds"] == []
@@ -182,3 +200,23 @@ def test_a_fixed_key_goes_only_to_the_arms_that_take_it() -> None:
     assert all(c.params["summarize.trigger"] == 0.7 for c in cells if c.strategy == "summarize")
     with pytest.raises(Exception, match="taken by none of the arms run here"):
         plan(base, ["none", "mask"], train_seeds=[0], heldout_seeds=[1])
+
+
+def test_a_choice_one_training_seed_decides_is_flagged_unstable() -> None:
+    from eval_helpers import result
+
+    tuning = plan(Cell(TRANSCRIPT, "full"), ["summarize"],
+                  overrides={"summarize.trigger": [0.7, 0.9], "summarize.keep": [0.1]})  # fmt: skip
+    cheap = {"summarize.trigger": 0.7, "summarize.keep": 0.1}
+    dear = {"summarize.trigger": 0.9, "summarize.keep": 0.1}
+    # 0.9 beats 0.7 on four seeds and falls on the fifth: over all five the cheaper 0.7 ties
+    # with it and is chosen; leaving seed 4 out, 0.9 wins outright.
+    training = [
+        *(result("summarize", s, params=cheap, accuracy=0.8, cost_usd=0.04) for s in range(5)),
+        *(result("summarize", s, params=dear, accuracy=a, cost_usd=0.1)
+          for s, a in enumerate((1.0, 1.0, 1.0, 1.0, 0.2))),
+    ]  # fmt: skip
+    (choice,) = tuning.choose(training)
+    assert choice.setting == cheap and choice.unstable
+    assert "Unstable: leaving one seed out" in choice.describe()
+    assert choice.training()["stability"]["agree"] == 4

@@ -88,6 +88,15 @@ MISTAKES = [
     (["run", CA, "--model", "gpt-6.2-sol"], ["openai:gpt-6.2-sol"]),
     (["serve", "--timezone", "Mars/Olympus"], ["--timezone", "'Mars/Olympus'", "Europe/Paris"]),
     (["sweep", "--scenario", CA, "--workers", "0"], ["--workers", "1 or more"]),
+    # issue 20: seed lists and ranges, refused when malformed
+    (["eval", "--scenario", CA, "--seeds", "1,,2"], ["--seeds", "'1,,2'", "10-14"]),
+    (["sweep", "--scenario", CA, "--seeds", "14-10"], ["--seeds", "'14-10' runs backwards"]),
+    (["sweep", "--scenario", CA, "--seeds", "-3"], ["--seeds", "1 or more", "-3"]),
+    (
+        ["eval", "--scenario", CA, "--tuned", "--train-seeds", "0-2,2"],
+        ["--train-seeds", "seed(s) 2 given twice"],
+    ),
+    (["eval", "--scenario", CA, "--seed", "3", "--seeds", "4,5"], ["--seeds 4,5", "not both"]),
 ]
 
 

@@ -74,6 +74,33 @@ def test_the_sweep_table_has_vs_full_tied_marks_and_intervals_in_percent(
     assert lines["full"].rstrip(" │").endswith("tied front")
 
 
+def test_the_sweep_table_marks_a_recommendation_a_seed_decides_as_unstable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from eval_helpers import result
+
+    from evals import aggregate, pareto_front, recommend
+    from evals.stability import stability
+    from flows.sweep import table_rows
+
+    # `full` wins on four seeds and falls on the fifth, so the cheaper `mask` ties with it
+    # only while that seed is in (issue 20, item 8).
+    runs = [
+        *(result("mask", s, accuracy=0.8, cost_usd=0.04) for s in range(5)),
+        *(result("full", s, accuracy=a, cost_usd=0.10)
+          for s, a in enumerate((1.0, 1.0, 1.0, 1.0, 0.2))),
+    ]  # fmt: skip
+    settings = aggregate(runs)
+    rows = table_rows(settings, pareto_front(settings), recommend(settings), runs,
+                      stable=stability(runs))  # fmt: skip
+    by = {r["setting"]: r for r in rows}
+    assert by["mask"]["recommended"] and by["mask"]["unstable"] and not by["full"]["unstable"]
+    assert by["mask"]["cost_by_cache_price"]["0.5"] == pytest.approx(0.112)  # issue 20, item 9
+    print_sweep(rows, title="t")
+    out = capsys.readouterr().out
+    assert "recommended unstable" in out and "cache 0.5x" in out and "0.1120" in out
+
+
 def test_eval_labels_keep_their_parameters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

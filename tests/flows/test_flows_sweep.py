@@ -133,16 +133,24 @@ def test_sweep_json_prints_one_eval_object_per_run_and_the_table_says_why(
     prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["sweep", "--scenario", "support-transcript", "--strategy", "offload", "--grid",
-            "offload.human_token_limit=2000,5000", "--seeds", "2", "--db", db]  # fmt: skip
+            "offload.human_token_limit=2000,5000", "--seeds", "3,5", "--db", db]  # fmt: skip
     assert main([*argv, "--json"]) == 0
-    runs = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    *runs, verdict = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert sorted((r["params"]["offload.human_token_limit"], r["seed"]) for r in runs) == [
-        (2000, 0), (2000, 1), (5000, 0), (5000, 1),
-    ]  # fmt: skip
+        (2000, 3),
+        (2000, 5),
+        (5000, 3),
+        (5000, 5),
+    ]  # fmt: skip  (the seeds listed, not 0..N-1)
     eval_fields = set(results_from_frame(load_runs(db))[0].to_dict())
     assert all(eval_fields <= set(r) for r in runs)
+    # then the recommendation and whether leaving a seed out changes it
+    assert verdict["recommendation"] is True and verdict["recommended"]
+    assert verdict["stability"]["subsets"] == 2 and verdict["stability"]["subset_size"] == 1
+    assert isinstance(verdict["stability"]["stable"], bool)
 
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Recommended: offload [offload.human_token_limit=" in out or "Tied: " in out
     assert "95% CI" in out and "a run" in out
+    assert "Stable: " in out or "Unstable: " in out  # the recommendation, one seed left out
