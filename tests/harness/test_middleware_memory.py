@@ -119,12 +119,13 @@ def test_changes_made_by_other_tools_are_versioned_as_they_are_made(bare_agent) 
     assert "- Prefers CSV." in model.calls[1].params.system_prompt
 
 
-def test_memory_over_the_cap_is_cut_with_a_visible_note(bare_agent) -> None:
+def test_append_memory_over_the_cap_is_cut_with_a_visible_note(bare_agent) -> None:
     store = Store(":memory:")
     lines = "".join(f"- preference number {i}\n" for i in range(100))
     as_user(store).write(AGENTS, lines)
     model = ScriptedModel(["ok"])
-    bare_agent(model, middleware=[Memory(max_chars=300)], store=store).run_sync("hi")
+    memory = Memory(max_chars=300, policy="append")
+    bare_agent(model, middleware=[memory], store=store).run_sync("hi")
     prompt = model.calls[0].params.system_prompt
     assert "- preference number 0\n" in prompt
     assert "- preference number 99" not in prompt
