@@ -148,8 +148,8 @@ def _run_weeks(
     else:
         if not args.json:
             print(
-                f"Weeks {first}-{args.weeks} done on {db}; memory versions: "
-                f'ctxlab sql --db {db} "SELECT version, author, length(content) FROM memory"'
+                f"Weeks {first}-{args.weeks} done on {db}; every version of memory is in its "
+                f"`memory` table (ctxlab sql --db {db})"
             )
     if args.json:
         print(json.dumps(results, default=str, indent=2))
