@@ -9,6 +9,7 @@ import json
 import pytest
 
 from evals.replay import replay
+from evals.report import write_report
 from evals.results import from_replay
 from evals.runner import run_cell
 from evals.scenarios import check_options, get_scenario
@@ -120,6 +121,13 @@ def test_week_numbers_are_stored_and_every_memory_version_reads_back(tmp_path) -
     save_results(str(db), [result])
     (back,) = results_from_frame(load_runs(str(db)))
     assert back.weeks == result.weeks and len(back.weeks) == 6
+    # The report: a week-by-week table and plot per setting.
+    md, _png, weeks_png = write_report([back], tmp_path / "reports")
+    text = md.read_text()
+    assert "### full, memory.policy=consolidate (1 seed)" in text
+    rows = [ln for ln in text.splitlines() if ln.startswith("| 6 |")]
+    assert rows and rows[0].endswith("|") and weeks_png.read_bytes().startswith(b"\x89PNG")
+    assert "![tokens and accuracy per week](competitive-analysis-weeks.png)" in text
 
 
 @pytest.mark.slow
