@@ -189,7 +189,9 @@ def render_memory(
             # The block's own tags count against the budget too: it bounds what is injected.
             tags = count(f'<{MEMORY_TAG} path="{attribute(path)}">\n\n</{MEMORY_TAG}>') + 2
             tokens_left = max(tokens_left - tags, 0)
-            body, tokens_left = _newest_within(path, text.rstrip("\n"), tokens_left, count)
+            body, tokens_left = _newest_within(
+                path, text.rstrip("\n"), tokens_left, count, budget_tokens
+            )
         elif len(text) <= budget:
             body = text.rstrip("\n")
             budget -= len(text)
@@ -207,16 +209,17 @@ def render_memory(
 
 
 def _newest_within(
-    path: str, text: str, budget: int, count: Callable[[str], int]
+    path: str, text: str, budget: int, count: Callable[[str], int], configured: int
 ) -> tuple[str, int]:
-    """(`text`, or its newest lines within `budget` tokens with a note, tokens left)."""
+    """(`text`, or its newest lines within `budget` tokens with a note naming the
+    `configured` budget, tokens left)."""
     size = count(text)
     if size <= budget:
         return text, budget - size
     lines = text.split("\n")
     kept: list[str] = []
     # The note saying so counts too (its numbers at their widest).
-    used = count(_trim_note(path, budget, len(lines), len(lines))) + 1
+    used = count(_trim_note(path, configured, len(lines), len(lines))) + 1
     for line in reversed(lines):
         cost = count(line) + 1
         if used + cost > budget:
@@ -224,7 +227,7 @@ def _newest_within(
         kept.append(line)
         used += cost
     kept.reverse()
-    return _trim_note(path, budget, len(kept), len(lines)) + "\n" + "\n".join(kept), 0
+    return _trim_note(path, configured, len(kept), len(lines)) + "\n" + "\n".join(kept), 0
 
 
 def _trim_note(path: str, budget: int, kept: int, lines: int) -> str:

@@ -146,7 +146,17 @@ def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
 ) -> None:
     from flows.cli import main
 
-    assert main(["run", "competitive-analysis", "--weeks", "2", "--db", db, "--json"]) == 0
+    # A small budget, so the weeks consolidate memory: a step (a Prefect task) of their own.
+    argv = [
+        "run",
+        "competitive-analysis",
+        "--db",
+        db,
+        "--json",
+        "--set",
+        "memory.budget_tokens=250",
+    ]
+    assert main([*argv, "--weeks", "2"]) == 0
     weeks = json.loads(capsys.readouterr().out)
     assert [w["params"]["week"] for w in weeks] == [1, 2]
     assert len({w["thread_id"] for w in weeks}) == len({w["flow_run_id"] for w in weeks}) == 2
@@ -155,6 +165,12 @@ def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
     content = Store(db, hold=False).memory_versions("/memories/AGENTS.md")[-1]["content"]
     assert "- Week of 2026-01-12:" in content and "- Week of 2026-01-19:" in content
     # Run again for longer: it goes on from the week after the last one memory notes.
-    assert main(["run", "competitive-analysis", "--weeks", "3", "--db", db, "--json"]) == 0
+    assert main([*argv, "--weeks", "3"]) == 0
     (third,) = json.loads(capsys.readouterr().out)
-    assert third["params"] == {"scale": "small", "weeks": 3, "week": 3}
+    assert third["params"] == {"scale": "small", "weeks": 3, "week": 3,
+                               "memory.budget_tokens": 250}  # fmt: skip
+    store = Store(db, hold=False)
+    consolidated = store.events_of(middleware="memory", action="consolidated")
+    assert consolidated and all(e["task_run_id"] for e in consolidated)
+    assert any(c["model"].endswith("#consolidate") for c in store.model_calls())
+    assert "consolidate" in {v["author"] for v in store.memory_versions()}
