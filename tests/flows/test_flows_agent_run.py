@@ -162,8 +162,10 @@ def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
     assert len({w["thread_id"] for w in weeks}) == len({w["flow_run_id"] for w in weeks}) == 2
     assert all(r["status"] == "completed" for w in weeks for r in w["runs"])
     # Only memory carries a week to the next: week 2 appended its note to week 1's.
-    content = Store(db, hold=False).memory_versions("/memories/AGENTS.md")[-1]["content"]
-    assert "- Week of 2026-01-12:" in content and "- Week of 2026-01-19:" in content
+    # (Consolidation may drop week 1's log from the file; its versions keep it.)
+    versions = [v["content"] for v in Store(db, hold=False).memory_versions("/memories/AGENTS.md")]
+    assert any("- Week of 2026-01-12:" in v for v in versions)
+    assert "- Week of 2026-01-19:" in versions[-1]
     # Run again for longer: it goes on from the week after the last one memory notes.
     assert main([*argv, "--weeks", "3"]) == 0
     (third,) = json.loads(capsys.readouterr().out)
