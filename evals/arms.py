@@ -87,8 +87,10 @@ def params_by_arm(
 ) -> dict[str, dict[str, Any]]:
     """`params` split among `arms`: each arm gets the keys its stack takes (`summarize.trigger`
     goes to `summarize` and `full`, not to `none`). Raises HarnessError, when `strict`, on a
-    key none of them takes, naming the arms that would."""
-    taken = {arm: set(arm_params(arm)) for arm in dict.fromkeys(arms)}
+    key none of them takes, naming the arms that would. A key without a dot is the scenario's
+    own (`weeks`): every arm gets it, and the scenario checks it."""
+    own = {k for k in params if "." not in k}
+    taken = {arm: set(arm_params(arm)) | own for arm in dict.fromkeys(arms)}
     for key in params:
         if not strict or any(key in keys for keys in taken.values()):
             continue

@@ -7,7 +7,7 @@ import math
 import re
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -383,3 +383,70 @@ def legend(c: Canvas, x: int, y: int) -> None:
     x += 40 + c.text(x + 40, y, "recommended") + 30
     marker(c, x + 15, y + 7, Point("", 0, 0, overflow=1))
     c.text(x + 40, y, "overflowed")
+
+
+# -- week by week (a recurring scenario) -----------------------------------------------------
+
+SERIES_COLORS: tuple[Color, ...] = (BLUE, ORANGE, RED, DARK_GREY, (60, 150, 60), (140, 70, 160))
+PANEL_HEIGHT = 260
+
+
+def weeks_chart(
+    panels: Sequence[tuple[str, Mapping[str, Sequence[tuple[int, float]]], bool]],
+    path: str | Path,
+    *,
+    title: str,
+) -> Path:
+    """Stacked line charts over weeks, one per panel `(y label, {series: [(week, value)]},
+    as percent)`, the same series in the same colour in every panel, named in a legend."""
+    names = list(dict.fromkeys(n for _, series, _ in panels for n in series))
+    color = {n: SERIES_COLORS[k % len(SERIES_COLORS)] for k, n in enumerate(names)}
+    title_lines = wrap(title, (WIDTH - 20) // 12)
+    top = 10 + LINE * len(title_lines) + LINE * len(names) + 50
+    height = top + len(panels) * (PANEL_HEIGHT + 90) + 10
+    c = Canvas(WIDTH, height)
+    for k, line in enumerate(title_lines):
+        c.text(10, 10 + LINE * k, line)
+    for k, name in enumerate(names):
+        y = 10 + LINE * (len(title_lines) + k) + 8
+        c.line(LEFT, y + 7, LEFT + 40, y + 7, color[name], 4)
+        c.text(LEFT + 52, y, name)
+    weeks = [w for _, series, _ in panels for points in series.values() for w, _ in points]
+    last = max(weeks, default=1)
+    plot_w = WIDTH - LEFT - RIGHT
+    for label, series, percent in panels:
+        values = [v for points in series.values() for _, v in points]
+        step, y_max = (0.2, 1.0) if percent else _ticks(max(values, default=0.0) * 1.1)
+        bottom = top + PANEL_HEIGHT
+
+        def px(week: float) -> int:
+            return LEFT + round(plot_w * (week - 1) / max(last - 1, 1))
+
+        def py(value: float, y_max: float = y_max, bottom: int = bottom) -> int:
+            return bottom - round(PANEL_HEIGHT * value / y_max)
+
+        c.text(12, top - 24, label)
+        k = 0
+        while k * step <= y_max + 1e-12:
+            y = py(k * step)
+            c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
+            tick = f"{k * step:.0%}" if percent else f"{k * step:,.0f}"
+            c.text(LEFT - 12 - text_width(tick), y - 7, tick)
+            k += 1
+        for week in range(1, last + 1):
+            if week == 1 or week % 4 == 0 or week == last:
+                c.line(px(week), bottom, px(week), bottom + 5, BLACK)
+            if week == 1 or week % 8 == 0 or week == last:
+                c.text(px(week) - text_width(str(week)) // 2, bottom + 10, str(week))
+        c.line(LEFT, top, LEFT, bottom, BLACK, 2)
+        c.line(LEFT, bottom, WIDTH - RIGHT, bottom, BLACK, 2)
+        c.text(LEFT + plot_w // 2 - text_width("week") // 2, bottom + 34, "week")
+        for name, points in series.items():
+            ordered = sorted(points)
+            for (w0, v0), (w1, v1) in zip(ordered, ordered[1:], strict=False):
+                c.line(px(w0), py(v0), px(w1), py(v1), color[name], 3)
+        top = bottom + 90
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(c.png())
+    return out

@@ -11,6 +11,7 @@ and the probes it did not reach count as wrong.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -83,6 +84,7 @@ class Replay:
     memory_writes: int = 0
     usage: dict[str, dict[str, int | float]] = field(default_factory=dict)
     store: Store | None = None
+    weeks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def build_model(
@@ -221,6 +223,8 @@ async def replay(
         for probe in scenario.probes:
             if probe.check is not None and probe.session == index:
                 out.probes.append(_checked(probe, files))
+        if scenario.recurring:
+            out.weeks.append(week_numbers(store, session.thread, index, out.probes))
     out.ledger = list(sim.ledger)
     out.subagent_overflows = store.subagent_overflows()
     out.usage = store.usage_by_role()
@@ -228,6 +232,32 @@ async def replay(
     out.offloads = store.count_events("offload_%")
     out.skill_reads, out.subagent_calls, out.memory_writes = _techniques(store)
     return out
+
+
+def week_numbers(
+    store: Store, thread: str, index: int, probes: Sequence[ProbeResult]
+) -> dict[str, Any]:
+    """One week of a recurring scenario (session `index`, on `thread`): the memory tokens
+    injected at its start, its input tokens and cost, and its probes' accuracy, overall and
+    by family (`pref`, `fact`, `decision`, `stale`; None when the week asked none)."""
+    from evals.scenarios.weekly import FAMILIES, family
+
+    loaded = store.events_of(f"{thread}-0000", middleware="memory", action="loaded")
+    detail = json.loads(loaded[0]["detail"]) if loaded else {}
+    usage = store.thread_usage(thread)
+    mine = [p for p in probes if p.session == index]
+
+    def share(items: Sequence[ProbeResult]) -> float | None:
+        return round(sum(p.correct for p in items) / len(items), 6) if items else None
+
+    return {
+        "week": index + 1,
+        "memory_tokens": int(detail.get("memory_tokens", 0)),
+        "input_tokens": int(usage["input_tokens"]),
+        "cost_usd": round(float(usage["cost_usd"]), 6),
+        "accuracy": share(mine),
+        "probes": {f: share([p for p in mine if family(p.id) == f]) for f in FAMILIES},
+    }
 
 
 async def _judged(

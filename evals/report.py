@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.metrics import Aggregate, aggregate, pareto_front, recommend, summaries
-from evals.plot import Point, scatter
+from evals.plot import Point, scatter, weeks_chart
 from evals.results import CACHE_PRICE_SHARES, EvalResult
 from evals.stats import Interval
 from harness.profiles import get_profile
@@ -194,10 +194,99 @@ def write_report(
             title = f"{scenario} ({scale}, {reader} reader{_label(mine)})"
             written.append(write_plot(aggregate(mine), png, title=title))
             plots[reader] = png.name
+        text = render_markdown(runs, scenario=scenario, plots=plots)
+        if any(r.weeks for r in runs):
+            png = write_weeks_plot(
+                runs, out / f"{stem}-weeks.png", title=f"{scenario}, week by week"
+            )
+            written.append(png)
+            text += "\n" + "\n".join(render_weeks(runs, plot=png.name)) + "\n"
         md = out / f"{stem}.md"
-        md.write_text(render_markdown(runs, scenario=scenario, plots=plots), encoding="utf-8")
+        md.write_text(text, encoding="utf-8")
         written.insert(0, md)
     return written
+
+
+# -- week by week (a recurring scenario: `--set weeks=N`) --------------------------------------
+
+
+def week_setting(result: EvalResult) -> str:
+    """What a recurring run's weeks are compared by: its arm and its parameters but `weeks`,
+    the memory policy named even when it is the default."""
+    from harness.middleware.memory import Memory
+
+    params = {k: v for k, v in result.params.items() if k != "weeks"}
+    policy = params.pop("memory.policy", Memory().policy)
+    rest = "".join(f", {k}={v}" for k, v in sorted(params.items()))
+    return f"{result.strategy}, memory.policy={policy}{rest}"
+
+
+def weekly_means(results: Sequence[EvalResult]) -> dict[str, list[dict[str, Any]]]:
+    """Per setting, each week's numbers averaged over its seeds (accuracy over the seeds that
+    asked probes that week)."""
+    by_setting: dict[str, list[EvalResult]] = {}
+    for r in results:
+        if r.weeks:
+            by_setting.setdefault(week_setting(r), []).append(r)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for setting, runs in by_setting.items():
+        weeks = min(len(r.weeks) for r in runs)
+        rows = []
+        for k in range(weeks):
+            cells = [r.weeks[k] for r in runs]
+            asked = [c["accuracy"] for c in cells if c["accuracy"] is not None]
+            prefs = [c["probes"]["pref"] for c in cells if c["probes"].get("pref") is not None]
+            rows.append({
+                "week": k + 1, "seeds": len(runs),
+                "memory_tokens": sum(c["memory_tokens"] for c in cells) / len(cells),
+                "input_tokens": sum(c["input_tokens"] for c in cells) / len(cells),
+                "cost_usd": sum(c["cost_usd"] for c in cells) / len(cells),
+                "accuracy": sum(asked) / len(asked) if asked else None,
+                "pref": sum(prefs) / len(prefs) if prefs else None,
+            })  # fmt: skip
+        out[setting] = rows
+    return out
+
+
+def render_weeks(results: Sequence[EvalResult], *, plot: str | None = None) -> list[str]:
+    """The week-by-week table: memory tokens injected, input tokens, cost and accuracy of each
+    week, per setting (means over seeds)."""
+    means = weekly_means(results)
+    lines = ["## Week by week", ""]
+    for setting, rows in means.items():
+        seeds = rows[0]["seeds"]
+        lines += [f"### {setting} ({seeds} seed{'s' * (seeds > 1)})", "",
+                  "| week | memory tokens | input tokens | cost $ | accuracy | current pref. |",
+                  "|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        for row in rows:
+            lines.append(
+                f"| {row['week']} | {row['memory_tokens']:,.0f} | {row['input_tokens']:,.0f} | "
+                f"{row['cost_usd']:.4f} | {_pct(row['accuracy'])} | {_pct(row['pref'])} |"
+            )
+        lines.append("")
+    if plot:
+        lines += [f"![tokens and accuracy per week]({plot})", ""]
+    lines.append(
+        "Memory tokens: what the memory blocks cost on every call of the week (at its start); "
+        "input tokens and cost: every model call of the week, consolidation included; "
+        "accuracy: the week's probes (current preference, latest value of a drifting fact, "
+        "a decision, a wrong-if-stale check), asked from week 2 before the week's own news."
+    )
+    return lines
+
+
+def write_weeks_plot(results: Sequence[EvalResult], path: str | Path, *, title: str) -> Path:
+    """Memory tokens, input tokens and accuracy per week, one line per setting."""
+    means = weekly_means(results)
+
+    def series(key: str) -> dict[str, list[tuple[int, float]]]:
+        return {s: [(r["week"], float(r[key])) for r in rows if r[key] is not None]
+                for s, rows in means.items()}  # fmt: skip
+
+    panels = [("memory tokens injected", series("memory_tokens"), False),
+              ("input tokens of the week", series("input_tokens"), False),
+              ("accuracy of the week's probes", series("accuracy"), True)]  # fmt: skip
+    return weeks_chart(panels, path, title=title)
 
 
 def _readers(runs: Sequence[EvalResult]) -> list[str]:

@@ -44,7 +44,9 @@ class EvalResult:
     too). A capped window (`--window`) is recorded in `params` as "window".
     `train_seeds`: for a run of `ctxlab eval --tuned`, the seeds its setting was chosen on
     (never the run's own); empty for a setting that was given, not tuned. `to_dict` adds
-    `tuned`, whether it was, and `cost_by_cache_price` (see `cost_by_cache_price`)."""
+    `tuned`, whether it was, and `cost_by_cache_price` (see `cost_by_cache_price`). `weeks`:
+    for a recurring scenario (`--set weeks=N`), one entry a week:
+    `{week, memory_tokens, input_tokens, cost_usd, accuracy, probes}`."""
 
     scenario: str
     strategy: str
@@ -90,9 +92,13 @@ class EvalResult:
     reached_accuracy: float = 0.0
     train_seeds: tuple[int, ...] = ()
     probe_results: tuple[ProbeResult, ...] = field(default=(), repr=False)
+    # A recurring scenario's numbers week by week (evals/replay.py `week_numbers`).
+    weeks: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self, *, probes: bool = False, wall: bool = True) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "probe_results"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("probe_results", "weeks")}
+        if self.weeks:  # only a recurring scenario's lines carry them
+            out["weeks"] = list(self.weeks)
         out["train_seeds"] = list(self.train_seeds)
         out["tuned"] = bool(self.train_seeds)
         out["cost_by_cache_price"] = self.cost_by_cache_price()
@@ -196,5 +202,5 @@ def from_replay(
         live_cost_usd=round(live, 6),
         status=status,
         simulated=model == "simulated", wall_s=round(wall_s, 3),
-        probe_results=tuple(probes),
+        probe_results=tuple(probes), weeks=tuple(replay.weeks),
     )  # fmt: skip

@@ -49,7 +49,7 @@ class Cell:
     def check(self) -> None:
         """Raise on an unknown scenario, scale, strategy, parameter or model (or a parameter
         out of its range), without running anything."""
-        from evals.scenarios import scenario_summary
+        from evals.scenarios import check_options, scenario_summary
         from evals.scenarios.base import check_scale
         from harness.models import resolve_model
         from harness.profiles import get_profile
@@ -57,14 +57,25 @@ class Cell:
 
         scenario_summary(self.scenario)
         check_scale(self.scale)
+        check_options(self.scenario, scenario_options(self.params))
         # Building the stack checks every key and range-checks every value (a ValueError
         # naming the key), so `offload.tool_token_limit=-5` is refused before any run.
-        build_stack(get_arm(self.strategy).strategy, self.params)
+        build_stack(get_arm(self.strategy).strategy, strategy_params(self.params))
         if not isinstance(self.model, str):
             return
         if ":" not in self.model:  # a bare name resolves or fails at once, with no SDK call
             resolve_model(self.model)
         get_profile(self.model)
+
+
+def scenario_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario's own parameters among a cell's: the keys without a dot (`weeks`)."""
+    return {k: v for k, v in params.items() if "." not in k}
+
+
+def strategy_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The strategy's parameters among a cell's: the dotted keys (`memory.policy`)."""
+    return {k: v for k, v in params.items() if "." in k}
 
 
 def check_cells(cells: Iterable[Cell]) -> None:
@@ -83,10 +94,13 @@ async def arun_cell(
     shared state: safe to call from worker threads or processes. `max_usd` caps the spend on
     real-model calls (the judge's count against it)."""
     arm = get_arm(cell.strategy)
-    built = arm.scenario(get_scenario(cell.scenario, seed=cell.seed, scale=cell.scale))
+    scenario = get_scenario(
+        cell.scenario, seed=cell.seed, scale=cell.scale, options=scenario_options(cell.params)
+    )
+    built = arm.scenario(scenario)
     start = time.perf_counter()
     outcome = await replay(
-        built, arm.strategy, dict(cell.params), seed=cell.seed, model=cell.model,
+        built, arm.strategy, strategy_params(cell.params), seed=cell.seed, model=cell.model,
         reader=cell.reader, max_usd=max_usd, progress=progress,
         middleware=arm.with_middleware(built, cell.middleware), window=cell.window,
         judge=Judge(cell.judge) if cell.judge is not None else None,

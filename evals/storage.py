@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     offloads INTEGER, skill_reads INTEGER, subagent_calls INTEGER, memory_writes INTEGER,
     overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
     subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE,
-    tuned BOOLEAN, train_seeds JSON, lost_to_overflow INTEGER, reached_accuracy DOUBLE
+    tuned BOOLEAN, train_seeds JSON, lost_to_overflow INTEGER, reached_accuracy DOUBLE,
+    weeks JSON
 );
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
@@ -52,12 +53,13 @@ ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS tuned BOOLEAN;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS train_seeds JSON;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS lost_to_overflow INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS reached_accuracy DOUBLE;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS weeks JSON;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_model VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_verdict VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_cost_usd DOUBLE;
 """
-_JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds")
+_JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds", "weeks")
 
 
 def open_store(store: Store | str | Path) -> Store:
@@ -78,6 +80,7 @@ def save_results(store: Store | str | Path, results: Sequence[EvalResult]) -> st
         key = f"{batch}-{i:04d}"
         row = r.to_dict()
         row.pop("cost_by_cache_price")  # derived from the stored tokens and the model's prices
+        row["weeks"] = list(r.weeks)  # [] for a scenario that is not recurring
         for col in _JSON_COLUMNS:
             row[col] = json.dumps(row[col], sort_keys=True, default=str)
         runs.append({"run_key": key, "batch": batch, "created_at": stamp, **row})
@@ -151,6 +154,7 @@ def results_from_frame(frame: pl.DataFrame) -> list[EvalResult]:
         for col in ("params", "accuracy_by_kind"):
             data[col] = json.loads(data[col]) if data[col] else {}
         data["train_seeds"] = tuple(json.loads(data.get("train_seeds") or "[]"))
+        data["weeks"] = tuple(json.loads(data.get("weeks") or "[]"))
         for col in ("lost_to_overflow", "reached_accuracy"):  # NULL in runs stored before
             if data.get(col) is None:
                 data.pop(col, None)

@@ -89,13 +89,14 @@ COMPETITIVE = "competitive-analysis"
 
 
 @functools.cache
-def _scenario(seed: int, scale: str) -> Scenario:
+def _scenario(seed: int, scale: str, weeks: int | None = None) -> Scenario:
     from evals.scenarios.competitive_analysis import build
 
-    return build(seed, scale)
+    return build(seed, scale, weeks)
 
 
-_COMPETITIVE_PARAMS = ("scale", "seed", "week")
+# `weeks=N`: the recurring family (a year of Mondays), whose week K is `week=K`.
+_COMPETITIVE_PARAMS = ("scale", "seed", "week", "weeks")
 
 
 def _competitive_options(options: AgentOptions) -> tuple[Scenario, int]:
@@ -111,10 +112,20 @@ def _competitive_options(options: AgentOptions) -> tuple[Scenario, int]:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     if scale not in ("small", "full"):
         raise ValueError(f"scale must be small or full, got {scale!r}")
-    scenario = _scenario(seed, scale)
+    recurring = params.get("weeks")
+    if recurring is not None:
+        from evals.scenarios.weekly import check_weeks
+
+        check_weeks(recurring)
+    scenario = _scenario(seed, scale, recurring)
     weeks = len(scenario.sessions)
     week = params.get("week", "auto")
-    if week == "auto":
+    if week == "auto" and recurring is not None:
+        week = _last_noted_week(options.store) + 1
+        if week > weeks:
+            raise ValueError(f"all {weeks} weeks are done in this store (memory notes week "
+                             f"{week - 1}); give weeks=N for a longer run")  # fmt: skip
+    elif week == "auto":
         week = 2 if _remembered_format(options.store) else 1
     # A week past the scenario's would silently run its last one, recorded as the week asked.
     if isinstance(week, bool) or not isinstance(week, int) or not 1 <= week <= weeks:
@@ -130,6 +141,24 @@ def competitive_week(store: Store, params: dict[str, Any]) -> int:
 
     options = AgentOptions(store=store, step_runner=InlineRunner(), params=params)
     return _competitive_options(options)[1]
+
+
+def _last_noted_week(store: Store) -> int:
+    """The latest week whose log line memory holds (0 for none): each week of the recurring
+    family ends by noting `- Week of DATE` there, and consolidation keeps the newest."""
+    import datetime as dt
+    import re
+
+    from evals.scenarios.market import WEEK_1
+    from harness.files.filesystem import FileSystem
+
+    files = FileSystem(store, "_")
+    if not files.exists("/memories/AGENTS.md"):
+        return 0
+    dates = re.findall(r"^- Week of (\d{4}-\d{2}-\d{2}):", files.read_text("/memories/AGENTS.md"),
+                       re.MULTILINE)  # fmt: skip
+    start = dt.date.fromisoformat(WEEK_1)
+    return max(((dt.date.fromisoformat(d) - start).days // 7 + 1 for d in dates), default=0)
 
 
 def _remembered_format(store: Store) -> bool:
@@ -184,7 +213,8 @@ register(
         description=(
             "The weekly competitive analysis from the articles: market exports, news, "
             "articles, a market-researcher subagent, the qbr-report skill and memory. "
-            "Params: scale=small|full, seed=N, week=1|2|auto."
+            "Params: scale=small|full, seed=N, week=1|2|auto; weeks=N for the recurring "
+            "family (week=1..N|auto), or `ctxlab run competitive-analysis --weeks N`."
         ),
         build=build_competitive,
         session=competitive_session,

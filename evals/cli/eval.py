@@ -63,7 +63,8 @@ def add_parser(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="K=V",
-        help="strategy parameter, e.g. summarize.trigger=0.7 (repeat)",
+        help="strategy parameter, e.g. summarize.trigger=0.7, or (no dot) the scenario's own, "
+        "e.g. weeks=52 for a year of competitive-analysis Mondays (repeat)",
     )
     add_model_options(ev)
     ev.add_argument(
@@ -176,7 +177,9 @@ def eval_command(args: argparse.Namespace) -> int:
             for row in summaries(results):
                 print(json.dumps({"summary": True, **row}, sort_keys=True))
     else:
-        from evals.report import print_table
+        from evals.report import print_table, render_weeks
 
         print_table(results)
+        if any(r.weeks for r in results):  # a recurring scenario: its numbers week by week
+            print("\n".join(render_weeks(results)))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -39,19 +40,38 @@ def scenario_summary(name: str) -> dict[str, Any]:
     return {"name": name, "title": spec.title, "description": spec.description}
 
 
-def get_scenario(name: str, seed: int = 0, scale: str = "small") -> Scenario:
+def get_scenario(
+    name: str, seed: int = 0, scale: str = "small", options: Mapping[str, Any] | None = None
+) -> Scenario:
     """The scenario `name` for `seed` and `scale`, or the scenario file `name` (a path ending
-    in .yaml or .yml: evals/scenarios/from_file.py). Cached: a scenario is immutable data and
-    pure tools, so every cell of a sweep can share one."""
+    in .yaml or .yml: evals/scenarios/from_file.py). `options`: the scenario's own parameters
+    (`{"weeks": 52}`; keys without a dot, see `check_options`). Cached: a scenario is
+    immutable data and pure tools, so every cell of a sweep can share one."""
+    check_options(name, options or {})
     if is_scenario_file(name):
         return load_scenario_file(name, seed, scale)
-    return _built_in(name, seed, scale)
+    return _built_in(name, seed, scale, tuple(sorted((options or {}).items())))
+
+
+def check_options(name: str, options: Mapping[str, Any]) -> None:
+    """Raise ValueError naming an option scenario `name` does not take, or a bad value."""
+    takes: dict[str, Any] = {}
+    if not is_scenario_file(name):
+        takes = getattr(importlib.import_module(SCENARIOS[_check(name)]), "PARAMS", {})
+    for key, value in options.items():
+        if key not in takes:
+            have = f"its parameters: {', '.join(takes)}" if takes else "it takes none"
+            raise ValueError(
+                f"scenario {name!r} has no parameter {key!r} ({have}; strategy parameters "
+                "have a dot: memory.policy)"
+            )
+        takes[key](value)
 
 
 @functools.lru_cache(maxsize=16)
-def _built_in(name: str, seed: int, scale: str) -> Scenario:
+def _built_in(name: str, seed: int, scale: str, options: tuple[tuple[str, Any], ...]) -> Scenario:
     module = importlib.import_module(SCENARIOS[_check(name)])
-    return module.build(seed, check_scale(scale))
+    return module.build(seed, check_scale(scale), **dict(options))
 
 
 def export_scenario(scenario: Scenario, directory: str | Path) -> list[Path]:
@@ -97,6 +117,7 @@ __all__ = [
     "SCENARIOS",
     "Scenario",
     "UnknownScenarioError",
+    "check_options",
     "export_scenario",
     "get_scenario",
     "list_scenarios",

@@ -101,6 +101,8 @@ class Scenario:
     # Durable memory files (path, text) in the store before the first session: a recorded
     # run's memory as it stood when the run began.
     memory: tuple[tuple[str, str], ...] = ()
+    # Each session is a week of a recurring run: the eval reports its numbers week by week.
+    recurring: bool = False
 
     def files(self) -> dict[str, str]:
         """The generated data as files (relative path -> text), for export."""

@@ -41,6 +41,7 @@ from evals.scenarios.competitive_probes import (
     row_cue,
 )
 from evals.scenarios.market import LATEST, WEEK_1, Company, World, make_tools
+from evals.scenarios.weekly import build_weeks, check_weeks
 from evals.simulated.plan import Compose, Cue, Fact, ReadSkill, Remember, ReportFindings, Step
 from evals.simulated.reader import template_sections
 from harness.middleware.subagents import SubAgent
@@ -282,15 +283,24 @@ def week_2(script: Script, world: World) -> None:
                        source="memory"))  # fmt: skip
 
 
-def build(seed: int = 0, scale: str = "full") -> Scenario:
-    """Generate the scenario for `seed` at `scale` ("small" or "full")."""
+# Scenario parameters (`--set weeks=52`) and their checks: without `weeks`, the two-week
+# flagship.
+PARAMS = {"weeks": check_weeks}
+
+
+def build(seed: int = 0, scale: str = "full", weeks: int | None = None) -> Scenario:
+    """Generate the scenario for `seed` at `scale` ("small" or "full"); with `weeks`, the
+    recurring family over that many weekly sessions (evals/scenarios/weekly.py)."""
     sizes = load_spec(NAME).scales[check_scale(scale)]
     world = World(seed, dict(sizes.model_extra or {}))
     script = Script(NAME, seed)
-    script.session("week-1")
-    week_1(script, world)
-    script.session("week-2")
-    week_2(script, world)
+    if weeks is None:
+        script.session("week-1")
+        week_1(script, world)
+        script.session("week-2")
+        week_2(script, world)
+    else:
+        world.articles.update(build_weeks(script, world, check_weeks(weeks)))
     sessions, plan, probes = script.build()
     tools = make_tools(world)
     researcher = SubAgent(
@@ -305,5 +315,5 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         scale=check_scale(scale), sessions=sessions, plan=plan, probes=probes, tools=tools,
         system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
         skills_dir=skill_dir(), subagents=(researcher,),
-        max_steps=60, data_files=world.files,
+        max_steps=60, data_files=world.files, recurring=weeks is not None,
     )  # fmt: skip

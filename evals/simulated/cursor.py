@@ -25,13 +25,14 @@ class Cursor:
     pending: str | None = None
     recalled: list[str] = field(default_factory=list)  # signatures of the lookups re-run
     recall: str | None = None  # id of the latest re-run lookup, until its result is read
+    phase: int = 0  # where a multi-call decision (`Memorize`) is
 
     def state(self) -> dict[str, Any]:
         return {
             "turn": self.turn.key, "index": self.index, "ids": self.ids, "step": self.step,
             "retrievals": self.retrievals, "rounds": self.rounds, "turns": self.turns,
             "delegating": self.delegating, "calls": self.calls, "pending": self.pending,
-            "recalled": list(self.recalled), "recall": self.recall,
+            "recalled": list(self.recalled), "recall": self.recall, "phase": self.phase,
         }  # fmt: skip
 
     def decision_next(self) -> bool:
@@ -61,5 +62,5 @@ def cursor_from(turn: Turn, state: Mapping[str, Any]) -> Cursor:
         turns=int(state.get("turns", 0)),
         delegating=bool(state["delegating"]), calls=int(state["calls"]),
         pending=state["pending"], recalled=[str(s) for s in state.get("recalled", [])],
-        recall=state.get("recall"),
+        recall=state.get("recall"), phase=int(state.get("phase", 0)),
     )  # fmt: skip

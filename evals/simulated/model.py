@@ -32,13 +32,24 @@ turn ends; scripted steps stay replayed. Usage is billed with prompt caching
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evals.simulated.breaks import Break
 from evals.simulated.cursor import Cursor, cursor_from
 from evals.simulated.drafting import compose, findings
-from evals.simulated.plan import UNKNOWN, Act, Answer, Compose, Plan, Remember, ReportFindings, fill
+from evals.simulated.plan import (
+    UNKNOWN,
+    Act,
+    Answer,
+    Compose,
+    Memorize,
+    Plan,
+    Remember,
+    ReportFindings,
+    fill,
+)
 from evals.simulated.reader import (
     FALLIBLE,
     LINE_NUMBER,
@@ -50,13 +61,21 @@ from evals.simulated.reader import (
 )
 from evals.simulated.request import is_error, newest_turns, render
 from evals.simulated.retrieval import Retrievals
-from evals.simulated.summarizer import extractive_summary, is_summary_request, summary_units
+from evals.simulated.summarizer import (
+    consolidate_memory,
+    extractive_summary,
+    is_summary_request,
+    memory_request,
+    summary_units,
+)
 from evals.simulated.usage import BudgetExceededError, CallRecord, PrefixCache
 from harness.errors import ContextOverflowError
 from harness.messages import Message, ModelResponse, StopReason, Usage
 from harness.models.base import Model, ModelSettings, RequestParams
 from harness.profiles import ModelProfile, get_profile
 from harness.tokens import TokenCounter
+
+_TOTAL_LINES = re.compile(r"of (\d+) total\)")
 
 
 class SimulatedModel:
@@ -165,6 +184,9 @@ class SimulatedModel:
     async def request(
         self, messages: Sequence[Message], settings: ModelSettings, params: RequestParams
     ) -> ModelResponse:
+        consolidation = memory_request(messages)
+        if consolidation is not None:
+            return self._consolidated(consolidation, messages, params)
         summarizing = is_summary_request(params.system_prompt, messages)
         if summarizing:
             role, stream, cursor = "summarizer", "summarizer", None
@@ -198,6 +220,19 @@ class SimulatedModel:
             offered = {str(t.get("name")) for t in params.tools}
             response = self._advance(cursor, shown, params.system_prompt, tokens, offered)
         return self._bill(response, role, stream, cursor, messages, params, tokens)
+
+    def _consolidated(
+        self,
+        consolidation: tuple[int, str],
+        messages: Sequence[Message],
+        params: RequestParams,
+    ) -> ModelResponse:
+        """A memory file rewritten within its budget (evals/simulated/summarizer.py), billed as
+        the summarizer's call."""
+        budget, text = consolidation
+        tokens = self.counter.count_request(params.system_prompt, messages, params.tools)
+        response = ModelResponse(text=consolidate_memory(text, budget, self.counter, self.seed))
+        return self._bill(response, "summarizer", "consolidator", None, messages, params, tokens)
 
     # -- where in the plan -----------------------------------------------------------------
 
@@ -267,6 +302,8 @@ class SimulatedModel:
                     messages,
                     offered,
                 )
+            if isinstance(step, Memorize):
+                return self._memorize(cursor, step, messages, reader)
             if isinstance(step, Remember):
                 response = self._remember(cursor, step, messages)
                 if response is not None:
@@ -314,6 +351,44 @@ class SimulatedModel:
             return None
         content = f"{existing.rstrip() or '# Agent memory'}\n\n- Reports: {stated}.\n"
         return cursor.write("Saving this preference to memory.", step.path, content)
+
+    def _memorize(
+        self, cursor: Cursor, step: Memorize, messages: Sequence[Message], reader: Reader
+    ) -> ModelResponse:
+        """Append `step.lines` after the memory file's last line (see `Memorize`)."""
+        result = next((m for m in messages if m.tool_call_id == cursor.pending), None)
+        text = "" if result is None else result.content
+        if cursor.phase == 0:
+            cursor.phase = 1
+            response = cursor.call(
+                "Checking what memory already holds.",
+                [("read_file", {"file_path": step.path, "offset": 0, "limit": 1})],
+            )
+            cursor.pending = response.tool_calls[0].id
+            return response
+        values = {
+            slot: reader.read(cue, f"{cursor.ids}:{cursor.step}:{slot}").value or UNKNOWN
+            for slot, cue in step.slots
+        }
+        lines = "\n".join(fill(line, values) for line in step.lines)
+        total = _TOTAL_LINES.search(text)
+        if cursor.phase == 1 and result is not None and not is_error(result) and total:
+            cursor.phase = 2
+            last = int(total.group(1)) - 1
+            response = cursor.call(
+                "Reading the end of the memory file.",
+                [("read_file", {"file_path": step.path, "offset": last, "limit": 1})],
+            )
+            cursor.pending = response.tool_calls[0].id
+            return response
+        cursor.phase, cursor.pending = 0, None
+        cursor.step += 1
+        if result is None or is_error(result):
+            return cursor.write(step.note, step.path, f"# Agent memory\n\n{lines}\n")
+        shown = [ln for ln in strip_line_numbers(text).splitlines() if ln.strip()]
+        anchor = next((ln for ln in shown if not ln.startswith("[Read ")), "")
+        edit = {"file_path": step.path, "old_string": anchor, "new_string": f"{anchor}\n{lines}"}
+        return cursor.call(step.note, [("edit_file", edit)])
 
     # -- live decisions --------------------------------------------------------------------
 

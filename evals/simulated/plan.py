@@ -113,6 +113,20 @@ class Remember:
 
 
 @dataclass(frozen=True)
+class Memorize:
+    """Decision point: append `lines` at the end of the memory file, each `{{slot}}` filled
+    from the request by its cue in `slots`. The agent reads the file's first line (its length
+    is in the footer), then its last line, and inserts after that one with `edit_file`, so a
+    file too long to read whole is never rewritten from a partial read; a missing file is
+    written."""
+
+    lines: tuple[str, ...]
+    slots: tuple[tuple[str, Cue], ...] = ()
+    path: str = "/memories/AGENTS.md"
+    note: str = "Saving this to memory."
+
+
+@dataclass(frozen=True)
 class ReportFindings:
     """Decision point ending a subagent's task: return the notable findings it has in view."""
 
@@ -120,7 +134,7 @@ class ReportFindings:
     limit: int = 3
 
 
-Step = Act | Answer | ReadSkill | Compose | Remember | ReportFindings
+Step = Act | Answer | ReadSkill | Compose | Remember | Memorize | ReportFindings
 
 
 @dataclass(frozen=True)

@@ -123,3 +123,78 @@ def _call_line(line: str) -> str:
     if name in ("write_file", "edit_file") and path:
         return f"{'Wrote' if name == 'write_file' else 'Edited'} {path}."
     return ""  # the call itself is process, not content; its result has its own block
+
+
+# -- memory consolidation (harness/middleware/memory.py, policy `consolidate`) ---------------
+
+MEMORY_REQUEST = re.compile(
+    r'<memory-consolidation path="[^"]*" budget_tokens="(\d+)">\n(.*?)\n?</memory-consolidation>',
+    re.DOTALL,
+)
+_SUBJECT = re.compile(r"^- \[([^\]]+)\]")
+_LABELLED = re.compile(r"^- ([A-Za-z][A-Za-z ]{0,30}): ")
+# How often the consolidator resolves a contradiction the wrong way: it keeps the first
+# wording of a subject instead of the newest, as a real rewrite sometimes does.
+MISSED_CONTRADICTION = 0.04
+
+
+def memory_request(messages: Sequence[Message]) -> tuple[int, str] | None:
+    """(token budget, file text) of a memory-consolidation request, or None."""
+    for m in reversed(messages[-2:]):
+        found = MEMORY_REQUEST.search(m.content)
+        if found:
+            return int(found.group(1)), found.group(2)
+    return None
+
+
+def consolidate_memory(text: str, budget: int, counter: TokenCounter, seed: int = 0) -> str:
+    """A plausible, fallible rewrite of a memory file within `budget` tokens.
+
+    Entries about the same subject (`- [subject] ...`, or a `- Label: ...` line) collapse into
+    one, the newest winning; now and then (`MISSED_CONTRADICTION`, drawn per subject) the
+    first wording wins instead. Entries without a subject (logs of past weeks) are kept newest
+    first while they fit; then subjects last updated longest ago are dropped. Headings stay."""
+    headings: list[str] = []
+    subjects: dict[str, list[tuple[int, str]]] = {}
+    logs: list[tuple[int, str]] = []
+    for order, raw in enumerate(text.splitlines()):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            if line not in headings:
+                headings.append(line)
+            continue
+        m = _SUBJECT.match(line) or _LABELLED.match(line)
+        if m:
+            subjects.setdefault(m.group(1).strip().lower(), []).append((order, line))
+        else:
+            logs.append((order, line))
+    chosen: list[tuple[int, int, str]] = []  # (order of first mention, last update, line)
+    for key, lines in subjects.items():
+        pick = lines[-1]
+        distinct = {ln for _, ln in lines}
+        if len(distinct) > 1 and _draw(seed, key, lines[-1][1]) < MISSED_CONTRADICTION:
+            pick = lines[0]
+        chosen.append((lines[0][0], lines[-1][0], pick[1]))
+    used = sum(counter.count_text(h) + 1 for h in headings)
+    kept: list[tuple[int, str]] = []
+    for first, _updated, line in sorted(chosen, key=lambda c: -c[1]):  # newest updates first
+        cost = counter.count_text(line) + 1
+        if used + cost <= budget:
+            kept.append((first, line))
+            used += cost
+    for order, line in reversed(logs):
+        cost = counter.count_text(line) + 1
+        if used + cost <= budget:
+            kept.append((order, line))
+            used += cost
+    body = [line for _, line in sorted(kept)]
+    return "\n".join([*headings, *([""] if headings else []), *body])
+
+
+def _draw(*parts: object) -> float:
+    import hashlib
+
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64

@@ -35,6 +35,14 @@ def add_parser(subparsers: Any) -> None:
         metavar="RUN_ID",
         help="continue a run that did not finish ('last' for the latest)",
     )
+    run.add_argument(
+        "--weeks",
+        type=common.count,
+        metavar="N",
+        help="competitive-analysis: run the recurring family's weeks one after another, each "
+        "a flow run on its own thread (from the week after the last one memory notes, or "
+        "--set week=K), up to week N",
+    )
     run.add_argument("--db", help="DuckDB file (default $CTXLAB_DB or ./ctxlab.duckdb)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     common.server_options(run)
@@ -54,7 +62,13 @@ def run_command(args: argparse.Namespace) -> int:
     if not args.resume:
         with usage_errors(args):
             params = common.parse_sets(args.set)
+            if args.weeks is not None:
+                check_weeks_options(args, params)
+                params["weeks"] = args.weeks
             check_agent(args.agent, args.model, args.strategy, params)
+    elif args.weeks is not None:
+        args.parser.error("--weeks starts new weeks; resume the killed one with --resume, "
+                          "then run --weeks again")  # fmt: skip
     db = writable_store(args.db or default_path())
     from flows.agent_run import agent_run, latest_unfinished, load_session
 
@@ -72,8 +86,11 @@ def run_command(args: argparse.Namespace) -> int:
         with usage_errors(args):
             load_session(Store(db, hold=False), resume)
     else:
-        params = resolve_params(args.agent, params, Store(db, hold=False))
+        with usage_errors(args):
+            params = resolve_params(args.agent, params, Store(db, hold=False))
     info = common.connect(args)
+    if args.weeks is not None:
+        return _run_weeks(args, db, params, info)
     if not resume:
         log = logging.getLogger("ctxlab")
         log.info("running %s%s", args.agent, f" ({describe_params(params)})" if params else "")
@@ -87,6 +104,57 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     _print_session(result, info)
     return 0 if all(r["status"] == "completed" for r in result["runs"]) else 1
+
+
+def check_weeks_options(args: argparse.Namespace, params: dict[str, Any]) -> None:
+    """`--weeks` is the competitive-analysis schedule: one new thread a week."""
+    from flows.agents import COMPETITIVE, get_agent
+
+    if get_agent(args.agent).name != COMPETITIVE:
+        raise ValueError(f"--weeks runs {COMPETITIVE}'s weekly sessions, not {args.agent!r}")
+    if args.thread or args.input:
+        raise ValueError("--weeks runs each week on its own thread with the week's own inputs; "
+                         "leave out --thread and --input")  # fmt: skip
+    if "weeks" in params:
+        raise ValueError(f"give the number of weeks once: --weeks {args.weeks} or "
+                         f"--set weeks={params['weeks']}")  # fmt: skip
+
+
+def _run_weeks(
+    args: argparse.Namespace, db: str, params: dict[str, Any], info: ServerInfo | None
+) -> int:
+    """Weeks from the first one due (`week=auto`: after the last one memory notes) to
+    `--weeks`, each its own flow run and thread on one store; only memory carries over. Stops
+    at a week that does not complete (resume it with `ctxlab run --resume last`)."""
+    from flows.agent_run import agent_run
+
+    first = int(params["week"])
+    log = logging.getLogger("ctxlab")
+    results = []
+    for week in range(first, args.weeks + 1):
+        week_params = {**params, "week": week}
+        log.info("running %s (%s)", args.agent, describe_params(week_params))
+        call = agent_run(agent=args.agent, model=args.model, db=db, strategy=args.strategy,
+                         params=week_params)  # fmt: skip
+        result = common.run_flow(call, info)
+        results.append(result)
+        if not args.json:
+            _print_session(result, info)
+        if not all(r["status"] == "completed" for r in result["runs"]):
+            print(f"{args.parser.prog}: week {week} did not complete; resume it with "
+                  f"`ctxlab run --resume last --db {db}`, then run --weeks {args.weeks} again",
+                  file=sys.stderr)  # fmt: skip
+            break
+    else:
+        if not args.json:
+            print(
+                f"Weeks {first}-{args.weeks} done on {db}; every version of memory is in its "
+                f"`memory` table (ctxlab sql --db {db})"
+            )
+    if args.json:
+        print(json.dumps(results, default=str, indent=2))
+    done = all(r["status"] == "completed" for res in results for r in res["runs"])
+    return 0 if done else 1
 
 
 def check_agent(agent: str, model: str, strategy: str | None, params: dict[str, Any]) -> None:

@@ -29,8 +29,9 @@ WITH RECURSIVE tree(run_id) AS (
     SELECT r.run_id FROM runs r JOIN tree t ON r.parent_run_id = t.run_id
 )
 """
-# Who made a model call: the summarizer's calls are named `<model>#summarize`.
-_ROLE = """CASE WHEN m.model LIKE '%#summarize' THEN 'summarizer'
+# Who made a model call: the summarizer's calls are named `<model>#summarize`, its memory
+# consolidations `<model>#consolidate`.
+_ROLE = """CASE WHEN m.model LIKE '%#summarize' OR m.model LIKE '%#consolidate' THEN 'summarizer'
                  WHEN r.parent_run_id IS NOT NULL THEN 'subagent' ELSE 'main' END"""
 _USAGE_BY_ROLE = f"""
 SELECT {_ROLE} AS role, count(*) AS calls, sum(m.input_tokens) AS input_tokens,
@@ -270,6 +271,23 @@ class Queries:
         for role, values in costs.items():
             usage[role]["cost_usd"] = math.fsum(values)
         return usage
+
+    def thread_usage(self, thread_id: str) -> dict[str, int | float]:
+        """Model calls, input and output tokens and cost (`calls`, `input_tokens`,
+        `output_tokens`, `cost_usd`) of every run on `thread_id` and the runs under them."""
+        rows = self.query(
+            "WITH RECURSIVE tree(run_id) AS (SELECT run_id FROM runs WHERE thread_id = ? "
+            "UNION ALL SELECT r.run_id FROM runs r JOIN tree t ON r.parent_run_id = t.run_id) "
+            "SELECT m.input_tokens, m.output_tokens, m.cost_usd FROM model_calls m "
+            "WHERE m.run_id IN (SELECT run_id FROM tree)",
+            [thread_id],
+        )
+        return {
+            "calls": len(rows),
+            "input_tokens": sum(int(r["input_tokens"] or 0) for r in rows),
+            "output_tokens": sum(int(r["output_tokens"] or 0) for r in rows),
+            "cost_usd": math.fsum(float(r["cost_usd"] or 0.0) for r in rows),
+        }
 
     def model_calls(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Model call rows (of one run, or all), in the order they were made."""

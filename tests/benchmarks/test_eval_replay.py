@@ -31,3 +31,20 @@ def test_flagship_full_scale_all_arms(benchmark) -> None:
         }  # fmt: skip
     assert set(results) == set(STRATEGIES)
     assert all(r.probes >= 30 for r in results.values())
+
+
+def test_a_year_of_mondays_under_one_policy(benchmark) -> None:
+    """52 weekly sessions at the small scale under `consolidate` (the issue's budget: under 3
+    minutes on 2 cores). `uv run pytest tests/benchmarks/test_eval_replay.py -k year
+    --benchmark-only`."""
+    params = {"weeks": 52, "memory.policy": "consolidate"}
+    get_scenario("competitive-analysis", 0, "small", {"weeks": 52})
+    result = benchmark.pedantic(
+        lambda: run_cell("competitive-analysis", "full", params, 0, "small"), rounds=1,
+        iterations=1,
+    )  # fmt: skip
+    benchmark.extra_info["wall_s"] = result.wall_s
+    benchmark.extra_info["week_52_vs_4_input"] = round(
+        result.weeks[51]["input_tokens"] / result.weeks[3]["input_tokens"], 3
+    )
+    assert len(result.weeks) == 52

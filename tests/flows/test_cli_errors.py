@@ -85,6 +85,14 @@ MISTAKES = [
     (["report", "--run", "--seeds", "0"], ["--seeds", "1 or more"]),
     (["run", CA, "--set", "week=9"], ["week", "1 to 2", "9"]),
     (["run", CA, "--set", "wek=2"], ["'wek'", "week"]),
+    (["run", CA, "--weeks", "3", "--set", "week=4"], ["week", "1 to 3", "4"]),
+    (["run", CA, "--weeks", "0"], ["--weeks", "1 or more"]),
+    (["run", CA, "--weeks", "3", "--thread", "t"], ["--weeks", "own thread"]),
+    (["run", CA, "--weeks", "3", "--set", "weeks=5"], ["--weeks 3", "weeks=5"]),
+    (["run", "flow_test_agents:build_clumsy", "--weeks", "2"], ["--weeks", "competitive"]),
+    (["run", "--resume", "last", "--weeks", "2"], ["--weeks", "--resume"]),
+    (["eval", "--scenario", CA, "--set", "weeks=0"], ["weeks", "1 to 260", "0"]),
+    (["eval", "--scenario", CA, "--set", "memory.policy=forget"], ["memory.policy", "append"]),
     (["run", CA, "--model", "gpt-6.2-sol"], ["openai:gpt-6.2-sol"]),
     (["serve", "--timezone", "Mars/Olympus"], ["--timezone", "'Mars/Olympus'", "Europe/Paris"]),
     (["sweep", "--scenario", CA, "--workers", "0"], ["--workers", "1 or more"]),
@@ -190,6 +198,21 @@ def test_the_competitive_week_and_scale_are_made_explicit(tmp_path: Path) -> Non
     second = resolve_params("competitive-analysis", {"scale": "full"}, store)
     assert describe_params(second) == "scale full, week 2"
     assert resolve_params("competitive-analysis", {"week": 1}, store)["week"] == 1
+
+
+def test_the_recurring_week_follows_what_memory_notes(tmp_path: Path) -> None:
+    from flows.cli.run import resolve_params
+    from harness.files.filesystem import FileSystem
+    from harness.store import Store
+
+    store = Store(str(tmp_path / "year.duckdb"), hold=False)
+    assert resolve_params("competitive-analysis", {"weeks": 3}, store)["week"] == 1
+    memory = FileSystem(store, "t", grants=["/memories/"])
+    memory.write("/memories/AGENTS.md", "# Agent memory\n- Week of 2026-01-19: notes\n")
+    assert resolve_params("competitive-analysis", {"weeks": 3}, store)["week"] == 3
+    memory.write("/memories/AGENTS.md", "- Week of 2026-01-26: notes\n")
+    with pytest.raises(ValueError, match="all 3 weeks are done"):
+        resolve_params("competitive-analysis", {"weeks": 3}, store)
 
 
 def test_every_option_has_help() -> None:

@@ -4,6 +4,7 @@ server, each event pointing at its task; one artifact per run; memory across wee
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import Counter
 
@@ -138,3 +139,40 @@ def test_a_tool_that_raises_fails_its_task_but_not_the_run_nor_the_terminal(
 
     assert not shown("tool:publish")  # the model handles it; the terminal stays quiet
     assert shown("model")  # a failed model call still shows
+
+
+def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
+    prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from flows.cli import main
+
+    # A small budget, so the weeks consolidate memory: a step (a Prefect task) of their own.
+    argv = [
+        "run",
+        "competitive-analysis",
+        "--db",
+        db,
+        "--json",
+        "--set",
+        "memory.budget_tokens=250",
+    ]
+    assert main([*argv, "--weeks", "2"]) == 0
+    weeks = json.loads(capsys.readouterr().out)
+    assert [w["params"]["week"] for w in weeks] == [1, 2]
+    assert len({w["thread_id"] for w in weeks}) == len({w["flow_run_id"] for w in weeks}) == 2
+    assert all(r["status"] == "completed" for w in weeks for r in w["runs"])
+    # Only memory carries a week to the next: week 2 appended its note to week 1's.
+    # (Consolidation may drop week 1's log from the file; its versions keep it.)
+    versions = [v["content"] for v in Store(db, hold=False).memory_versions("/memories/AGENTS.md")]
+    assert any("- Week of 2026-01-12:" in v for v in versions)
+    assert "- Week of 2026-01-19:" in versions[-1]
+    # Run again for longer: it goes on from the week after the last one memory notes.
+    assert main([*argv, "--weeks", "3"]) == 0
+    (third,) = json.loads(capsys.readouterr().out)
+    assert third["params"] == {"scale": "small", "weeks": 3, "week": 3,
+                               "memory.budget_tokens": 250}  # fmt: skip
+    store = Store(db, hold=False)
+    consolidated = store.events_of(middleware="memory", action="consolidated")
+    assert consolidated and all(e["task_run_id"] for e in consolidated)
+    assert any(c["model"].endswith("#consolidate") for c in store.model_calls())
+    assert "consolidate" in {v["author"] for v in store.memory_versions()}
