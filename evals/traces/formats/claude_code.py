@@ -73,6 +73,10 @@ def read(path: Path) -> Iterator[Trace]:
         events[uuid] = _reduce(raw, uuid, kind, rec.where)
         order.append(uuid)
     main = [u for u in order if not events[u].sidechain]
+    if not main and order:  # a subagent's own file (agent-*.jsonl): its sidechain is the run
+        for uuid in order:
+            events[uuid].sidechain = False
+        main = list(order)
     if not main:
         yield Trace(path.stem, NAME, str(path), skipped=skipped or [
             Skipped(Where(str(path)), "no conversation events (uuid/parentUuid)")
