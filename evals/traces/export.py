@@ -122,7 +122,11 @@ def to_anthropic(trace: Trace) -> dict[str, Any]:
             messages.append({"role": "assistant", "content": blocks})
             continue
         if m.role == "tool":
-            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text}
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id,
+                "content": m.text,
+            }
             if m.is_error:
                 block["is_error"] = True
         else:  # user (a system message inside the conversation has no place: it goes as user)

@@ -67,9 +67,22 @@ def _chat(path: Path, chars: int, rng: random.Random) -> None:
     while size < chars:
         n += 1
         body = " ".join(str(rng.randint(0, 10**6)) for _ in range(rng.randint(50, 400)))
-        messages.append({"role": "assistant", "content": "Next.", "tool_calls": [
-            {"id": f"c{n}", "type": "function",
-             "function": {"name": "bash", "arguments": json.dumps({"command": f"cat f{n}"})}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "Next.",
+                "tool_calls": [
+                    {
+                        "id": f"c{n}",
+                        "type": "function",
+                        "function": {
+                            "name": "bash",
+                            "arguments": json.dumps({"command": f"cat f{n}"}),
+                        },
+                    }
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": body})
         size += len(body) + 120
     path.write_text(json.dumps({"messages": messages}))
@@ -81,10 +94,12 @@ def _mini(path: Path, chars: int, rng: random.Random) -> None:
     while size < chars:
         out = "\n".join(str(rng.randint(0, 10**6)) for _ in range(rng.randint(30, 300)))
         messages.append({"role": "assistant", "content": "THOUGHT\n\n```bash\nls -la\n```"})
-        messages.append({"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{out}\n</output>"})  # fmt: skip
+        answer = f"<returncode>0</returncode>\n<output>\n{out}\n</output>"
+        messages.append({"role": "user", "content": answer})
         size += len(out) + 80
-    path.write_text(json.dumps({"info": {"exit_status": "Submitted", "submission": ""},
-                                "messages": messages, "trajectory_format": "mini-swe-agent-1"}))  # fmt: skip
+    info = {"exit_status": "Submitted", "submission": ""}
+    doc = {"info": info, "messages": messages, "trajectory_format": "mini-swe-agent-1"}
+    path.write_text(json.dumps(doc))
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from evals.traces.formats.source import (
     content_text,
     conversations,
     numbered,
+    obj,
     trace_id,
 )
 from evals.traces.model import GroundTruth, Message, Skipped, ToolCall, Trace, Usage
@@ -35,14 +36,13 @@ def read(path: Path) -> Iterator[Trace]:
     skipped: list[Skipped] = []
     for conv, number, several in numbered(conversations(path, skipped, is_message)):
         record = conv.record
-        info = record.get("info") if isinstance(record.get("info"), dict) else {}
+        info = obj(record.get("info"))
         trace = Trace(trace_id(path, record, number, several), NAME, str(path))
         trace.skipped.extend(skipped)
         skipped.clear()
         trace.metadata = dict(record)
         trace.ground_truth = _ground_truth(info)
-        config = info.get("config") if isinstance(info.get("config"), dict) else {}
-        model = config.get("model") if isinstance(config.get("model"), dict) else {}
+        model = obj(obj(info.get("config")).get("model"))
         trace.model = model.get("model_name") if isinstance(model.get("model_name"), str) else None
         open_call: ToolCall | None = None
         calls = 0
@@ -71,7 +71,7 @@ def read(path: Path) -> Iterator[Trace]:
                 )
                 open_call = None
                 continue
-            message = Message(role, text, where=where)  # type: ignore[arg-type]
+            message = Message(role, text, where=where)
             commands = ACTION.findall(text) if role == "assistant" else []
             if len(commands) == 1:  # mini-swe-agent runs exactly one block, else says so
                 calls += 1

@@ -16,6 +16,7 @@ from evals.traces.formats.source import (
     content_text,
     conversations,
     numbered,
+    obj,
     tool_call,
     tool_defs,
     trace_id,
@@ -25,12 +26,18 @@ from evals.traces.model import (
     ExpectedAction,
     GroundTruth,
     Message,
+    Role,
     Skipped,
     Trace,
 )
 
 NAME = "openai-chat"
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+}
 
 
 def is_message(value: Any) -> bool:
@@ -83,7 +90,8 @@ def fill(trace: Trace, conv: Conversation) -> None:
         if ROLES[role] == "system" and not any(m.role != "system" for m in trace.messages):
             trace.system = f"{trace.system}\n\n{text}" if trace.system else text
             continue
-        message = Message(ROLES[role], text, where=where, usage=usage_of(raw.get("usage")))
+        usage = usage_of(raw.get("usage"))
+        message = Message(ROLES[role], text, where=where, usage=usage)
         for call in raw.get("tool_calls") or []:
             fn = (call.get("function") or {}) if isinstance(call, dict) else {}
             if not fn.get("name"):
@@ -119,7 +127,7 @@ def ground_truth(record: dict[str, Any]) -> GroundTruth:
     """What a run record says was right: the expected actions anywhere in it (lists of
     `{"name", "kwargs"|"arguments"}`), its outcome fields, an expected answer."""
     truth = GroundTruth()
-    for scope in (record, record.get("info") if isinstance(record.get("info"), dict) else {}):
+    for scope in (record, obj(record.get("info"))):
         for key in OUTCOME_KEYS:
             value = scope.get(key)
             if isinstance(value, bool | int | float | str) and key not in truth.outcome:

@@ -86,7 +86,7 @@ def read(path: Path) -> Iterator[Trace]:
                 elif role == "system" and not trace.messages:
                     trace.system = "\n\n".join(filter(None, (trace.system, text)))
                 else:
-                    trace.messages.append(Message(role, text, where=where))  # type: ignore[arg-type]
+                    trace.messages.append(Message(role, text, where=where))
             else:
                 trace.skipped.append(Skipped(where, f"an item of unknown type {kind!r}"))
         if usage is not None:  # a response's usage: the call that wrote its last message

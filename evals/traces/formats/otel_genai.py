@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from evals.traces.formats.source import content_text, int_or_none, read_records, tool_call
-from evals.traces.model import Compaction, Message, Skipped, Trace, Usage, Where
+from evals.traces.model import Compaction, Message, Role, Skipped, Trace, Usage, Where
 
 NAME = "otel-genai"
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
-         "tool": "tool", "model": "assistant"}  # fmt: skip
+ROLES: dict[str, Role] = {
+    "system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+    "tool": "tool", "model": "assistant",
+}  # fmt: skip
 
 
 def read(path: Path) -> Iterator[Trace]:
@@ -51,7 +53,7 @@ def read(path: Path) -> Iterator[Trace]:
 
 def attributes(raw: Any) -> dict[str, Any]:
     """OTLP `[{key, value: {stringValue|intValue|...}}]` as a plain dict."""
-    return {a.get("key"): _value(a.get("value")) for a in raw or [] if isinstance(a, dict)}
+    return {str(a.get("key")): _value(a.get("value")) for a in raw or [] if isinstance(a, dict)}
 
 
 def _value(value: Any) -> Any:
@@ -184,7 +186,7 @@ def _parts_messages(raw: Any, where: Where) -> list[Message]:
         if role == "tool":
             continue  # its responses are above
         if text or calls:
-            messages.append(Message(role, text, calls, where=where))  # type: ignore[arg-type]
+            messages.append(Message(role, text, calls, where=where))
     return messages
 
 
@@ -233,6 +235,6 @@ def _flat_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], 
             role = ROLES.get(str(attrs.get(f"{prefix}{n}.role")), "assistant" if side else "user")
             found[side].append(
                 Message(role, str(attrs.get(f"{prefix}{n}.content") or ""), where=where)
-            )  # type: ignore[arg-type]
+            )
             n += 1
     return found

@@ -200,6 +200,11 @@ def tool_call(call_id: Any, name: Any, arguments: Any) -> ToolCall:
     return ToolCall(str(call_id), str(name), {}, raw_arguments=json.dumps(arguments))
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a field of the wrong shape)."""
+    return value if isinstance(value, dict) else {}
+
+
 def int_or_none(value: Any) -> int | None:
     try:
         return None if value is None or isinstance(value, bool) else int(value)
@@ -214,7 +219,7 @@ def tool_defs(tools: Any) -> list[ToolDef]:
     for tool in tools if isinstance(tools, list) else []:
         if not isinstance(tool, dict):
             continue
-        spec = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        spec: dict[str, Any] = obj(tool.get("function")) or tool
         if not spec.get("name"):
             continue
         params = spec.get("parameters", spec.get("input_schema")) or {}
