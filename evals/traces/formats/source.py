@@ -5,6 +5,7 @@ each tool result with its call and drops what cannot be paired."""
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import re
@@ -40,10 +41,21 @@ def check_text(path: Path, head: bytes) -> None:
 
 @dataclass
 class Record:
-    """One JSON value of a file and where it starts."""
+    """One JSON value of a file and where it starts; for a document of many lines, its text,
+    so `where_at` can name the line of any value inside it."""
 
     value: Any
     where: Where
+    text: str | None = None
+    _lines: dict[tuple[str | int, ...], int] | None = None
+
+    def where_at(self, *path: str | int) -> Where:
+        """Where the object or array at `path` (keys and indexes) inside the value starts."""
+        if self.text is None:
+            return self.where
+        if self._lines is None:
+            self._lines = value_lines(self.text)
+        return Where(self.where.file, self._lines.get(path, self.where.line))
 
 
 def read_records(path: Path, skipped: list[Skipped]) -> Iterator[Record]:
@@ -68,7 +80,7 @@ def read_records(path: Path, skipped: list[Skipped]) -> Iterator[Record]:
             return
     text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
     try:
-        yield Record(json.loads(text), Where(file, 1))
+        yield Record(json.loads(text), Where(file, 1), text)
         return
     except json.JSONDecodeError as exc:
         error = exc
@@ -83,7 +95,7 @@ def read_records(path: Path, skipped: list[Skipped]) -> Iterator[Record]:
         )
     value, line = kept
     skipped.append(Skipped(Where(file, line), "the file is cut off here: kept what came before"))
-    yield Record(value, Where(file, 1))
+    yield Record(value, Where(file, 1), text)
 
 
 _NOTHING = object()
@@ -131,6 +143,34 @@ def _looks_like_jsonl(text: str) -> bool:
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_PUNCT = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+
+
+def value_lines(text: str, max_depth: int = 4) -> dict[tuple[str | int, ...], int]:
+    """The 1-based line where each object or array of the JSON `text` starts, by its path
+    (keys and indexes), down to `max_depth`: one pass over strings and brackets."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    lines: dict[tuple[str | int, ...], int] = {}
+    stack: list[list[Any]] = []  # [is_object, key or index, awaiting a key]
+    for m in _PUNCT.finditer(text):
+        token = m.group()
+        top = stack[-1] if stack else None
+        if token[0] == '"':
+            if top is not None and top[0] and top[2]:
+                top[1], top[2] = json.loads(token), False
+        elif token in ("{", "["):
+            if len(stack) <= max_depth:
+                lines[tuple(e[1] for e in stack)] = bisect.bisect_left(newlines, m.start()) + 1
+            stack.append([token == "{", None if token == "{" else 0, token == "{"])
+        elif token in ("}", "]"):
+            if stack:
+                stack.pop()
+        elif top is not None:  # a comma: the next key, or the next element
+            if top[0]:
+                top[2] = True
+            else:
+                top[1] += 1
+    return lines
 
 
 def salvage(text: str) -> tuple[Any, int] | None:
@@ -322,16 +362,17 @@ def conversations(
             loose.wheres.append(rec.where)
             continue
         if isinstance(value, list) and value and all(is_item(v) for v in value if v):
-            yield Conversation(value, [rec.where] * len(value), {}, rec.where)
+            wheres = [rec.where_at(i) for i in range(len(value))]
+            yield Conversation(value, wheres, {}, rec.where)
         elif isinstance(value, list):
             for n, record in enumerate(value):
-                conv = _in_record(record, rec.where, is_item, fields)
+                conv = _in_record(record, rec, (n,), is_item, fields)
                 if conv is None:
-                    skipped.append(Skipped(rec.where, f"record {n + 1} holds no messages"))
+                    skipped.append(Skipped(rec.where_at(n), f"record {n + 1} holds no messages"))
                 else:
                     yield conv
         else:
-            conv = _in_record(value, rec.where, is_item, fields)
+            conv = _in_record(value, rec, (), is_item, fields)
             if conv is None:
                 skipped.append(Skipped(rec.where, "a record with no messages"))
             else:
@@ -341,7 +382,7 @@ def conversations(
 
 
 def _in_record(
-    record: Any, where: Where, is_item: Any, fields: tuple[str, ...]
+    record: Any, rec: Record, at: tuple[int, ...], is_item: Any, fields: tuple[str, ...]
 ) -> Conversation | None:
     if not isinstance(record, dict):
         return None
@@ -350,7 +391,8 @@ def _in_record(
         items = record.get(name)
         if isinstance(items, list) and items and any(is_item(v) for v in items):
             rest = {k: v for k, v in record.items() if k != name}
-            return Conversation(items, [where] * len(items), rest, where, name)
+            wheres = [rec.where_at(*at, name, i) for i in range(len(items))]
+            return Conversation(items, wheres, rest, rec.where_at(*at), name)
     return None
 
 

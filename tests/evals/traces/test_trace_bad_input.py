@@ -143,3 +143,22 @@ def test_a_folder_import_skips_hidden_files_and_records_bad_ones(tmp_path: Path)
     bad = found[1]
     assert isinstance(bad, Skipped) and bad.where.file.endswith("blob.bin")
     assert bad.reason == "a binary file (NUL bytes), not a trace"
+
+
+def test_a_skipped_record_inside_a_json_document_is_named_by_its_own_line(
+    tmp_path: Path,
+) -> None:
+    records = [
+        {"task_id": 1, "traj": [{"role": "user", "content": "a"},
+                                {"role": "assistant", "content": "b"}]},
+        {"task_id": 2, "traj": [{"role": "user", "content": "c"},
+                                {"role": "wizard", "content": "d"}]},
+    ]  # fmt: skip
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(records, indent=2))
+    first, second = read_traces(path)
+    lines = path.read_text().splitlines()
+    wizard = lines.index('        "role": "wizard",')  # 0-based: the line of its "{"
+    assert _reasons(second) == [(wizard, "unknown role 'wizard'")]
+    assistant = first.messages[1].where
+    assert assistant is not None and assistant.line == lines.index('        "role": "assistant",')
