@@ -1,8 +1,9 @@
-"""mini-swe-agent trajectories (`trajectory_format: "mini-swe-agent-1"`): plain `{role,
-content}` messages where the agent's bash command is the one fenced ```bash block of its
-text, and the environment's answer (`<returncode>`, `<output>`) comes back as the next user
+"""mini-swe-agent trajectories (`trajectory_format: "mini-swe-agent-1"`, and
+v2's "mini-swe-agent-1.1"): plain `{role, content}` messages where the agent's bash command
+is the one fenced ```bash block of its text, and the environment's answer (`<returncode>`, `<output>`) comes back as the next user
 message. These are a `bash` tool call and its result. `info.submission` (a diff) names the
-files the patch touches, `info.exit_status` is the outcome, `info.model_stats` the cost."""
+files the patch touches, `info.exit_status` is the outcome, `info.model_stats` the cost. A v2
+run with a tool-calling model writes Chat `tool_calls` and `tool` messages: read as such."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evals.traces.formats.openai_chat import ROLES
+from evals.traces.formats.openai_chat import ROLES, fill
 from evals.traces.formats.source import (
+    Conversation,
     content_text,
     conversations,
     numbered,
@@ -49,6 +51,14 @@ def read(path: Path) -> Iterator[Trace]:
         for raw, where in zip(conv.items, conv.wheres, strict=True):
             role = ROLES.get(str(raw.get("role")))
             text = content_text(raw.get("content"))
+            if raw.get("role") == "exit":  # v2 ends with the exit status as a message
+                continue
+            if raw.get("role") == "tool" or raw.get("tool_calls"):
+                # v2 with a tool-calling model: the calls and results are Chat's own.
+                holder = Conversation([raw], [where], {}, where)
+                fill(trace, holder, messages_only=True)
+                open_call = None
+                continue
             if role is None:
                 trace.skipped.append(Skipped(where, f"unknown role {raw.get('role')!r}"))
                 continue

@@ -56,14 +56,16 @@ def read(path: Path) -> Iterator[Trace]:
         yield Trace(path.stem, NAME, str(path), skipped=skipped)
 
 
-def fill(trace: Trace, conv: Conversation) -> None:
-    """The conversation's messages, tools, model, metadata and ground truth into `trace`."""
+def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> None:
+    """The conversation's messages, tools, model, metadata and ground truth into `trace`
+    (with `messages_only`, only the messages: another parser fills the rest of `trace`)."""
     record = conv.record
-    trace.tools = tool_defs(record.get("tools"))
-    trace.model = record.get("model") if isinstance(record.get("model"), str) else None
-    trace.metadata = {k: v for k, v in record.items() if k not in ("tools", "model")}
-    trace.ground_truth = ground_truth(record)
-    legacy = 0
+    if not messages_only:
+        trace.tools = tool_defs(record.get("tools"))
+        trace.model = record.get("model") if isinstance(record.get("model"), str) else None
+        trace.metadata = {k: v for k, v in record.items() if k not in ("tools", "model")}
+        trace.ground_truth = ground_truth(record)
+    legacy = sum(c.id.startswith("function_call_") for m in trace.messages for c in m.tool_calls)
     for raw, where in zip(conv.items, conv.wheres, strict=True):
         if not isinstance(raw, dict):
             trace.skipped.append(Skipped(where, f"a message that is not an object: {raw!r:.40}"))

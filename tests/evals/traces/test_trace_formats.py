@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,27 @@ def test_otel_spans_in_both_conventions_one_trace_per_trace_id() -> None:
     assert _roles(old) == ["user", "assistant", "tool", "assistant"]
     assert old.messages[2].tool_call_id == "c9" and old.messages[3].text == "30 C is 86 F."
     assert old.original_usage()["output_tokens"] == 9
+
+
+def test_mini_swe_agent_v2_with_a_tool_calling_model(tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "bash", "arguments": '{"command": "ls src"}'}}  # fmt: skip
+    doc = {
+        "info": {"exit_status": "Submitted", "submission": "", "mini_version": "2.0.0"},
+        "messages": [
+            {"role": "system", "content": "shell"},
+            {"role": "user", "content": "fix the parser"},
+            {"role": "assistant", "content": "Looking.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "parser.py"},
+            {"role": "assistant", "content": "Done."},
+            {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}},
+        ],
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
+    path = tmp_path / "v2.traj.json"
+    path.write_text(json.dumps(doc))
+    assert detect_format(path) == "mini-swe-agent"
+    (trace,) = read_traces(path)
+    assert _roles(trace) == ["user", "assistant", "tool", "assistant"]
+    assert trace.messages[1].tool_calls[0].arguments == {"command": "ls src"}
+    assert trace.messages[2].tool_call_id == "call_1" and not trace.skipped
