@@ -1,9 +1,10 @@
-"""mini-swe-agent trajectories (`trajectory_format: "mini-swe-agent-1"`, and
-v2's "mini-swe-agent-1.1"): plain `{role, content}` messages where the agent's bash command
-is the one fenced ```bash block of its text, and the environment's answer (`<returncode>`, `<output>`) comes back as the next user
-message. These are a `bash` tool call and its result. `info.submission` (a diff) names the
-files the patch touches, `info.exit_status` is the outcome, `info.model_stats` the cost. A v2
-run with a tool-calling model writes Chat `tool_calls` and `tool` messages: read as such."""
+"""mini-swe-agent trajectories (`trajectory_format: "mini-swe-agent-1"`, and v2's
+"mini-swe-agent-1.1"): plain `{role, content}` messages where the agent's bash command is the
+one fenced ```bash block of its text, and the environment's answer (`<returncode>`,
+`<output>`) comes back as the next user message. These are a `bash` tool call and its result.
+`info.submission` (a diff) names the files the patch touches, `info.exit_status` is the
+outcome, `info.model_stats` the cost. A v2 run with a tool-calling model writes Chat
+`tool_calls` and `tool` messages: read as such."""
 
 from __future__ import annotations
 
