@@ -131,3 +131,6 @@ def read_folder(folder: Path, format: str = "auto") -> Iterator[Trace | Skipped]
         except (TraceFormatError, UnicodeDecodeError, OSError) as exc:
             reason = str(exc).removeprefix(f"{path}: ")
             yield Skipped(Where(str(path)), reason)
+        except Exception as exc:  # a shape no parser foresaw: this file only, said so
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            yield Skipped(Where(str(path)), f"could not be read ({type(exc).__name__}: {first})")

@@ -50,6 +50,11 @@ def read(path: Path) -> Iterator[Trace]:
         open_call: ToolCall | None = None
         calls = 0
         for raw, where in zip(conv.items, conv.wheres, strict=True):
+            if not isinstance(raw, dict):
+                trace.skipped.append(
+                    Skipped(where, f"a message that is not an object: {raw!r:.40}")
+                )
+                continue
             role = ROLES.get(str(raw.get("role")))
             text = content_text(raw.get("content"))
             if raw.get("role") == "exit":  # v2 ends with the exit status as a message

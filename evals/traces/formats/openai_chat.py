@@ -85,7 +85,7 @@ def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> No
                 )
             )
             continue
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             trace.skipped.append(Skipped(where, f"unknown role {role!r}"))
             continue
         text = content_text(raw.get("content"))

@@ -157,7 +157,7 @@ def value_lines(text: str, max_depth: int = 4) -> dict[tuple[str | int, ...], in
         top = stack[-1] if stack else None
         if token[0] == '"':
             if top is not None and top[0] and top[2]:
-                top[1], top[2] = json.loads(token), False
+                top[1], top[2] = token[1:-1], False  # a key: escapes matter not for lookup
         elif token in ("{", "["):
             if len(stack) <= max_depth:
                 lines[tuple(e[1] for e in stack)] = bisect.bisect_left(newlines, m.start()) + 1

@@ -8,9 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from evals.traces.formats import detect_format, iter_trace_files, read_folder, read_traces
+from evals.traces.formats import (
+    FORMATS,
+    detect_format,
+    iter_trace_files,
+    read_folder,
+    read_traces,
+)
 from evals.traces.model import Skipped, Trace, TraceFormatError
 
+FIXTURES = Path(__file__).parent / "fixtures"
 TOOL_CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
 
 
@@ -162,3 +169,22 @@ def test_a_skipped_record_inside_a_json_document_is_named_by_its_own_line(
     assert _reasons(second) == [(wizard, "unknown role 'wizard'")]
     assistant = first.messages[1].where
     assert assistant is not None and assistant.line == lines.index('        "role": "assistant",')
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
+def test_any_cut_or_hole_in_a_fixture_under_any_format_is_kept_or_refused_never_a_crash(
+    fixture: str, tmp_path: Path
+) -> None:
+    data = (FIXTURES / fixture).read_bytes()
+    step = max(1, len(data) // 12)
+    variants = [data[:n] for n in range(1, len(data), step)]
+    variants += [data[:n] + data[n + 40 :] for n in range(0, len(data), step)]
+    path = tmp_path / fixture
+    for variant in variants:
+        path.write_bytes(variant)
+        for format in ("auto", *FORMATS):
+            try:
+                for trace in read_traces(path, format):
+                    assert trace.messages
+            except TraceFormatError as exc:
+                assert "\n" not in str(exc)
