@@ -6,6 +6,13 @@ files come from `iter_trace_files`.
 Every parser keeps the sound part of a file and records each record it could not use in
 `Trace.skipped` (file and line); a file with nothing sound raises `TraceFormatError` whose
 message says why in one line, naming the file.
+
+What every trace read here guarantees, whatever the format: the system prompt is
+`Trace.system` (leading system/developer messages are moved there; a later one stays a
+`system` message); every tool call has exactly one `tool` message answering it, after it,
+and every `tool` message answers an earlier call (`source.finish` drops the rest, recorded
+in `skipped`); call ids are unique within a trace; compaction indexes point into
+`messages` as they finally are; no trace has zero messages.
 """
 
 from __future__ import annotations
