@@ -119,14 +119,26 @@ def read_traces(path: Path, format: str = "auto") -> Iterator[Trace]:
 
 def iter_trace_files(folder: Path) -> Iterator[Path]:
     """The files under `folder` to read as traces, sorted, at any depth; hidden files and
-    folders (a name starting with '.') are left out. Binary files are not: `read_traces`
+    folders (a name starting with '.') are left out, and so are the files of a Claude Code
+    session's `subagents/` folder (its session reads them). Binary files are not: `read_traces`
     refuses each in one line, which a folder import records as skipped (`read_folder`)."""
     folder = Path(folder)
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts) or not path.is_file():
             continue
+        if _subagent_of_a_session(path):
+            continue  # read with its session, as one of its subagents
         yield path
+
+
+def _subagent_of_a_session(path: Path) -> bool:
+    """True for a file under `<session>/subagents/` beside a Claude Code `<session>.jsonl`."""
+    session_dir = path.parent.parent
+    return (
+        path.parent.name == "subagents"
+        and (session_dir.parent / f"{session_dir.name}.jsonl").is_file()
+    )
 
 
 def read_folder(folder: Path, format: str = "auto") -> Iterator[Trace | Skipped]:

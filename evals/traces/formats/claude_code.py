@@ -5,7 +5,9 @@ event names as parent), not the line order: a session that was rewound or edited
 branches, and the ones off that chain are recorded in `skipped`. Claude Code writes one
 event per content block, so the assistant events of one API message (same `message.id`) are
 merged back into one message. Sidechain events (a subagent's own conversation) become
-`subagents`, each linked to the parent's `Task` call whose prompt started it. A
+`subagents`, whether in the session file (older versions) or each in its own
+`<session>/subagents/agent-<id>.jsonl` beside it (newer), each linked to the parent's `Task`
+call whose result names the agent's id, or else whose prompt started it. A
 `compact_boundary` system event, with the summary the next user event carries, is a
 `Compaction`; a `summary` event (the title of a conversation in Claude Code's session list)
 goes to `metadata["summaries"]`. Each assistant message
@@ -47,6 +49,20 @@ class _Event:
 
 
 def read(path: Path) -> Iterator[Trace]:
+    trace = session(path)
+    # Newer Claude Code writes each subagent to <session>/subagents/agent-<id>.jsonl.
+    for file in sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl")):
+        sub = session(file)
+        if sub.messages:
+            sub.id = f"{trace.id}/{file.stem}"
+            sub.metadata["agent_id"] = file.stem.removeprefix("agent-")
+            trace.subagents.append(sub)
+    _link_subagents(trace)
+    yield trace
+
+
+def session(path: Path) -> Trace:
+    """One session file as a trace (its in-file sidechains as subagents, not yet linked)."""
     skipped: list[Skipped] = []
     events: dict[str, _Event] = {}
     order: list[str] = []  # uuids in file order
@@ -78,10 +94,9 @@ def read(path: Path) -> Iterator[Trace]:
             events[uuid].sidechain = False
         main = list(order)
     if not main:
-        yield Trace(path.stem, NAME, str(path), skipped=skipped or [
+        return Trace(path.stem, NAME, str(path), skipped=skipped or [
             Skipped(Where(str(path)), "no conversation events (uuid/parentUuid)")
         ])  # fmt: skip
-        return
     trace = Trace(str(info.get("sessionId") or path.stem), NAME, str(path), skipped=skipped)
     trace.metadata = {k: v for k, v in info.items() if k != "sessionId"}
     chain = _chain(events, main, trace)
@@ -93,10 +108,9 @@ def read(path: Path) -> Iterator[Trace]:
         trace.metadata["summaries"] = titles
     for sub in _sidechains(events, order, path):
         trace.subagents.append(sub)
-    _link_subagents(trace)
     models = [m.model for m in trace.messages if m.model and m.model != "<synthetic>"]
     trace.model = models[0] if models else None
-    yield trace
+    return trace
 
 
 def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
@@ -222,7 +236,14 @@ def _link_subagents(trace: Trace) -> None:
         if c.name in TASK_TOOLS
     ]  # fmt: skip
     free = list(calls)
-    for sub in trace.subagents:
+    results = {m.tool_call_id: m.text for m in trace.messages if m.role == "tool"}
+    for sub in trace.subagents:  # the Task result names the agent it ran ("agentId: ...")
+        agent = sub.metadata.get("agent_id")
+        named = [c for c in free if agent and f"agentId: {agent}" in results.get(c.id, "")]
+        if named:
+            sub.parent_call_id = named[0].id
+            free.remove(named[0])
+    for sub in (s for s in trace.subagents if s.parent_call_id is None):
         first = next((m.text for m in sub.messages if m.role == "user"), "")
         match = next(
             (c for c in free if str(c.arguments.get("prompt", "")).strip() == first.strip()), None

@@ -141,3 +141,33 @@ def test_mini_swe_agent_v2_with_a_tool_calling_model(tmp_path: Path) -> None:
     assert _roles(trace) == ["user", "assistant", "tool", "assistant"]
     assert trace.messages[1].tool_calls[0].arguments == {"command": "ls src"}
     assert trace.messages[2].tool_call_id == "call_1" and not trace.skipped
+
+
+def test_claude_code_subagent_files_beside_the_session_are_its_subagents(tmp_path: Path) -> None:
+    from evals.traces.formats import iter_trace_files
+
+    def event(uuid: str, parent: str | None, role: str, content: object, **kw: object) -> str:
+        return json.dumps({"uuid": uuid, "parentUuid": parent, "sessionId": "s1", "type": role,
+                           "message": {"role": role, "content": content}, **kw})  # fmt: skip
+
+    task = {"type": "tool_use", "id": "toolu_9", "name": "Task",
+            "input": {"prompt": "Count the TODOs.", "subagent_type": "explore"}}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": "toolu_9",
+              "content": [{"type": "text", "text": "12 TODOs\nagentId: a7f3"}]}  # fmt: skip
+    (tmp_path / "s1.jsonl").write_text("\n".join([
+        event("1", None, "user", "How many TODOs?"),
+        event("2", "1", "assistant", [task]),
+        event("3", "2", "user", [result]),
+    ]) + "\n")  # fmt: skip
+    subagents = tmp_path / "s1" / "subagents"
+    subagents.mkdir(parents=True)
+    (subagents / "agent-a7f3.jsonl").write_text("\n".join([
+        event("x1", None, "user", "Count the TODOs, in Python files only.", isSidechain=True),
+        event("x2", "x1", "assistant", "12", isSidechain=True),
+    ]) + "\n")  # fmt: skip
+    (subagents / "agent-a7f3.meta.json").write_text('{"agentType": "general-purpose"}')
+    assert list(iter_trace_files(tmp_path)) == [tmp_path / "s1.jsonl"]
+    (trace,) = read_traces(tmp_path / "s1.jsonl")
+    (sub,) = trace.subagents
+    assert sub.parent_call_id == "toolu_9"  # by the agent id its result names, not the prompt
+    assert sub.id == "s1/agent-a7f3" and [m.text for m in sub.messages][-1] == "12"
