@@ -1,0 +1,254 @@
+"""Claude Code session logs: JSONL, one event a line, linked by `uuid`/`parentUuid`.
+
+The conversation is the chain of parents ending at the last leaf (the last event no other
+event names as parent), not the line order: a session that was rewound or edited has
+branches, and the ones off that chain are recorded in `skipped`. Claude Code writes one
+event per content block, so the assistant events of one API message (same `message.id`) are
+merged back into one message. Sidechain events (a subagent's own conversation) become
+`subagents`, whether in the session file (older versions) or each in its own
+`<session>/subagents/agent-<id>.jsonl` beside it (newer), each linked to the parent's `Task`
+call whose result names the agent's id, or else whose prompt started it. A
+`compact_boundary` system event, with the summary the next user event carries, is a
+`Compaction`; a `summary` event (the title of a conversation in Claude Code's session list)
+goes to `metadata["summaries"]`. Each assistant message
+keeps its call's `usage` (cache read and creation tokens included).
+
+The file is read a line at a time and each event reduced at once to the few fields kept,
+so a session of many megabytes never sits in memory as text or as raw JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evals.traces.formats.anthropic import add_content
+from evals.traces.formats.source import content_text, read_records, usage_of
+from evals.traces.model import Compaction, Message, Skipped, Trace, Where
+
+NAME = "claude-code"
+TASK_TOOLS = ("Task", "Agent")
+
+
+@dataclass
+class _Event:
+    """What one event contributes, kept instead of its JSON."""
+
+    uuid: str
+    parent: str | None
+    where: Where
+    sidechain: bool
+    kind: str  # user | assistant | system | summary ...
+    messages: list[Message] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    message_id: str | None = None
+    compact_boundary: bool = False
+    compact_summary: str | None = None  # a user event that carries a compaction's summary
+
+
+def read(path: Path) -> Iterator[Trace]:
+    trace = session(path)
+    # Newer Claude Code writes each subagent to <session>/subagents/agent-<id>.jsonl.
+    for file in sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl")):
+        sub = session(file)
+        if sub.messages:
+            sub.id = f"{trace.id}/{file.stem}"
+            sub.metadata["agent_id"] = file.stem.removeprefix("agent-")
+            trace.subagents.append(sub)
+    _link_subagents(trace)
+    yield trace
+
+
+def session(path: Path) -> Trace:
+    """One session file as a trace (its in-file sidechains as subagents, not yet linked)."""
+    skipped: list[Skipped] = []
+    events: dict[str, _Event] = {}
+    order: list[str] = []  # uuids in file order
+    summaries: list[tuple[str, str, Where]] = []  # (leaf uuid, title, where)
+    info: dict[str, Any] = {}
+    for rec in read_records(path, skipped):
+        raw = rec.value
+        if not isinstance(raw, dict):
+            skipped.append(Skipped(rec.where, "a line that is not an event object"))
+            continue
+        kind = str(raw.get("type"))
+        if kind == "summary":
+            summaries.append((str(raw.get("leafUuid")), str(raw.get("summary") or ""), rec.where))
+            continue
+        uuid = raw.get("uuid")
+        if not isinstance(uuid, str):
+            continue  # file-history snapshots and the like: not part of the conversation
+        if uuid in events:
+            skipped.append(Skipped(rec.where, f"a second event with uuid {uuid!r}"))
+            continue
+        for key in ("sessionId", "cwd", "version", "gitBranch"):
+            if key in raw and key not in info:
+                info[key] = raw[key]
+        events[uuid] = _reduce(raw, uuid, kind, rec.where)
+        order.append(uuid)
+    main = [u for u in order if not events[u].sidechain]
+    if not main and order:  # a subagent's own file (agent-*.jsonl): its sidechain is the run
+        for uuid in order:
+            events[uuid].sidechain = False
+        main = list(order)
+    if not main:
+        return Trace(path.stem, NAME, str(path), skipped=skipped or [
+            Skipped(Where(str(path)), "no conversation events (uuid/parentUuid)")
+        ])  # fmt: skip
+    trace = Trace(str(info.get("sessionId") or path.stem), NAME, str(path), skipped=skipped)
+    trace.metadata = {k: v for k, v in info.items() if k != "sessionId"}
+    chain = _chain(events, main, trace)
+    _fill(trace, [events[u] for u in chain])
+    # A `summary` event is the title Claude Code shows for a conversation ending at its
+    # leaf (its session list), not a change to the context: kept as metadata.
+    titles = [summary for leaf, summary, _ in summaries if leaf in set(chain)]
+    if titles:
+        trace.metadata["summaries"] = titles
+    for sub in _sidechains(events, order, path):
+        trace.subagents.append(sub)
+    models = [m.model for m in trace.messages if m.model and m.model != "<synthetic>"]
+    trace.model = models[0] if models else None
+    return trace
+
+
+def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
+    parent = raw.get("parentUuid")
+    if parent is None and raw.get("subtype") == "compact_boundary":
+        parent = raw.get("logicalParentUuid")  # the boundary cuts the link; this keeps it
+    event = _Event(uuid, parent, where, bool(raw.get("isSidechain")), kind)
+    message = raw.get("message")
+    if kind == "system" and raw.get("subtype") == "compact_boundary":
+        event.compact_boundary = True
+    elif kind in ("user", "assistant") and isinstance(message, dict):
+        if raw.get("isCompactSummary"):
+            event.compact_summary = content_text(message.get("content"))
+            return event
+        holder = Trace("", NAME, where.file)
+        model = message.get("model") if isinstance(message.get("model"), str) else None
+        usage = usage_of(message.get("usage")) if kind == "assistant" else None
+        add_content(holder, kind, message.get("content"), where, usage, model)
+        event.messages = holder.messages
+        event.compactions = holder.compactions
+        event.message_id = message.get("id") if kind == "assistant" else None
+    return event
+
+
+def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str]:
+    """The uuids from the root to the last leaf of the main conversation; every other leaf
+    is an abandoned branch, recorded in `trace.skipped`."""
+    has_child = {events[u].parent for u in main}
+    leaves = [u for u in main if u not in has_child]
+    last = leaves[-1] if leaves else main[-1]
+    chain: list[str] = []
+    seen: set[str] = set()
+    current: str | None = last
+    while current is not None and current in events and current not in seen:
+        seen.add(current)
+        chain.append(current)
+        current = events[current].parent
+    if current is not None and current not in events:
+        trace.skipped.append(
+            Skipped(
+                events[chain[-1]].where,
+                f"parent {current!r} is not in the file: the conversation starts here",
+            )  # fmt: skip
+        )
+    chain.reverse()
+    for leaf in leaves[:-1]:
+        trace.skipped.append(
+            Skipped(
+                events[leaf].where,
+                "a branch off the conversation (it ends here, not at the last leaf)",
+            )  # fmt: skip
+        )
+    if len(leaves) > 1:
+        trace.metadata["branches"] = len(leaves)
+    return chain
+
+
+def _fill(trace: Trace, chain: list[_Event]) -> None:
+    """The chain's messages into `trace`, merging the events of one assistant message."""
+    last_assistant: Message | None = None
+    last_id: str | None = None
+    pending: Compaction | None = None
+    for event in chain:
+        if event.compact_boundary:
+            pending = Compaction(len(trace.messages), "", event.where)
+            trace.compactions.append(pending)
+            continue
+        if event.compact_summary is not None:
+            if pending is not None:
+                pending.summary = event.compact_summary
+            else:
+                trace.compactions.append(
+                    Compaction(len(trace.messages), event.compact_summary, event.where)
+                )
+            pending = None
+            continue
+        for compaction in event.compactions:
+            compaction.index += len(trace.messages)
+            trace.compactions.append(compaction)
+        for message in event.messages:
+            same = event.message_id is not None and event.message_id == last_id
+            if message.role == "assistant" and same and last_assistant is not None:
+                last_assistant.text = "\n".join(t for t in (last_assistant.text, message.text) if t)
+                last_assistant.tool_calls.extend(message.tool_calls)
+                last_assistant.usage = message.usage or last_assistant.usage
+                continue
+            trace.messages.append(message)
+            if message.role == "assistant":
+                last_assistant, last_id = message, event.message_id
+        if event.kind == "user" and any(m.role == "user" for m in event.messages):
+            last_id = None  # a user's own words end the assistant message
+
+
+def _sidechains(events: dict[str, _Event], order: list[str], path: Path) -> Iterator[Trace]:
+    """Each sidechain conversation (a subagent run), from each sidechain leaf back to its
+    root, in the order their roots appear."""
+    side = [u for u in order if events[u].sidechain]
+    has_child = {events[u].parent for u in side}
+    by_root: dict[str, list[str]] = {}
+    for leaf in (u for u in side if u not in has_child):
+        chain = []
+        current: str | None = leaf
+        while current in events and events[current].sidechain and current not in chain:
+            chain.append(current)
+            current = events[current].parent
+        chain.reverse()
+        by_root[chain[0]] = chain  # a later leaf of the same root: its newest branch
+    for n, (_root, chain) in enumerate(by_root.items(), 1):
+        sub = Trace(f"{path.stem}-sidechain-{n}", NAME, str(path))
+        _fill(sub, [events[u] for u in chain])
+        models = [m.model for m in sub.messages if m.model and m.model != "<synthetic>"]
+        sub.model = models[0] if models else None
+        yield sub
+
+
+def _link_subagents(trace: Trace) -> None:
+    """Names in each subagent the parent's Task call whose prompt is its first user message
+    (else the parent's Task calls in order)."""
+    calls = [
+        c
+        for m in trace.messages
+        for c in m.tool_calls
+        if c.name in TASK_TOOLS
+    ]  # fmt: skip
+    free = list(calls)
+    results = {m.tool_call_id: m.text for m in trace.messages if m.role == "tool"}
+    for sub in trace.subagents:  # the Task result names the agent it ran ("agentId: ...")
+        agent = sub.metadata.get("agent_id")
+        named = [c for c in free if agent and f"agentId: {agent}" in results.get(c.id, "")]
+        if named:
+            sub.parent_call_id = named[0].id
+            free.remove(named[0])
+    for sub in (s for s in trace.subagents if s.parent_call_id is None):
+        first = next((m.text for m in sub.messages if m.role == "user"), "")
+        match = next(
+            (c for c in free if str(c.arguments.get("prompt", "")).strip() == first.strip()), None
+        )
+        match = match or (free[0] if free else None)
+        if match is not None:
+            sub.parent_call_id = match.id
+            free.remove(match)

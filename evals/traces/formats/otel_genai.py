@@ -1,0 +1,240 @@
+"""OpenTelemetry GenAI spans exported as OTLP JSON (`resourceSpans[].scopeSpans[].spans[]`),
+one trace per trace id, spans in start-time order.
+
+A `chat` span's messages come in either convention: the attributes `gen_ai.input.messages`,
+`gen_ai.output.messages` and `gen_ai.system_instructions` (JSON, messages of `parts`), or the
+older events `gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`,
+`gen_ai.tool.message` and `gen_ai.choice` (also the flat `gen_ai.prompt.N.*` /
+`gen_ai.completion.N.*` attributes). Each call's input repeats the history, so only what is
+new since the previous call is added; an input shorter than the history is a compaction.
+Where no chat span carries messages, `execute_tool` spans (`gen_ai.tool.call.id`, `.name`,
+`.arguments`, `.result`) give the calls and results. `gen_ai.usage.*` is each call's usage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evals.traces.formats.source import content_text, int_or_none, read_records, tool_call
+from evals.traces.model import Compaction, Message, Role, Skipped, Trace, Usage, Where
+
+NAME = "otel-genai"
+ROLES: dict[str, Role] = {
+    "system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+    "tool": "tool", "model": "assistant",
+}  # fmt: skip
+
+
+def read(path: Path) -> Iterator[Trace]:
+    skipped: list[Skipped] = []
+    spans: dict[str, list[tuple[int, dict[str, Any], Where]]] = {}
+    for rec in read_records(path, skipped):  # one export, or JSONL of exports
+        doc = rec.value if isinstance(rec.value, dict) else {}
+        for resource in doc.get("resourceSpans") or []:
+            for scope in resource.get("scopeSpans") or []:
+                for span in scope.get("spans") or []:
+                    start = int_or_none(span.get("startTimeUnixNano")) or 0
+                    group = spans.setdefault(str(span.get("traceId")), [])
+                    group.append((start, span, rec.where))
+    if not spans:
+        yield Trace(path.stem, NAME, str(path), skipped=skipped or [
+            Skipped(Where(str(path)), "no spans under resourceSpans[].scopeSpans[]")
+        ])  # fmt: skip
+    for trace_id, group in spans.items():
+        group.sort(key=lambda item: item[0])
+        trace = Trace(trace_id, NAME, str(path), skipped=list(skipped))
+        skipped.clear()
+        _fill(trace, group)
+        yield trace
+
+
+def attributes(raw: Any) -> dict[str, Any]:
+    """OTLP `[{key, value: {stringValue|intValue|...}}]` as a plain dict."""
+    return {str(a.get("key")): _value(a.get("value")) for a in raw or [] if isinstance(a, dict)}
+
+
+def _value(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int_or_none(value["intValue"])
+    if "arrayValue" in value:
+        return [_value(v) for v in value["arrayValue"].get("values") or []]
+    if "kvlistValue" in value:
+        return attributes(value["kvlistValue"].get("values"))
+    return None
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
+    history: list[Message] = []  # what the last call's input and output held
+    tool_spans = []
+    for _start, span, where in group:
+        attrs = attributes(span.get("attributes"))
+        op = attrs.get("gen_ai.operation.name")
+        if op == "execute_tool":
+            tool_spans.append((attrs, where))
+            continue
+        if op == "invoke_agent":
+            if attrs.get("gen_ai.agent.name"):
+                trace.metadata.setdefault("agent", attrs["gen_ai.agent.name"])
+            continue
+        inputs, outputs, system = _messages(attrs, span.get("events") or [], where)
+        if not inputs and not outputs:
+            continue
+        if system:
+            trace.system = system
+        model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
+        trace.model = trace.model or model
+        if len(inputs) < len(history):  # the harness dropped history: it compacted
+            trace.compactions.append(Compaction(len(trace.messages), "", where))
+            last = max((i for i, m in enumerate(inputs) if m.role == "assistant"), default=-1)
+            new = inputs[last + 1 :]
+        else:
+            new = inputs[len(history) :]
+        usage = Usage(
+            input_tokens=int_or_none(attrs.get("gen_ai.usage.input_tokens",
+                                               attrs.get("gen_ai.usage.prompt_tokens"))),
+            output_tokens=int_or_none(attrs.get("gen_ai.usage.output_tokens",
+                                                attrs.get("gen_ai.usage.completion_tokens"))),
+            cache_read_tokens=int_or_none(attrs.get("gen_ai.usage.cache_read.input_tokens",
+                                                    attrs.get("gen_ai.usage.cache_read_input_tokens"))),
+            cache_creation_tokens=int_or_none(attrs.get("gen_ai.usage.cache_creation.input_tokens",
+                                                        attrs.get("gen_ai.usage.cache_creation_input_tokens"))),
+        )  # fmt: skip
+        for message in outputs:
+            if message.role == "assistant":
+                message.usage = usage if any(vars(usage).values()) else None
+                message.model = model
+        trace.messages.extend(new + outputs)
+        history = inputs + outputs
+    if not any(m.tool_calls for m in trace.messages):
+        for attrs, where in tool_spans:
+            cid = str(attrs.get("gen_ai.tool.call.id") or f"tool-{len(trace.messages)}")
+            name = attrs.get("gen_ai.tool.name") or "tool"
+            call = tool_call(cid, name, _json(attrs.get("gen_ai.tool.call.arguments")))
+            trace.messages.append(Message("assistant", tool_calls=[call], where=where))
+            result = attrs.get("gen_ai.tool.call.result")
+            text = result if isinstance(result, str) else json.dumps(result)
+            trace.messages.append(Message("tool", text, tool_call_id=cid, where=where))
+
+
+def _messages(
+    attrs: dict[str, Any], events: list[Any], where: Where
+) -> tuple[list[Message], list[Message], str]:
+    """The span's input messages, output messages and system instructions."""
+    system = ""
+    if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
+        inputs = _parts_messages(_json(attrs.get("gen_ai.input.messages")), where)
+        outputs = _parts_messages(_json(attrs.get("gen_ai.output.messages")), where)
+        system = _parts_text(_json(attrs.get("gen_ai.system_instructions")))
+    else:
+        for event in events:
+            ev = attributes(event.get("attributes"))
+            if "gen_ai.input.messages" in ev or "gen_ai.output.messages" in ev:
+                return _messages(ev, [], where)
+        inputs, outputs = _event_messages(events, where)
+        if not inputs and not outputs:
+            inputs, outputs = _flat_messages(attrs, where)
+    if inputs and inputs[0].role == "system":
+        system = system or inputs[0].text
+    return [m for m in inputs if m.role != "system"], outputs, system
+
+
+def _parts_text(parts: Any) -> str:
+    if isinstance(parts, str):
+        return parts
+    texts = [
+        p.get("content") for p in parts or [] if isinstance(p, dict) and p.get("type") == "text"
+    ]
+    return "\n".join(t for t in texts if isinstance(t, str))
+
+
+def _parts_messages(raw: Any, where: Where) -> list[Message]:
+    """Messages of the current convention: `{role, parts: [text | tool_call |
+    tool_call_response | ...]}`; a response part becomes its own `tool` message."""
+    messages: list[Message] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, dict):
+            continue
+        role = ROLES.get(str(item.get("role")), "user")
+        text = _parts_text(item.get("parts"))
+        calls = []
+        for part in item.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "tool_call":
+                calls.append(tool_call(part.get("id"), part.get("name"), part.get("arguments")))
+            elif part.get("type") == "tool_call_response":
+                response = part.get("response", part.get("result"))
+                out = response if isinstance(response, str) else json.dumps(response)
+                messages.append(Message("tool", out, tool_call_id=str(part.get("id")), where=where))
+        if role == "tool":
+            continue  # its responses are above
+        if text or calls:
+            messages.append(Message(role, text, calls, where=where))
+    return messages
+
+
+_EVENT_ROLES = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}  # fmt: skip
+
+
+def _event_messages(events: list[Any], where: Where) -> tuple[list[Message], list[Message]]:
+    """Messages of the older convention: one span event per message, `gen_ai.choice` out."""
+    inputs: list[Message] = []
+    outputs: list[Message] = []
+    for event in events:
+        name = event.get("name") if isinstance(event, dict) else None
+        ev = attributes(event.get("attributes")) if isinstance(event, dict) else {}
+        body = _json(ev.get("message")) if name == "gen_ai.choice" else ev
+        if name == "gen_ai.choice" and not isinstance(body, dict):
+            body = {"content": ev.get("content"), "tool_calls": ev.get("tool_calls")}
+        role = "assistant" if name == "gen_ai.choice" else _EVENT_ROLES.get(str(name))
+        if role is None or not isinstance(body, dict):
+            continue
+        message = _chat_message(role, body, where)
+        (outputs if name == "gen_ai.choice" else inputs).append(message)
+    return inputs, outputs
+
+
+def _chat_message(role: str, body: dict[str, Any], where: Where) -> Message:
+    content = _json(body.get("content"))
+    message = Message(role, content_text(content), where=where)  # type: ignore[arg-type]
+    if role == "tool":
+        message.tool_call_id = str(body.get("id") or body.get("tool_call_id"))
+    for call in _json(body.get("tool_calls")) or []:
+        if isinstance(call, dict):
+            fn = call.get("function") or {}
+            message.tool_calls.append(
+                tool_call(call.get("id"), fn.get("name"), fn.get("arguments"))
+            )
+    return message
+
+
+def _flat_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], list[Message]]:
+    """`gen_ai.prompt.N.role/content` and `gen_ai.completion.N.*` (early instrumentations)."""
+    found: tuple[list[Message], list[Message]] = ([], [])
+    for side, prefix in enumerate(("gen_ai.prompt.", "gen_ai.completion.")):
+        n = 0
+        while f"{prefix}{n}.content" in attrs or f"{prefix}{n}.role" in attrs:
+            role = ROLES.get(str(attrs.get(f"{prefix}{n}.role")), "assistant" if side else "user")
+            found[side].append(
+                Message(role, str(attrs.get(f"{prefix}{n}.content") or ""), where=where)
+            )
+            n += 1
+    return found
