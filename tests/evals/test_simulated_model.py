@@ -307,7 +307,8 @@ def test_a_skill_is_chosen_by_its_description_not_by_its_name() -> None:
               "- **report-style**: House style for incident write-ups.\n"
               "  Read /skills/report-style/SKILL.md for the full instructions.\n"
               "- **qbr**: Template for the weekly competitive reports.\n"
-              "  Read /skills/qbr/SKILL.md for the full instructions.\n</available_skills>")  # fmt: skip
+              "  Read /skills/qbr/SKILL.md for the full instructions.\n"
+              "</available_skills>")  # fmt: skip
     read = ask(model, [user("Write it.")], system=listed)
     assert read.tool_calls[0].arguments == {"file_path": "/skills/qbr/SKILL.md"}
     # Without descriptions nothing says which skill is for the report, even by its name.
