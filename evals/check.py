@@ -69,9 +69,9 @@ def _suite(*cells: tuple[str, str, dict[str, Any]]) -> list[Cell]:
 #   loses the call's details;
 # - offloading: the flagship's broad export (a tool result) and the support transcript (a
 #   human message, answered only through its file). Not long-horizon with every ticket
-#   offloaded: a preview without its path scores higher there (61.9% -> 97.6%), because the
-#   reader then re-opens the ticket instead of grepping its file, so the cell reads that
-#   regression as an improvement;
+#   offloaded: a preview without its path scores higher there (61.9% -> 97.6%): with no file
+#   named, the reader re-runs the ticket lookup instead of grepping the file, so the cell
+#   reads that regression as an improvement;
 # - skills: the flagship's agent picks the report template by its description, so a menu
 #   without descriptions loses the template's sections in every flagship cell;
 # - mask at batch 1 and context-edit clearing all it may at once never overflow, so their

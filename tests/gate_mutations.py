@@ -27,7 +27,7 @@ def half_summarizer_input(mp: pytest.MonkeyPatch) -> None:
     """The summarizer is handed only the older half of the messages it condenses."""
     condense = Summarizer.condense
 
-    async def halved(self, state, previous, fresh, path):  # type: ignore[no-untyped-def]
+    async def halved(self, state, previous, fresh, path):
         return await condense(self, state, previous, fresh[: len(fresh) // 2], path)
 
     mp.setattr(Summarizer, "condense", halved)
@@ -37,7 +37,7 @@ def pathless_offload_preview(mp: pytest.MonkeyPatch) -> None:
     """The offload preview no longer names the file the result went to."""
     preview = OffloadLargeResults._preview
 
-    def pathless(self, text, notice, path):  # type: ignore[no-untyped-def]
+    def pathless(self, text, notice, path):
         return preview(self, text, notice, path).replace(path, "")
 
     mp.setattr(OffloadLargeResults, "_preview", pathless)
@@ -47,7 +47,7 @@ def memory_on_first_call_only(mp: pytest.MonkeyPatch) -> None:
     """Memory reaches the system prompt of a run's first model call, and of no later one."""
     wrap = Memory.wrap_model_call
 
-    async def once(self, request, handler):  # type: ignore[no-untyped-def]
+    async def once(self, request, handler):
         mine = request.state.scratch.setdefault(self.name, {})
         if mine.get("injected"):
             return await handler(request)
@@ -62,7 +62,7 @@ def keep_no_recent_messages(mp: pytest.MonkeyPatch) -> None:
     the latest exchange, which the cut always spares, stays."""
     keep_cut = Summarization._keep_cut
 
-    def nothing(self, state, messages, ok):  # type: ignore[no-untyped-def]
+    def nothing(self, state, messages, ok):
         keep, self.keep = self.keep, Threshold("messages", 0)
         try:
             return keep_cut(self, state, messages, ok)
@@ -76,7 +76,7 @@ def menu_without_descriptions(mp: pytest.MonkeyPatch) -> None:
     """The skills menu lists each skill's name and path, not its description."""
     render = skills.render_menu
 
-    def bare(found):  # type: ignore[no-untyped-def]
+    def bare(found):
         menu = render(found)
         for s in found:
             description = skills.escape_block_text(" ".join(s.header.description.split()))
@@ -90,7 +90,7 @@ def context_edit_ignores_keep(mp: pytest.MonkeyPatch) -> None:
     """Context editing clears every tool result, the newest `keep` included."""
     plan = ContextEdit._plan
 
-    def everything(self, state, messages, at_least):  # type: ignore[no-untyped-def]
+    def everything(self, state, messages, at_least):
         keep, self.keep = self.keep, 0
         try:
             return plan(self, state, messages, at_least)
@@ -104,7 +104,7 @@ def mask_keeps_half(mp: pytest.MonkeyPatch) -> None:
     """Observation masking keeps `keep // 2` results verbatim instead of `keep`."""
     before_model = ObservationMask.before_model
 
-    async def halved(self, state):  # type: ignore[no-untyped-def]
+    async def halved(self, state):
         keep, self.keep = self.keep, self.keep // 2
         try:
             await before_model(self, state)
