@@ -122,7 +122,13 @@ def brief_summarizer_prompt(mp: pytest.MonkeyPatch) -> None:
     mp.setitem(Summarization.__init__.__kwdefaults__, "prompt", BRIEF_PROMPT)
 
 
+def late_summary_trigger(mp: pytest.MonkeyPatch) -> None:
+    """Summarization waits until 99% of the window by default."""
+    mp.setitem(Summarization.__init__.__kwdefaults__, "trigger", 0.99)
+
+
 REGRESSIONS: dict[str, Mutation] = {
+    "late-summary-trigger": late_summary_trigger,
     "half-summarizer-input": half_summarizer_input,
     "pathless-offload-preview": pathless_offload_preview,
     "memory-first-call-only": memory_on_first_call_only,

@@ -40,8 +40,10 @@ RECENT = (
     "support-transcript/summarize[summarize.keep=0.75,summarize.trigger=0.7,window=12000]/small"
 )
 
-# Where each regression must show as an accuracy regression (the cells the test runs).
+# Where each regression must show as an accuracy regression (the cells the test runs), or as
+# a regression of the metric `METRIC` names.
 TARGETS = {
+    "late-summary-trigger": (FLAGSHIP,),
     "half-summarizer-input": (EARLY_SUMMARIES,),
     "pathless-offload-preview": (FLAGSHIP, TRANSCRIPT),
     "memory-first-call-only": (FLAGSHIP,),
@@ -51,6 +53,7 @@ TARGETS = {
     "mask-keeps-half": (MASK,),
     "brief-summarizer-prompt": (EARLY_SUMMARIES, SUMMARIZE),
 }
+METRIC = {"late-summary-trigger": "peak_context_tokens"}
 FAST = ("pathless-offload-preview", "keep-no-recent-messages")
 # The fast subset checks the support-call cells only.
 FAST_CELLS = {"pathless-offload-preview": (TRANSCRIPT,), "keep-no-recent-messages": (RECENT,)}
@@ -93,20 +96,21 @@ def gate_lines(unmutated: Unmutated, names: Sequence[str]) -> tuple[bool, list[s
     return not failed(findings), [f.line() for f in findings]
 
 
-def accuracy_regressions(lines: list[str], name: str) -> list[str]:
+def regressions(lines: list[str], name: str, metric: str = "accuracy") -> list[str]:
     head = f"REGRESSION  {name}/seeds="
-    return [ln for ln in lines if ln.startswith(head) and ": accuracy " in ln]
+    return [ln for ln in lines if ln.startswith(head) and f": {metric} " in ln]
 
 
-def assert_fails(mutate: Callable[[pytest.MonkeyPatch], None], names: Sequence[str],
-                 unmutated: Unmutated, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def assert_fails(mutation: str, names: Sequence[str], unmutated: Unmutated,
+                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     unmutated(names)  # the baseline first, from the unbroken code
-    mutate(monkeypatch)
+    REGRESSIONS[mutation](monkeypatch)
     ok, lines = gate_lines(unmutated, names)
     shown = "\n".join(lines)
     assert not ok, shown
+    metric = METRIC.get(mutation, "accuracy")
     for name in names:
-        assert accuracy_regressions(lines, name), f"{name} did not lose accuracy:\n{shown}"
+        assert regressions(lines, name, metric), f"{name}: no {metric} regression:\n{shown}"
 
 
 def test_the_ci_suite_has_a_cell_per_strategy_on_three_seeds_with_the_fallible_reader() -> None:
@@ -132,7 +136,14 @@ def test_tolerances_round_up_and_peak_context_allows_half_the_seeds_spread() -> 
 
 @pytest.mark.parametrize("mutation", FAST)
 def test_a_regression_fails_the_gate_fast(mutation, unmutated, monkeypatch) -> None:
-    assert_fails(REGRESSIONS[mutation], FAST_CELLS[mutation], unmutated, monkeypatch)
+    assert_fails(mutation, FAST_CELLS[mutation], unmutated, monkeypatch)
+
+
+def test_a_reworded_summarizer_prompt_passes_the_gate_fast(unmutated, monkeypatch) -> None:
+    unmutated((RECENT,))
+    reworded_summarizer_prompt(monkeypatch)
+    ok, lines = gate_lines(unmutated, (RECENT,))
+    assert ok, "\n".join(lines)
 
 
 def test_the_unbroken_code_passes_its_own_baseline(unmutated, tmp_path) -> None:
@@ -151,7 +162,7 @@ def _written(unmutated: Unmutated, names: Sequence[str], tmp_path: Path) -> Path
 @pytest.mark.slow
 @pytest.mark.parametrize("mutation", sorted(REGRESSIONS))
 def test_every_regression_fails_the_gate(mutation, unmutated, monkeypatch) -> None:
-    assert_fails(REGRESSIONS[mutation], TARGETS[mutation], unmutated, monkeypatch)
+    assert_fails(mutation, TARGETS[mutation], unmutated, monkeypatch)
 
 
 HARMLESS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
