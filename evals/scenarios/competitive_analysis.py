@@ -50,6 +50,9 @@ WEEK_2 = "2026-01-19"
 REPORT_1 = f"/reports/weekly-{WEEK_1}.md"
 REPORT_2 = f"/reports/weekly-{WEEK_2}.md"
 TITLE = "Weekly competitive analysis"
+# What the agent looks for in the skills menu: words of the qbr-report skill's description and
+# not of its name, so the skill is found only while the menu shows what it is for.
+SKILL_TOPIC = "competitive report"
 
 SYSTEM_PROMPT = """\
 You are the team's competitive-analysis agent. Every Monday you study the companies the user \
@@ -185,7 +188,7 @@ def week_1(script: Script, world: World) -> None:
     draft = Compose(REPORT_1, TITLE, facts, note=f"Writing the draft to {REPORT_1}.")
     script.turn(
         "Draft this week's competitive report from the team's template; save it under /reports/.",
-        (ReadSkill("report"), draft),
+        (ReadSkill(SKILL_TOPIC), draft),
         f"Draft saved to {REPORT_1}. Next step: wait for your feedback on the draft.",
     )
     saved = Cue(patterns=(r"Draft saved to (/reports/\S+\.md)",))
@@ -262,7 +265,11 @@ def week_2(script: Script, world: World) -> None:
     )  # fmt: skip
     script.turn(
         f"Monday again: a quick update on {focus[0].name} and {focus[1].name}, then the report.",
-        (ReadSkill("report"), *steps, Compose(REPORT_2, TITLE, facts, note=f"Writing {REPORT_2}.")),
+        (
+            ReadSkill(SKILL_TOPIC),
+            *steps,
+            Compose(REPORT_2, TITLE, facts, note=f"Writing {REPORT_2}."),
+        ),
         f"Report saved to {REPORT_2}. Next step: share it with the team.",
     )
     script.ask(Probe("memory-format", "recall",

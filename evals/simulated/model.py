@@ -18,7 +18,8 @@ from what that request holds, through its reader (evals/simulated/reader.py):
   its saved copy follows. At most `max_rounds` retrieval turns a question, greps and re-runs
   alike. Nothing left to try: "I don't know". (evals/simulated/retrieval.py)
 - summaries: a request carrying `SUMMARY_MARKER` gets an extractive summary within a token
-  budget (evals/simulated/summarizer.py).
+  budget, keeping what the summarizer's prompt asks for at the length it allows
+  (evals/simulated/summarizer.py).
 - `ReadSkill`, `Compose`, `Remember`, `ReportFindings`: read a skill listed in the system
   prompt's menu, draft a document from the facts and style preferences in view, save a
   preference to memory, return a subagent's notable findings.
@@ -64,6 +65,7 @@ from evals.simulated.retrieval import Retrievals
 from evals.simulated.summarizer import (
     consolidate_memory,
     extractive_summary,
+    instructions,
     is_summary_request,
     memory_request,
     summary_units,
@@ -213,7 +215,9 @@ class SimulatedModel:
             units = summary_units(messages, previous=keep_previous)
             if self.view is not None:
                 units = self.view.units(units)
-            response = ModelResponse(text=extractive_summary(units, budget, self.counter))
+            asked = instructions(params.system_prompt)
+            text = extractive_summary(units, budget, self.counter, asked=asked)
+            response = ModelResponse(text=text)
         elif cursor is None:
             response = ModelResponse(text="(simulated) Nothing is planned for this request.")
         else:

@@ -77,7 +77,8 @@ class Answer:
 
 @dataclass(frozen=True)
 class ReadSkill:
-    """Decision point: read the skill whose menu entry mentions `topic`, if one is listed."""
+    """Decision point: read the skill whose menu description names every word of `topic`, if
+    one is listed (never by its name alone: evals/simulated/reader.py, `skill_path`)."""
 
     topic: str
 

@@ -42,6 +42,13 @@ from evals.simulated.plan import Cue
 
 POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
 SKILL_PATH = re.compile(r"(/skills/[A-Za-z0-9._\-/]+/SKILL\.md)")
+# One skills-menu item: `- **name**: description`, then the lines up to the next item.
+SKILL_ENTRY = re.compile(
+    r"^- \*\*(?P<name>[^*\n]+)\*\*(?::[ \t]*(?P<description>[^\n]*))?"
+    r"(?P<rest>(?:\n(?!- \*\*).*)*)",
+    re.MULTILINE,
+)
+_WORD = re.compile(r"[A-Za-z0-9]+")
 PREFERENCE = re.compile(
     r"(?i)\b(use (?:bullets|bullet points|paragraphs|tables)(?:, not [a-z ]+)?)"
 )
@@ -254,13 +261,18 @@ def preference(texts: Sequence[str]) -> str | None:
 
 
 def skill_path(system_prompt: str, topic: str) -> str | None:
-    lines = system_prompt.splitlines()
-    for i, line in enumerate(lines):
-        chunk = " ".join(lines[i : i + 3])
-        if topic.lower() in line.lower():
-            m = SKILL_PATH.search(chunk)
-            if m:
-                return m.group(1)
+    """The SKILL.md of the first menu entry whose description names every word of `topic`.
+
+    A model picks a skill by what its description says it is for; a name is a label, so an
+    entry that shows no description (or the name alone matching) is not chosen. Entries are
+    the skills menu's `- **name**: description` items, each followed by its path."""
+    words = [w.lower() for w in _WORD.findall(topic)]
+    for entry in SKILL_ENTRY.finditer(system_prompt):
+        described = {w.lower() for w in _WORD.findall(entry.group("description") or "")}
+        path = SKILL_PATH.search(entry.group("rest"))
+        # A word counts in its plural too ("reports" is about a report).
+        if path and words and all(w in described or f"{w}s" in described for w in words):
+            return path.group(1)
     return None
 
 

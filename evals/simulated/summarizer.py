@@ -1,10 +1,17 @@
-"""The simulated summarizer: extractive, lossy by budget and salience.
+"""The simulated summarizer: extractive, lossy by budget and salience, and led by its prompt.
 
 It keeps what fits its budget, the most salient lines first: the user's and the agent's own
-lines that carry a fact (a figure, an identifier, a path, a name), then their other lines,
+lines that carry a fact of a kind its instructions ask it to keep, then their other lines,
 then the heads of tool results; within a rank, the newest first, so the oldest details fade
 cycle after cycle. A tighter budget or an earlier trigger (more cycles, each re-summarizing
 the last summary) loses facts, as with a real summarizer.
+
+It follows its prompt (the summarizer's system prompt) as a model would, read by
+`instructions`: a kind of fact (figures, paths and files, names and identifiers) ranks first
+only when the prompt asks for it, and a length the prompt sets ("in two sentences", "in 100
+words", "briefly") caps the summary. The default prompt (harness/middleware/summarizer.py)
+asks for all three kinds and sets no length; "Briefly summarize in two sentences" keeps the
+two newest lines of the agent's own words, which is what the gate must see fail.
 """
 
 from __future__ import annotations
@@ -12,8 +19,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from harness.messages import Message
+from harness.middleware.summarizer import DEFAULT_PROMPT
 from harness.tokens import TokenCounter
 
 SUMMARY_MARKER = "<summary-request>"
@@ -21,7 +30,62 @@ SUMMARY_HEADER = "Summary of the earlier conversation, extractive"
 _HEADING = re.compile(r"^#{2,4} ([A-Za-z]+)[^\n]*$", re.MULTILINE)
 _CALL = re.compile(r"^-> calls (\S+) \(id [^)]*\) with (.*)$")
 _TAGGED = re.compile(r"^\[(user|assistant|tool)\] (.*)$")
-_SALIENT = re.compile(r"\d|/[a-z_]+/|\b[A-Z][a-z]+ [A-Z][a-z]+")
+# Each kind of fact a prompt may ask for: the words that ask for it, the lines that carry it.
+_KINDS = {
+    "figures": (r"\b(?:figures?|numbers?|amounts?|measurements?|values?)\b", r"\d"),
+    "paths": (r"\b(?:paths?|files?|artifacts?)\b", r"/[a-z_]+/"),
+    "names": (r"\b(?:names?|identifiers?|ids?)\b", r"\b[A-Z][a-z]+ [A-Z][a-z]+"),
+}
+_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+_COUNT = r"(\d+|" + "|".join(_COUNTS) + r")"
+_LINES = re.compile(rf"(?i)\b{_COUNT} (?:short )?(?:sentences?|lines?|bullets?|bullet points?)\b")
+_WORDS = re.compile(rf"(?i)\b{_COUNT} words?\b")
+_BRIEF = re.compile(r"(?i)\b(?:brief(?:ly)?|short|concise(?:ly)?|terse(?:ly)?|succinct(?:ly)?)\b")
+# Asked to be brief without a count, a model writes about a paragraph: a quarter of the page.
+BRIEF_SHARE = 0.25
+WORD_TOKENS = 1.3  # tokens per English word
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """What a summarizer prompt asks for, as the simulated summarizer follows it.
+
+    salient: the line patterns that rank first (the kinds of fact the prompt asks to keep).
+    max_lines: the most lines the summary may have, when the prompt counts sentences or lines.
+    max_tokens: a cap the prompt sets in words; share: the part of the budget it allows."""
+
+    salient: re.Pattern[str] | None
+    max_lines: int | None = None
+    max_tokens: int | None = None
+    share: float = 1.0
+
+    def budget(self, budget: int) -> int:
+        capped = int(budget * self.share)
+        return min(capped, self.max_tokens) if self.max_tokens is not None else capped
+
+
+def instructions(prompt: str) -> Instructions:
+    """How the simulated summarizer reads `prompt`: the kinds of fact it is asked to keep and
+    the length it is allowed (see the module doc)."""
+    asked = [line for words, line in _KINDS.values() if re.search(words, prompt, re.IGNORECASE)]
+    salient = re.compile("|".join(asked)) if asked else None
+    lines = _LINES.search(prompt)
+    words = _WORDS.search(prompt)
+    return Instructions(
+        salient,
+        max_lines=_count(lines.group(1)) if lines else None,
+        max_tokens=round(_count(words.group(1)) * WORD_TOKENS) if words else None,
+        share=BRIEF_SHARE if _BRIEF.search(prompt) and not (lines or words) else 1.0,
+    )
+
+
+def _count(text: str) -> int:
+    return _COUNTS.get(text.lower()) or int(text)
+
+
+# The harness's default prompt: what every summary of the evals is written under.
+DEFAULT = instructions(DEFAULT_PROMPT)
 _ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
           "tool": "tool", "summary": "summary", "previous": "summary"}  # fmt: skip
 
@@ -32,30 +96,40 @@ def is_summary_request(system_prompt: str, messages: Sequence[Message]) -> bool:
     )
 
 
-def salience(role: str, line: str) -> int:
-    """0 (kept first) to 2: own words with a fact, other own words, tool-result heads."""
+def salience(role: str, line: str, asked: Instructions = DEFAULT) -> int:
+    """0 (kept first) to 2: own words with a fact of a kind `asked` for, other own words,
+    tool-result heads."""
     if role == "tool":
         return 2
-    return 0 if _SALIENT.search(line) else 1
+    return 0 if asked.salient is not None and asked.salient.search(line) else 1
 
 
 def extractive_summary(
-    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter, *, head_lines: int = 2
+    units: Sequence[tuple[str, str]],
+    budget: int,
+    counter: TokenCounter,
+    *,
+    head_lines: int = 2,
+    asked: Instructions = DEFAULT,
 ) -> str:
     """Keep the most salient lines of `units` ((role, text), oldest first, the previous
-    summary's lines included) within `budget` tokens; kept lines come out in their order."""
+    summary's lines included) within `budget` tokens and what the prompt, read into `asked`,
+    allows; kept lines come out in their order."""
     candidates: list[tuple[int, int, str]] = []  # (salience, order, line)
     for role, text in units:
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         if role == "tool":
             lines = [ln[:240] for ln in lines[:head_lines]]
         candidates += [
-            (salience(role, ln), len(candidates) + k, f"[{role}] {ln}")
+            (salience(role, ln, asked), len(candidates) + k, f"[{role}] {ln}")
             for k, ln in enumerate(lines)
         ]
     kept: list[tuple[int, str]] = []
     used = 0
+    budget = asked.budget(budget)
     for _, order, line in sorted(candidates, key=lambda c: (c[0], -c[1])):
+        if asked.max_lines is not None and len(kept) >= asked.max_lines:
+            break
         cost = counter.count_text(line) + 1
         if used + cost > budget:
             continue

@@ -125,6 +125,33 @@ def test_summary_requests_get_an_extractive_summary_within_budget() -> None:
     assert model.ledger[-1].role == "summarizer"
 
 
+def test_the_summarizer_keeps_what_its_prompt_asks_for_at_the_length_it_allows() -> None:
+    from harness.middleware.summarizer import DEFAULT_PROMPT
+
+    conversation = "\n\n".join(
+        ["### User\nStudy Acme this week.", "### Assistant\nNoted: Acme revenue = 10.5"]
+        + [f"### Assistant\nChecked the coverage, part {word}." for word in ("one", "two", "x")]
+    )
+    request = user(f"{SUMMARY_MARKER}\n<conversation>\n{conversation}\n</conversation>")
+
+    def summary(prompt: str, max_tokens: int = 4000) -> str:
+        model = SimulatedModel()
+        return ask(
+            model, [request], system=prompt, settings=ModelSettings(max_tokens=max_tokens)
+        ).text
+
+    # Under the default prompt (figures, paths, names asked for) the figure outranks newer lines.
+    assert "Acme revenue = 10.5" in summary(DEFAULT_PROMPT, max_tokens=40)
+    # A prompt that asks for none of them keeps the newest lines instead.
+    assert "Acme revenue = 10.5" not in summary("Summarize the conversation.", max_tokens=40)
+    brief = summary("Briefly summarize in two sentences.")
+    assert brief.splitlines()[1:] == [
+        "[assistant] Checked the coverage, part two.",
+        "[assistant] Checked the coverage, part x.",
+    ]
+    assert "Acme revenue = 10.5" in summary(DEFAULT_PROMPT)  # no length set: all of it fits
+
+
 def test_extractive_summary_drops_the_oldest_lines_first_when_over_budget() -> None:
     counter = TokenCounter()
     units = [("assistant", f"Note {i}: value {i * 7}") for i in range(200)]
@@ -272,6 +299,23 @@ def test_compose_uses_the_template_sections_and_the_requested_style() -> None:
     content = write.tool_calls[0].arguments["content"]
     assert content.splitlines()[:4] == ["# Report", "", "## Figures", "- Acme revenue: 7.5 USD M"]
     assert "- Zeta revenue (not at hand)" in content and "## Risks\n- Nothing to report." in content
+
+
+def test_a_skill_is_chosen_by_its_description_not_by_its_name() -> None:
+    model = SimulatedModel(plan(Turn("Write it.", (ReadSkill("competitive report"),))))
+    listed = ("## Skills\n<available_skills>\n"
+              "- **report-style**: House style for incident write-ups.\n"
+              "  Read /skills/report-style/SKILL.md for the full instructions.\n"
+              "- **qbr**: Template for the weekly competitive reports.\n"
+              "  Read /skills/qbr/SKILL.md for the full instructions.\n"
+              "</available_skills>")  # fmt: skip
+    read = ask(model, [user("Write it.")], system=listed)
+    assert read.tool_calls[0].arguments == {"file_path": "/skills/qbr/SKILL.md"}
+    # Without descriptions nothing says which skill is for the report, even by its name.
+    bare = ("- **competitive-report**\n  Read /skills/competitive-report/SKILL.md for the full "
+            "instructions.")  # fmt: skip
+    model = SimulatedModel(plan(Turn("Write it.", (ReadSkill("competitive report"),))))
+    assert not ask(model, [user("Write it.")], system=bare).tool_calls
 
 
 def test_remember_reads_the_memory_file_then_adds_the_preference() -> None:
