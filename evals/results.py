@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.replay import ProbeResult, Replay
-from evals.scenarios.base import PROBE_KINDS
+from evals.scenarios.base import PROBE_KINDS, data_derived
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,10 @@ class EvalResult:
     In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
     sent) and `live_cost_usd` is what the real model's own calls cost (with a judge, its calls
     too). A capped window (`--window`) is recorded in `params` as "window".
+    `data_accuracy` is the accuracy over the `data_probes`, those answered from data (a tool
+    result or pasted user data); the others (the plan's own words, memory, a skill) pass with
+    no data at all, and `data_free_accuracy` is theirs: the floor a run scores without reading
+    anything. Quote `data_accuracy` beside `accuracy`, so that floor does not blend in.
     `train_seeds`: for a run of `ctxlab eval --tuned`, the seeds its setting was chosen on
     (never the run's own); empty for a setting that was given, not tuned. `to_dict` adds
     `tuned`, whether it was."""
@@ -81,6 +85,9 @@ class EvalResult:
     lost_to_overflow: int = 0
     reached_accuracy: float = 0.0
     train_seeds: tuple[int, ...] = ()
+    data_probes: int = 0
+    data_accuracy: float | None = None
+    data_free_accuracy: float | None = None
     probe_results: tuple[ProbeResult, ...] = field(default=(), repr=False)
 
     def to_dict(self, *, probes: bool = False, wall: bool = True) -> dict[str, Any]:
@@ -134,6 +141,8 @@ def from_replay(
     live = math.fsum(c.cost_usd for c in replay.ledger if c.role == "delegate")
     main = replay.usage.get("main", {})
     reached = [p for p in probes if p.status != "not_reached"]
+    data = [p for p in probes if data_derived(p.source)]
+    free = [p for p in probes if not data_derived(p.source)]
     if replay.error:
         status = "budget_exceeded"
     elif replay.overflow_turn is not None:
@@ -170,5 +179,10 @@ def from_replay(
         live_cost_usd=round(live, 6),
         status=status,
         simulated=model == "simulated", wall_s=round(wall_s, 3),
+        data_probes=len(data), data_accuracy=_share(data), data_free_accuracy=_share(free),
         probe_results=tuple(probes),
     )  # fmt: skip
+
+
+def _share(probes: list[ProbeResult]) -> float | None:
+    return round(sum(p.correct for p in probes) / len(probes), 6) if probes else None
