@@ -50,7 +50,6 @@ def check_command(args: argparse.Namespace) -> int:
 
     if args.sanity:
         from evals.sanity import run_sanity
-
         from evals.scenarios import UnknownScenarioError, scenario_summary
         from evals.scenarios.from_file import ScenarioFileError
 

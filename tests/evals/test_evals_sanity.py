@@ -85,8 +85,10 @@ def test_relabel_reaches_the_subagent_and_drops_data_accuracy_to_its_floor() -> 
     survivors = {p for p in main_only if p.startswith(("export-", "supplier-", "closure-"))}
     assert survivors and all(p.startswith("supplier-") for p in survivors)
 
-    result = from_replay(both, scenario=scenario.name, strategy="full", params={}, seed=0,
-                         scale="small", model="simulated", reader="fallible", wall_s=0.0)  # fmt: skip
+    result = from_replay(
+        both, scenario=scenario.name, strategy="full", params={}, seed=0, scale="small",
+        model="simulated", reader="fallible", wall_s=0.0,
+    )  # fmt: skip
     doc = json.loads(result.to_json(probes=True))
     data_free = [p for p in scenario.probes if p.source != "tool"]
     assert doc["data_probes"] == len(scenario.probes) - len(data_free)
