@@ -39,6 +39,7 @@ def test_ctxlab_check_sanity_passes_with_one_json_object_per_scenario_and_arm(ca
     assert withheld["long-horizon"]["bound"] is not None  # summaries fired: they must matter
     relabel = {r["scenario"]: r for r in rows if r["arm"] == "relabel"}
     assert relabel[flagship.NAME]["bound"] is not None  # the flagship names its entities
+    assert relabel["research-subagents"]["bound"] is not None  # read by the subagent only
 
 
 def test_sanity_fails_when_a_note_carries_the_true_value(monkeypatch) -> None:
