@@ -22,6 +22,7 @@ from typing import Any
 from evals.replay import MiddlewareFactory
 from evals.scenarios.base import Scenario
 from harness.errors import HarnessError
+from harness.middleware.base import Middleware
 from harness.strategies import STRATEGIES, middleware_names, valid_params
 
 # Larger than any request a scenario makes (long-horizon's whole history fits), so nothing
@@ -53,6 +54,21 @@ class Arm:
         if extra is None:
             return own
         return lambda: [*own(), *extra()]
+
+    def subagent_middleware(self, extra: MiddlewareFactory | None) -> MiddlewareFactory | None:
+        """What the subagents run of `with_middleware`'s: the caller's `extra` only (None: the
+        same as the main agent). The arm's own middleware follows the main plan (the oracle
+        reads its turns), so it never runs in a subagent."""
+        if self.middleware is None:
+            return None
+        return extra or _NO_MIDDLEWARE
+
+
+def _no_middleware() -> Sequence[Middleware]:
+    return ()
+
+
+_NO_MIDDLEWARE: MiddlewareFactory = _no_middleware
 
 
 def _oracle(scenario: Scenario) -> MiddlewareFactory:

@@ -41,6 +41,10 @@ class Aggregate:
     reached_accuracy: Interval | None = None  # accuracy over the probes reached
     # mean cost with cache reads at other shares of the input price (EvalResult's)
     cost_by_cache_price: dict[str, float] = field(default_factory=dict)
+    # Means over seeds of the accuracy on data-derived probes and on the rest (the data-free
+    # floor, what passes without reading anything); None where a run had none of them.
+    data_accuracy: float | None = None
+    data_free_accuracy: float | None = None
 
     @property
     def label(self) -> str:
@@ -90,6 +94,8 @@ def aggregate(results: Iterable[EvalResult]) -> list[Aggregate]:
                 lost_to_overflow=mean("lost_to_overflow"),
                 reached_accuracy=bootstrap([r.reached_accuracy for r in runs]),
                 cost_by_cache_price=_mean_costs([r.cost_by_cache_price() for r in runs]),
+                data_accuracy=_mean_of(r.data_accuracy for r in runs),
+                data_free_accuracy=_mean_of(r.data_free_accuracy for r in runs),
             )
         )  # fmt: skip
     return out
@@ -99,6 +105,11 @@ def _mean_costs(costs: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """The mean of each cache share's cost over runs that all have it."""
     shares = [k for k in costs[0] if all(k in c for c in costs)] if costs else []
     return {k: statistics.fmean(c[k] for c in costs) for k in shares}
+
+
+def _mean_of(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.fmean(present) if present else None
 
 
 def _aggregates(results: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
@@ -254,6 +265,8 @@ def summaries(
                 "params": s.params, "scale": s.scale, "model": s.model, "reader": s.reader,
                 "seeds": list(s.seeds),
                 "accuracy_mean": round(s.accuracy.mean, 6),
+                "data_accuracy_mean": _round(s.data_accuracy),
+                "data_free_accuracy_mean": _round(s.data_free_accuracy),
                 "accuracy_ci95": _rounded(s.accuracy, 6),
                 "input_tokens_mean": round(s.input_tokens.mean, 1),
                 "input_tokens_ci95": _rounded(s.input_tokens, 1),
@@ -275,6 +288,10 @@ def summaries(
             }
         )  # fmt: skip
     return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def _rounded(interval: Interval, digits: int) -> list[float]:

@@ -43,7 +43,8 @@ class ProbeResult:
     """One probe's outcome. `status`: answered, checked (scored from a file), or not_reached
     (the session died first). `outcome`: right, wrong (a confident wrong answer), unknown
     (the agent said it does not know), or not_reached. `judge_verdict`: right, wrong or
-    unparsed from the LLM judge, if one graded the answer (None otherwise)."""
+    unparsed from the LLM judge, if one graded the answer (None otherwise). `source`: where
+    the probe's answer comes from (`Probe.source`: data, or the plan, memory or a skill)."""
 
     id: str
     kind: str
@@ -59,6 +60,7 @@ class ProbeResult:
     judge_model: str | None = None
     judge_verdict: str | None = None
     judge_cost_usd: float = 0.0
+    source: str = "tool"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -133,12 +135,14 @@ async def replay(
     max_usd: float | None = None,
     progress: Progress | None = None,
     middleware: MiddlewareFactory | None = None,
+    subagent_middleware: MiddlewareFactory | None = None,
     window: int | None = None,
     judge: Judge | None = None,
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
     scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
-    middleware of yours for each session's agent (placed after the strategy's compaction).
+    middleware of yours for each session's agent (placed after the strategy's compaction);
+    its subagents run the same unless `subagent_middleware` builds theirs (`lambda: ()`: none).
     `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check.
     `window`: caps the model's window (see `build_model`). `judge`: an LLM judge that also
     grades every answered probe; its calls are real-model calls (a `delegate` record on the
@@ -169,6 +173,7 @@ async def replay(
             skills=(scenario.skills_dir,) if scenario.skills_dir else (),
             subagents=scenario.subagents,
             middleware=middleware() if middleware is not None else (),
+            subagent_middleware=subagent_middleware() if subagent_middleware else None,
         )
         alive = out.error is None
         for k, turn in enumerate(session.turns):
@@ -210,7 +215,7 @@ async def replay(
                     correct=is_correct(probe, result.output, said), status="answered",
                     retrieval_calls=sum(c.retrieval_calls for c in calls),
                     input_tokens=sum(c.input_tokens for c in calls),
-                    outcome=outcome(probe, result.output, said),
+                    outcome=outcome(probe, result.output, said), source=probe.source,
                 )  # fmt: skip
                 if judge is not None:
                     try:
@@ -309,6 +314,7 @@ def _unreached(probe: Probe) -> ProbeResult:
     return ProbeResult(
         id=probe.id, kind=probe.kind, session=probe.session, question=probe.question,
         expected=probe.answer, answer="", correct=False, status="not_reached",
+        source=probe.source,
     )  # fmt: skip
 
 
@@ -322,7 +328,7 @@ def _checked(probe: Probe, files: FileSystem) -> ProbeResult:
     return ProbeResult(
         id=probe.id, kind=probe.kind, session=probe.session, question=probe.question,
         expected=probe.answer, answer="yes" if ok else "no", correct=ok, status="checked",
-        outcome="right" if ok else "wrong",
+        outcome="right" if ok else "wrong", source=probe.source,
     )  # fmt: skip
 
 

@@ -68,12 +68,13 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     tied = {c.label for c in picked.candidates} if picked and len(picked.candidates) > 1 else set()
     vs_full = {row["setting"]: row for row in summaries(runs)} if runs else {}
     lines = [
-        "| | setting | seeds | accuracy (95% CI) | vs full (95% CI) | wrong | recall | artifact "
+        "| | setting | seeds | accuracy (95% CI) | data-derived | data-free floor "
+        "| vs full (95% CI) | wrong | recall | artifact "
         "| continuation | decision | input tokens (95% CI) | cached | peak context | calls "
         "| retrievals | summarizer tok | subagent tok | cost $ (95% CI) | "
         + "".join(f"cost $, cache {share:g}x | " for share in CACHE_PRICE_SHARES)
         + "overflow | lost to overflow | reached accuracy |",
-        "|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
+        "|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
         + "---:|" * len(CACHE_PRICE_SHARES)
         + "---:|---:|---:|",
     ]
@@ -85,6 +86,7 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
                            ("recall", "artifact", "continuation", "decision"))  # fmt: skip
         lines.append(
             f"| {mark} | {s.label} | {len(s.seeds)} | {_ci(s.accuracy, '.1%')} | "
+            f"{_pct(s.data_accuracy, '.1%')} | {_pct(s.data_free_accuracy, '.1%')} | "
             f"{_diff(vs_full.get(s.label))} | {s.wrong:.1f} | {kinds} | "
             f"{_ci(s.input_tokens, ',.0f')} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
@@ -125,8 +127,8 @@ def _diff(row: Mapping[str, Any] | None) -> str:
     return f"{row['accuracy_vs_full_mean']:+.1%} ({low:+.1%} to {high:+.1%})"
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
+def _pct(value: float | None, spec: str = ".0%") -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def render_markdown(
@@ -151,7 +153,10 @@ def render_markdown(
             lines += ["", f"![accuracy against cost]({plots[reader]})"]
         lines.append("")
     lines += [
-        "Columns: accuracy over all probes and per kind; wrong = confident wrong answers per "
+        "Columns: accuracy over all probes and per kind; data-derived = accuracy over the "
+        "probes answered from data (tool results, pasted user data); data-free floor = "
+        "accuracy over the others (the plan's own words, memory, a skill), which pass without "
+        "any data; wrong = confident wrong answers per "
         'run (a look-alike returned; "I don\'t know" is not counted); tokens summed over every '
         "model call (the agent's, the summarizer's, the subagents'); cached = input tokens "
         "read from the prefix shared with the previous request; peak context = the largest "
@@ -325,6 +330,8 @@ def print_table(
         "setting",
         "seeds",
         "accuracy (95% CI)",
+        "data acc.",
+        "floor",
         "vs full (95% CI)",
         "input tok (95% CI)",
         "cached",
@@ -359,6 +366,8 @@ def print_table(
             escape(s.label),
             str(len(s.seeds)),
             f"{s.accuracy.mean:.1%} ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})",
+            _pct(s.data_accuracy, ".1%"),
+            _pct(s.data_free_accuracy, ".1%"),
             vs_full,
             f"{s.input_tokens.mean:,.0f} ({s.input_tokens.low:,.0f}-{s.input_tokens.high:,.0f})",
             f"{s.cached_input_tokens:,.0f}",

@@ -19,6 +19,7 @@ from harness.profiles import get_profile
 # The cheaper a cache read, the better a strategy that keeps one long stable prefix looks
 # against one that rewrites it (masking at batch=1 is +126% against raw at 0.05x, -43% at 0.5x).
 CACHE_PRICE_SHARES = (0.1, 0.5)
+from evals.scenarios.base import PROBE_KINDS, data_derived
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ class EvalResult:
     In live mode `cost_usd` prices every call at the real model's rates (replayed steps as if
     sent) and `live_cost_usd` is what the real model's own calls cost (with a judge, its calls
     too). A capped window (`--window`) is recorded in `params` as "window".
+    `data_accuracy` is the accuracy over the `data_probes`, those answered from data (a tool
+    result or pasted user data); the others (the plan's own words, memory, a skill) pass with
+    no data at all, and `data_free_accuracy` is theirs: the floor a run scores without reading
+    anything. Quote `data_accuracy` beside `accuracy`, so that floor does not blend in.
     `train_seeds`: for a run of `ctxlab eval --tuned`, the seeds its setting was chosen on
     (never the run's own); empty for a setting that was given, not tuned. `to_dict` adds
     `tuned`, whether it was, and `cost_by_cache_price` (see `cost_by_cache_price`). `weeks`:
@@ -91,6 +96,9 @@ class EvalResult:
     lost_to_overflow: int = 0
     reached_accuracy: float = 0.0
     train_seeds: tuple[int, ...] = ()
+    data_probes: int = 0
+    data_accuracy: float | None = None
+    data_free_accuracy: float | None = None
     probe_results: tuple[ProbeResult, ...] = field(default=(), repr=False)
     # A recurring scenario's numbers week by week (evals/replay.py `week_numbers`).
     weeks: tuple[dict[str, Any], ...] = ()
@@ -166,6 +174,8 @@ def from_replay(
     live = math.fsum(c.cost_usd for c in replay.ledger if c.role == "delegate")
     main = replay.usage.get("main", {})
     reached = [p for p in probes if p.status != "not_reached"]
+    data = [p for p in probes if data_derived(p.source)]
+    free = [p for p in probes if not data_derived(p.source)]
     if replay.error:
         status = "budget_exceeded"
     elif replay.overflow_turn is not None:
@@ -202,5 +212,10 @@ def from_replay(
         live_cost_usd=round(live, 6),
         status=status,
         simulated=model == "simulated", wall_s=round(wall_s, 3),
+        data_probes=len(data), data_accuracy=_share(data), data_free_accuracy=_share(free),
         probe_results=tuple(probes), weeks=tuple(replay.weeks),
     )  # fmt: skip
+
+
+def _share(probes: list[ProbeResult]) -> float | None:
+    return round(sum(p.correct for p in probes) / len(probes), 6) if probes else None

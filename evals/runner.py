@@ -30,7 +30,8 @@ class Cell:
     depth, confuses look-alikes, searches with the question's words) or "ideal".
     model: "simulated", or "openai:..." / "anthropic:..." (or a `Model`) to let that model act
     at the decision points. middleware: a factory of your own middleware, added to the
-    strategy's stack; `label` names the result's strategy (e.g. "none+my-compactor").
+    strategy's stack (the subagents' too, as `create_agent` does); `label` names the
+    result's strategy (e.g. "none+my-compactor").
     `window` caps the model's context window (tokens), so a live model is compacted as the
     simulated one is. `judge`: a model that also grades every answered probe."""
 
@@ -102,7 +103,8 @@ async def arun_cell(
     outcome = await replay(
         built, arm.strategy, strategy_params(cell.params), seed=cell.seed, model=cell.model,
         reader=cell.reader, max_usd=max_usd, progress=progress,
-        middleware=arm.with_middleware(built, cell.middleware), window=cell.window,
+        middleware=arm.with_middleware(built, cell.middleware),
+        subagent_middleware=arm.subagent_middleware(cell.middleware), window=cell.window,
         judge=Judge(cell.judge) if cell.judge is not None else None,
     )  # fmt: skip
     wall = time.perf_counter() - start

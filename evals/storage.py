@@ -30,17 +30,19 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     overflowed BOOLEAN, overflow_step INTEGER, overflow_turn INTEGER,
     subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE,
     tuned BOOLEAN, train_seeds JSON, lost_to_overflow INTEGER, reached_accuracy DOUBLE,
-    weeks JSON
+    weeks JSON,
+    data_probes INTEGER, data_accuracy DOUBLE, data_free_accuracy DOUBLE
 );
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
     question VARCHAR, expected VARCHAR, answer VARCHAR, correct BOOLEAN, status VARCHAR,
     retrieval_calls INTEGER, input_tokens BIGINT, outcome VARCHAR, judge_model VARCHAR,
-    judge_verdict VARCHAR, judge_cost_usd DOUBLE
+    judge_verdict VARCHAR, judge_cost_usd DOUBLE, source VARCHAR
 );
 """
-# Stores written before the fallible reader, the judge or tuned runs: add what they lack (their
-# runs read as "ideal" readers when `rot` was off, and as untuned; the old column stays, unread).
+# Stores written before the fallible reader, the judge, tuned runs or the data split: add what
+# they lack (their runs read as "ideal" readers when `rot` was off, and as untuned, with no
+# data split; the old column stays, unread).
 UPGRADE = """
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS reader VARCHAR;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS wrong INTEGER;
@@ -58,6 +60,10 @@ ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_model VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_verdict VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_cost_usd DOUBLE;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_probes INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_accuracy DOUBLE;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_free_accuracy DOUBLE;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS source VARCHAR;
 """
 _JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds", "weeks")
 
@@ -155,7 +161,7 @@ def results_from_frame(frame: pl.DataFrame) -> list[EvalResult]:
             data[col] = json.loads(data[col]) if data[col] else {}
         data["train_seeds"] = tuple(json.loads(data.get("train_seeds") or "[]"))
         data["weeks"] = tuple(json.loads(data.get("weeks") or "[]"))
-        for col in ("lost_to_overflow", "reached_accuracy"):  # NULL in runs stored before
+        for col in ("lost_to_overflow", "reached_accuracy", "data_probes"):  # NULL before
             if data.get(col) is None:
                 data.pop(col, None)
         out.append(EvalResult(**data))

@@ -98,6 +98,7 @@ def create_agent(
     *,
     system_prompt: str = "",
     middleware: Sequence[Middleware] = (),
+    subagent_middleware: Sequence[Middleware] | None = None,
     store: Store | None = None,
     name: str = "agent",
     max_steps: int = 100,
@@ -129,7 +130,12 @@ def create_agent(
     memory: long-term memory files injected into every call; () for none.
     file_tools: give the model ls, read_file, write_file, edit_file, glob, grep and delete
         (a tool of yours with the same name replaces the built-in one).
-    middleware: yours, placed after the compaction middleware, outside memory.
+    middleware: yours, placed after the compaction middleware, outside memory. Subagents run
+        them too (after their own compaction, before their spec's middleware), so a guard or
+        a logger sees every model and tool call the task tool makes.
+    subagent_middleware: what subagents run of yours instead: None (default) the same
+        `middleware` instances, () none (the main agent only), or other middleware. A
+        `SubAgent(inherit_middleware=False)` opts out on its own.
     tool_timeout_s: seconds a tool call may take unless the tool sets its own limit
         (`@tool(timeout=...)`); None for no limit. Past it the model gets an error.
     """
@@ -141,7 +147,7 @@ def create_agent(
         raise ValueError("profile= is for a model given by name; a Model object has its own")
     stack = build_stack(
         strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
-        middleware=middleware,
+        middleware=middleware, subagent_middleware=subagent_middleware,
     )  # fmt: skip
     all_tools = list(tools)
     if file_tools:

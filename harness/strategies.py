@@ -21,7 +21,8 @@ outermost first (the first middleware sees each model request first and each res
 reaches the model, so the compaction middleware also count what memory and user middleware
 add to the system prompt after them. A subagent runs with a fresh stack of its strategy's own
 (`subagent_stack`, handed to `SubAgents`): the same order without skills, subagents and memory,
-its spec's middleware in the place of the user's.
+then the user middleware subagents inherit (`create_agent(subagent_middleware=...)`, by
+default the user's own) and its spec's own middleware, in the place of the user's.
 
 Parameters are dotted keys, `<middleware>.<constructor parameter>`, for any middleware in the
 stack: {"summarize.trigger": 0.7, "summarize.keep": ("messages", 20), "offload.tool_token_limit":
@@ -89,7 +90,7 @@ _ARMS = ("summarize", "truncate", "mask", "context-edit")
 _SUPPLIED = {
     "skills": {"sources"},
     "memory": {"paths"},
-    "subagents": {"subagents", "strategy", "stack"},
+    "subagents": {"subagents", "strategy", "stack", "inherited"},
 }
 
 
@@ -145,10 +146,12 @@ def subagent_stack(
     params: Mapping[str, Any] | None = None,
     *,
     strict: bool = True,
+    inherited: Sequence[Middleware] = (),
 ) -> list[Middleware]:
     """The stack a subagent runs with: fresh compaction middleware for `strategy`, the
-    dangling-call patch, a spec's own `middleware`, then the guard (innermost, to measure
-    exactly what reaches the model)."""
+    dangling-call patch, the user middleware subagents `inherited` from `create_agent`, a
+    spec's own `middleware`, then the guard (innermost, to measure exactly what reaches the
+    model)."""
     strategy = strategy or DEFAULT_STRATEGY
     outer = ("skills", "memory")
     names = [n for n in middleware_names(strategy, with_subagents=False) if n not in outer]
@@ -156,6 +159,7 @@ def subagent_stack(
     stack: list[Middleware] = []
     for name in names:
         if name == "guard":
+            stack.extend(inherited)
             stack.extend(middleware)
         stack.append(MIDDLEWARE[name](**grouped.get(name, {})))
     return stack
@@ -169,8 +173,10 @@ def build_stack(
     subagents: Sequence[SubAgent] = (),
     memory: Sequence[str] = (),
     middleware: Sequence[Middleware] = (),
+    subagent_middleware: Sequence[Middleware] | None = None,
 ) -> list[Middleware]:
-    """The whole middleware stack of `strategy`, in the documented order."""
+    """The whole middleware stack of `strategy`, in the documented order. Subagents run
+    `subagent_middleware` (None: the same `middleware` instances) unless their spec opts out."""
     names = middleware_names(strategy)
     grouped = split_params(params, names, label=f"strategy {strategy!r}")
     supplied: dict[str, dict[str, Any]] = {
@@ -180,6 +186,7 @@ def build_stack(
             "subagents": tuple(subagents),
             "strategy": strategy,
             "stack": partial(subagent_stack, params=params, strict=False),
+            "inherited": tuple(middleware if subagent_middleware is None else subagent_middleware),
         },
     }
     stack: list[Middleware] = []

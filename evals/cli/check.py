@@ -23,7 +23,15 @@ def add_parser(subparsers: Any) -> None:
         "--sanity",
         action="store_true",
         help="instead: run the break arms (empty window, blanked or corrupted tool results, "
-        "withheld summaries) on every scenario; fails when accuracy does not follow the data",
+        "withheld summaries, relabelled entities; questions only, for scenario files) on every "
+        "built-in scenario or on each --scenario; fails when accuracy does not follow the data",
+    )
+    ck.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME_OR_FILE",
+        help="with --sanity: a built-in scenario or a ctxlab-scenario/1 file (repeatable; "
+        "default every built-in scenario)",
     )
     ck.add_argument(
         "--reader", default="fallible", choices=("fallible", "ideal"), help="with --sanity"
@@ -42,8 +50,15 @@ def check_command(args: argparse.Namespace) -> int:
 
     if args.sanity:
         from evals.sanity import run_sanity
+        from evals.scenarios import UnknownScenarioError, scenario_summary
+        from evals.scenarios.from_file import ScenarioFileError
 
-        return run_sanity(reader=args.reader, as_json=args.json)
+        for name in args.scenario or ():
+            try:
+                scenario_summary(name)
+            except (UnknownScenarioError, ScenarioFileError) as exc:
+                args.parser.error(str(exc).strip("'\""))
+        return run_sanity(args.scenario, reader=args.reader, as_json=args.json)
     if args.suite not in SUITES:
         args.parser.error(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
     baseline = args.baseline or DEFAULT_BASELINE

@@ -25,8 +25,20 @@ Scale = Literal["small", "full"]
 SCALES: tuple[Scale, ...] = ("small", "full")
 ProbeKind = Literal["recall", "artifact", "continuation", "decision"]
 # Where a probe's answer comes from: a tool result, what the user pasted, the agent's own
-# intentions (paths, next steps), or durable memory. The sanity check's bounds follow from it.
-ProbeSource = Literal["tool", "user", "agent", "memory"]
+# intentions (words the plan itself writes: notes paths, "Next step: ...", the report path),
+# durable memory, or a skill. The sanity check's bounds follow from it.
+ProbeSource = Literal["tool", "user", "agent", "memory", "skill"]
+# The sources that are data (what the run read or was given); the rest pass with no data at
+# all, so their share is the data-free floor every accuracy is reported beside.
+DATA_SOURCES: frozenset[str] = frozenset({"tool", "user"})
+
+
+def data_derived(source: str) -> bool:
+    """Whether a probe with this `source` is answered from data (a tool result or pasted
+    user data) rather than from the plan's own words, memory or a skill."""
+    return source in DATA_SOURCES
+
+
 PROBE_KINDS: tuple[ProbeKind, ...] = ("recall", "artifact", "continuation", "decision")
 
 
@@ -103,6 +115,9 @@ class Scenario:
     memory: tuple[tuple[str, str], ...] = ()
     # Each session is a week of a recurring run: the eval reports its numbers week by week.
     recurring: bool = False
+    # The entity names the tools' data is about, paired off in this order by the sanity
+    # check's `relabel` arm (evals/simulated/breaks.py); () where none are known.
+    entities: tuple[str, ...] = ()
 
     def files(self) -> dict[str, str]:
         """The generated data as files (relative path -> text), for export."""
@@ -131,6 +146,7 @@ class Scenario:
             "planned_steps": sum(len(t.steps) for t in (*self.plan.turns, *self.plan.tasks)),
             "probes": len(self.probes),
             "probes_by_kind": kinds,
+            "data_probes": sum(data_derived(p.source) for p in self.probes),
             "tools": [t.name for t in self.tools],
             "subagents": [s.name for s in self.subagents],
             "skills": self.skills_dir.name if self.skills_dir else None,

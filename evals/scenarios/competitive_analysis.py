@@ -230,7 +230,8 @@ def week_1(script: Script, world: World) -> None:
     headings = tuple(f"## {s}" for s in template_sections([template]))
     question = "Does the week-1 report follow the team template's sections?"
     script.check(Probe("report-sections", "artifact", question, "yes", Cue(patterns=()),
-                       planted="skill", check=FileCheck(REPORT_1, contains=headings)))  # fmt: skip
+                       planted="skill", check=FileCheck(REPORT_1, contains=headings),
+                       source="skill"))  # fmt: skip
 
 
 def week_2(script: Script, world: World) -> None:
@@ -323,4 +324,8 @@ def build(seed: int = 0, scale: str = "full", weeks: int | None = None) -> Scena
         system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
         skills_dir=skill_dir(), subagents=(researcher,),
         max_steps=60, data_files=world.files, recurring=weeks is not None,
+        # The companies first, so each is swapped with another company (its rows, articles
+        # and supplier then answer for the other), then their look-alikes.
+        entities=(*(c.name for c in world.companies),
+                  *(x for c in world.companies for x in c.lookalikes)),
     )  # fmt: skip

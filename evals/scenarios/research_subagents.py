@@ -51,6 +51,7 @@ class Corpus:
         self.sizes = sizes
         self.topics = r.sample(data["topics"], sizes["topics"])
         firms = r.sample(names["targets"] + names["others"], 3 * len(self.topics))
+        self.firms = tuple(firms)
         self.findings: dict[
             str, list[tuple[str, str, str]]
         ] = {}  # slug -> (text, question, answer)
@@ -205,6 +206,6 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         name=NAME, title=spec.title, description=spec.description, seed=seed,
         scale=check_scale(scale), sessions=sessions, plan=plan, probes=probes, tools=(),
         system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
-        subagents=(researcher,), max_steps=80,
+        subagents=(researcher,), max_steps=80, entities=corpus.firms,
         data_files=lambda: {f"pages/{pid}.md": text for pid, text in corpus.pages.items()},
     )  # fmt: skip

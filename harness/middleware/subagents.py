@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from harness.files.paths import safe_segment
 from harness.middleware.base import Middleware
@@ -55,8 +55,11 @@ class SubAgent:
 
     tools: None gives the parent's tools (without `task`). model: None runs on the parent's
     model; a name such as "openai:gpt-6.2-mini" or a `Model` picks another. middleware: extra
-    middleware after the subagent's compaction stack. strategy: the compaction strategy name,
-    None for the parent's.
+    middleware of this subagent's own, after its compaction stack and after the user
+    middleware it inherits. inherit_middleware: run the user middleware that `create_agent`
+    gives subagents (its `subagent_middleware`, by default its `middleware`), so a guard or a
+    logger sees this subagent's calls too (default True); False runs only `middleware`.
+    strategy: the compaction strategy name, None for the parent's.
     """
 
     name: str
@@ -66,6 +69,7 @@ class SubAgent:
     model: str | Model | None = None
     middleware: Sequence[Middleware] | None = None
     strategy: str | None = None
+    inherit_middleware: bool = True
 
     def __post_init__(self) -> None:
         # Frozen but given lists by callers: store tuples so a spec cannot change under a run.
@@ -83,9 +87,19 @@ DEFAULT_GENERAL_PURPOSE = SubAgent(
     ),
 )
 
-SubagentStack = Callable[[str | None, Sequence[Middleware]], Sequence[Middleware]]
-"""Builds fresh middleware for one subagent run: the stack of a strategy name, with a spec's
-own middleware in its place (`harness.strategies.subagent_stack`)."""
+
+class SubagentStack(Protocol):
+    """Builds fresh middleware for one subagent run: the stack of a strategy name, with the
+    inherited user middleware and a spec's own middleware in their place
+    (`harness.strategies.subagent_stack`)."""
+
+    def __call__(
+        self,
+        strategy: str | None,
+        middleware: Sequence[Middleware],
+        *,
+        inherited: Sequence[Middleware] = (),
+    ) -> Sequence[Middleware]: ...
 
 
 class SubAgents(Middleware):
@@ -101,6 +115,7 @@ class SubAgents(Middleware):
         strategy: str | None = None,
         stack: SubagentStack | None = None,
         max_steps: int | None = None,
+        inherited: Sequence[Middleware] = (),
     ) -> None:
         """Parameters:
         subagents: the specs the model may pick by name; a spec named "general-purpose"
@@ -112,6 +127,10 @@ class SubAgents(Middleware):
             middleware (create_agent passes the strategies' builder, which knows the stack
             order). Without it, subagents offload large tool results, then run the spec's.
         max_steps: model calls allowed per subagent run; None uses the parent's limit.
+        inherited: user middleware every subagent runs unless its spec sets
+            `inherit_middleware=False` (create_agent passes its `subagent_middleware`). The
+            same instances serve every run, as the parent's do: keep per-run state on the
+            `RunState`, not on the middleware.
         """
         specs = {s.name: s for s in subagents}
         if flag("subagents.general_purpose", general_purpose):
@@ -119,6 +138,7 @@ class SubAgents(Middleware):
         self.specs = specs
         self.strategy = strategy
         self.stack = stack
+        self.inherited = tuple(inherited)
         self.max_steps = whole_or_none("subagents.max_steps", max_steps, minimum=1)
         self.tools = (self._task_tool(),) if specs else ()
 
@@ -194,9 +214,10 @@ class SubAgents(Middleware):
     def middleware_for(self, spec: SubAgent) -> list[Middleware]:
         """Fresh middleware for one run of `spec`, in the order `stack` gives them."""
         strategy = spec.strategy or self.strategy
+        inherited = self.inherited if spec.inherit_middleware else ()
         if self.stack is not None:
-            return list(self.stack(strategy, spec.middleware or ()))
-        return [OffloadLargeResults(), *(spec.middleware or ())]
+            return list(self.stack(strategy, spec.middleware or (), inherited=inherited))
+        return [OffloadLargeResults(), *inherited, *(spec.middleware or ())]
 
 
 def _model(choice: str | Model | None, parent: Model) -> Model:

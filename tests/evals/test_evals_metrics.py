@@ -180,3 +180,23 @@ def test_overflow_deaths_are_reported_apart_from_retention_losses(tmp_path) -> N
         run.lost_to_overflow,
         run.reached_accuracy,
     )
+
+
+def test_data_derived_accuracy_is_stored_tabled_and_summarized(tmp_path) -> None:
+    from evals.metrics import summaries
+    from evals.replay import ProbeResult
+    from evals.report import render_table
+    from evals.storage import load_probes, load_runs, results_from_frame, save_results
+
+    probe = ProbeResult("notes-x", "artifact", 0, "q", "a", "a", True, "answered", source="agent")
+    run = result(data_probes=8, data_accuracy=0.875, data_free_accuracy=1.0,
+                 probe_results=(probe,))  # fmt: skip
+    table = render_table(aggregate([run]), [run])
+    assert "| data-derived | data-free floor |" in table[0]
+    assert "| 87.5% | 100.0% |" in table[2]
+    (row,) = summaries([run])
+    assert (row["data_accuracy_mean"], row["data_free_accuracy_mean"]) == (0.875, 1.0)
+    save_results(tmp_path / "runs.duckdb", [run])
+    (back,) = results_from_frame(load_runs(tmp_path / "runs.duckdb"))
+    assert (back.data_probes, back.data_accuracy, back.data_free_accuracy) == (8, 0.875, 1.0)
+    assert load_probes(tmp_path / "runs.duckdb")["source"].to_list() == ["agent"]

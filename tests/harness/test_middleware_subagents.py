@@ -174,7 +174,7 @@ def test_a_subagent_cut_short_says_so(bare_agent) -> None:
 def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_agent) -> None:
     asked: list[str | None] = []
 
-    def stack(strategy, middleware):
+    def stack(strategy, middleware, *, inherited=()):
         asked.append(strategy)
         return [OffloadLargeResults(tool_token_limit=50), *middleware]
 
@@ -211,3 +211,66 @@ def test_spec_middleware_sits_inside_compaction_but_outside_the_guard() -> None:
     parent = create_agent(ScriptedModel([]), store=Store(":memory:"), subagents=[spec])
     subagents = next(mw for mw in parent.middleware if isinstance(mw, SubAgents))
     assert [mw.name for mw in subagents.middleware_for(spec)][-2:] == ["tag", "guard"]
+
+
+class _Logger:
+    """A user's logging middleware: records every model call it sees, by agent name."""
+
+    def __init__(self) -> None:
+        from harness.middleware.base import Middleware
+
+        seen: list[str] = []
+
+        class Log(Middleware):
+            name = "log"
+
+            async def wrap_model_call(self, request, handler):  # type: ignore[no-untyped-def]
+                seen.append(request.state.config.name)
+                return await handler(request)
+
+        self.seen = seen
+        self.middleware = Log()
+
+
+def _delegating_run(**options) -> list[str]:  # type: ignore[no-untyped-def]
+    from harness import create_agent
+
+    logger = _Logger()
+    parent = ScriptedModel(
+        [reply("", call("task", "c1", description="x", subagent_type="plain")), "ok"]
+    )
+    spec_options = options.pop("spec", {})
+    spec = SubAgent("plain", "Plain.", "Answer.", model=ScriptedModel(["a"]), **spec_options)
+    agent = create_agent(
+        parent, store=Store(":memory:"), subagents=[spec], name="main",
+        middleware=[logger.middleware], **options,
+    )  # fmt: skip
+    agent.run_sync("go")
+    return logger.seen
+
+
+def test_user_middleware_sees_subagent_calls_by_default() -> None:
+    assert _delegating_run() == ["main", "main/plain", "main"]
+
+
+def test_subagent_middleware_scopes_user_middleware() -> None:
+    assert _delegating_run(subagent_middleware=()) == ["main", "main"]
+    assert _delegating_run(spec={"inherit_middleware": False}) == ["main", "main"]
+
+
+def test_inherited_middleware_sits_before_the_spec_own() -> None:
+    from harness import create_agent
+    from harness.middleware.base import Middleware
+
+    class Tag(Middleware):
+        name = "tag"
+
+    class Mine(Middleware):
+        name = "mine"
+
+    spec = SubAgent(name="tagged", description="d", system_prompt="s", middleware=[Tag()])
+    parent = create_agent(
+        ScriptedModel([]), store=Store(":memory:"), subagents=[spec], middleware=[Mine()]
+    )
+    subagents = next(mw for mw in parent.middleware if isinstance(mw, SubAgents))
+    assert [mw.name for mw in subagents.middleware_for(spec)][-3:] == ["mine", "tag", "guard"]

@@ -117,7 +117,7 @@ class ProbeSpec(_Spec):
     after: str = "end"
     cue: CueSpec = CueSpec()
     distractors: list[str] = []
-    source: Literal["tool", "user", "agent", "memory"] = "tool"
+    source: Literal["tool", "user", "agent", "memory", "skill"] = "tool"
     provenance: dict[str, Any] = {}
     check: CheckSpec | None = None
     recorded_answer: str | None = None
