@@ -240,8 +240,7 @@ class TokenCounter:
 
 # ASCII letters -> "a", digits -> "0", apostrophes dropped, anything else -> " ".
 _CLASSES = bytes(
-    ord("a") if chr(b).isalpha() else ord("0") if chr(b).isdigit() else ord(" ")
-    for b in range(128)
+    ord("a") if chr(b).isalpha() else ord("0") if chr(b).isdigit() else ord(" ") for b in range(128)
 ).ljust(256, b" ")
 
 
@@ -260,9 +259,7 @@ def pieces_at_least(text: str) -> int:
     digit_runs = classes.count(b" 0") + classes.count(b"a0")
     # Each run of L digits makes ceil(L / 3) pieces: one for the run, and floor((L - 1) / 3)
     # more, counted as "000" once the first digit of every run is dropped.
-    beyond_first = (
-        classes.replace(b" 0", b" ").replace(b"a0", b"a").count(b"000")
-    )
+    beyond_first = classes.replace(b" 0", b" ").replace(b"a0", b"a").count(b"000")
     return letter_runs + digit_runs + beyond_first
 
 

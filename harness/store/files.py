@@ -121,9 +121,7 @@ class FileRows:
         return (rows[0]["chunk"], rows[0]["newlines_before"]) if rows else None
 
 
-def file_blob(
-    con: duckdb.DuckDBPyConnection, namespace: str, path: str
-) -> tuple[bool, str | None]:
+def file_blob(con: duckdb.DuckDBPyConnection, namespace: str, path: str) -> tuple[bool, str | None]:
     """Whether there is a file at `path`, and its blob id (None when stored inline)."""
     row = con.execute(
         "SELECT blob_id FROM files WHERE namespace = ? AND path = ?", [namespace, path]
