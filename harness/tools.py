@@ -12,9 +12,9 @@ cancelled. A sync tool runs on a worker thread (reused across calls: a new threa
 abandoned (Python cannot stop a thread): it keeps its worker, the pool starts another for the
 next call, workers are daemons, so a hung tool never keeps the process alive, and whatever it
 returns later is dropped. Either way the model gets a `ToolTimeoutError` naming the tool and
-the limit. A sync call cancelled from outside (its run is ending) is waited for, up to its limit, so it does not
-write to the store after its run. A tool that raises `SystemExit` gets a `ToolExitError`
-instead of ending the run.
+the limit. A sync call cancelled from outside (its run is ending) is waited for, up to its
+limit, so it does not write to the store after its run. A tool that raises `SystemExit` gets
+a `ToolExitError` instead of ending the run.
 """
 
 from __future__ import annotations
