@@ -7,13 +7,14 @@ model becomes a `ToolArgumentError` whose text tells the model what to fix.
 
 Every call has a time limit: the tool's own (`@tool(timeout=...)`), else the agent's
 (`create_agent(tool_timeout_s=...)`, 120 s by default). An async tool past its limit is
-cancelled. A sync tool runs in a thread of its own, so it neither blocks the event loop nor
-its sibling calls; past its limit it is abandoned (Python cannot stop a thread): its thread is
-a daemon, so a hung tool never keeps the process alive, and whatever it returns later is
-dropped. Either way the model gets a `ToolTimeoutError` naming the tool and the limit. A sync
-call cancelled from outside (its run is ending) is waited for, up to its limit, so it does not
-write to the store after its run. A tool that raises `SystemExit` gets a `ToolExitError`
-instead of ending the run.
+cancelled. A sync tool runs on a worker thread (reused across calls: a new thread per call cost
+~1 ms), so it neither blocks the event loop nor its sibling calls; past its limit it is
+abandoned (Python cannot stop a thread): it keeps its worker, the pool starts another for the
+next call, workers are daemons, so a hung tool never keeps the process alive, and whatever it
+returns later is dropped. Either way the model gets a `ToolTimeoutError` naming the tool and
+the limit. A sync call cancelled from outside (its run is ending) is waited for, up to its
+limit, so it does not write to the store after its run. A tool that raises `SystemExit` gets
+a `ToolExitError` instead of ending the run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import contextvars
 import inspect
 import json
 import math
+import queue
 import re
 import threading
 from collections.abc import Callable
@@ -150,13 +152,43 @@ def _delay(limit: float | None) -> float | None:
     return None if limit is None or math.isinf(limit) else limit
 
 
+class _Workers:
+    """Daemon threads that run sync tool calls, reused from call to call. A call never waits
+    for a free worker: when none is idle (all busy, or hung past their limit) another starts.
+    Not the loop's default executor (`asyncio.to_thread`): its threads are few and joined at
+    exit, so tools abandoned at their limit would starve later calls and hold the process."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self.started = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1  # this worker is now spoken for
+            else:
+                self.started += 1
+                threading.Thread(
+                    target=self._work, name=f"tool-worker-{self.started}", daemon=True
+                ).start()
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            self._jobs.get()()
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _Workers()
+
+
 async def _in_thread(
     fn: Callable[..., Any], kwargs: dict[str, Any], name: str, deadline: float | None
 ) -> Any:
-    """`fn(**kwargs)` in a daemon thread of its own, awaited without blocking the loop.
-
-    Not the loop's default executor (`asyncio.to_thread`): its threads are few and joined at
-    exit, so tools abandoned at their limit would starve later calls and hold the process."""
+    """`fn(**kwargs)` on a worker thread (`_Workers`), awaited without blocking the loop."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()  # the step's context (e.g. its Prefect task run)
@@ -175,7 +207,7 @@ async def _in_thread(
         with suppress(RuntimeError):  # the loop closed while an abandoned tool ran on
             loop.call_soon_threadsafe(settle, outcome, value)
 
-    threading.Thread(target=work, name=f"tool:{name}", daemon=True).start()
+    _WORKERS.submit(work)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:

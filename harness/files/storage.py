@@ -67,7 +67,7 @@ def store_content(
     ts: datetime,
 ) -> None:
     """Create or overwrite the file at `path`, inside the caller's transaction."""
-    old_blob = file_blob(con, namespace, path)
+    exists, old_blob = file_blob(con, namespace, path)
     if isinstance(content, str):
         text: str | None = content
         inline = encode_text(content) if len(content) <= CHUNK_CHARS else None
@@ -88,7 +88,7 @@ def store_content(
             size, is_text = _write_binary_chunks(con, blob_id, content), False
     upsert_file(
         con, namespace, path, inline=inline, is_text=is_text, size=size, run_id=run_id, ts=ts,
-        blob_id=blob_id, chars=chars, lines=lines,
+        blob_id=blob_id, chars=chars, lines=lines, exists=exists,
     )  # fmt: skip
     if old_blob is not None:
         delete_chunks(con, old_blob)

@@ -121,12 +121,12 @@ class FileRows:
         return (rows[0]["chunk"], rows[0]["newlines_before"]) if rows else None
 
 
-def file_blob(con: duckdb.DuckDBPyConnection, namespace: str, path: str) -> str | None:
-    """The blob id of the file at `path`, None when it is stored inline or there is none."""
+def file_blob(con: duckdb.DuckDBPyConnection, namespace: str, path: str) -> tuple[bool, str | None]:
+    """Whether there is a file at `path`, and its blob id (None when stored inline)."""
     row = con.execute(
         "SELECT blob_id FROM files WHERE namespace = ? AND path = ?", [namespace, path]
     ).fetchone()
-    return row[0] if row is not None else None
+    return (True, row[0]) if row is not None else (False, None)
 
 
 def file_content(
@@ -160,16 +160,22 @@ def upsert_file(
     blob_id: str | None,
     chars: int | None,
     lines: int | None,
+    exists: bool = True,
 ) -> None:
     """Create or overwrite the `files` row at `path`, modified at `ts`; an overwritten row
-    keeps its `created_at`."""
-    con.execute(
-        "INSERT INTO files (namespace, path, content, is_text, size, run_id, created_at, "
-        "modified_at, blob_id, chars, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (namespace, path) DO UPDATE SET content = excluded.content, "
+    keeps its `created_at`. `exists=False` (the caller has just seen there is no row) makes
+    it a plain insert: DuckDB's ON CONFLICT costs ~3x that on a 100 kB row."""
+    conflict = (
+        " ON CONFLICT (namespace, path) DO UPDATE SET content = excluded.content, "
         "is_text = excluded.is_text, size = excluded.size, run_id = excluded.run_id, "
         "modified_at = excluded.modified_at, blob_id = excluded.blob_id, "
-        "chars = excluded.chars, lines = excluded.lines",
+        "chars = excluded.chars, lines = excluded.lines"
+        if exists
+        else ""
+    )
+    con.execute(
+        "INSERT INTO files (namespace, path, content, is_text, size, run_id, created_at, "
+        "modified_at, blob_id, chars, lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + conflict,
         [namespace, path, inline, is_text, size, run_id, ts, ts, blob_id, chars, lines],
     )
 

@@ -7,7 +7,9 @@ large enough that only offloading acts. The scripted model counts its own usage,
 Run with `uv run pytest tests/benchmarks/test_trajectory_bench.py --benchmark-only`. Timing is
 in-process; peak RSS and RSS growth per step come from one run in a fresh interpreter (peak RSS
 is per process and never goes down), recorded in `extra_info`. Run the file directly for one
-measurement: `uv run python tests/benchmarks/test_trajectory_bench.py 200 3000 [memory|file]`.
+measurement: `uv run python tests/benchmarks/test_trajectory_bench.py 200 3000 [memory|file]`
+(`shares` instead prints the share of each part: store, offload, tokens, tools, loop). The
+side-by-side with deepagents is `test_trajectory_vs_deepagents.py`.
 """
 
 from __future__ import annotations
@@ -132,6 +134,42 @@ def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, A
     }
 
 
+# Where the time of a run goes, by the cumulative time of these functions under cProfile
+# (file, function name); `loop` is the rest: the loop, the middleware, the scripted model.
+PARTS = {
+    "store": [("harness/store/writes.py", "write")],
+    "offload": [("harness/middleware/offload.py", "_offload_tool_result")],
+    "tokens": [("harness/middleware/offload.py", "_tokens_over"),
+               ("harness/tokens.py", "count_message")],
+    "tools": [("harness/loop.py", "_tool_step")],
+}  # fmt: skip
+
+
+def shares(companies: int, rows: int) -> dict[str, float]:
+    """The share of each part of a run (see PARTS), from one run under cProfile (which slows
+    it down, pure Python more than native code: read these as a guide, not as timings)."""
+    import cProfile
+    import pstats
+
+    agent = build_agent(companies, rows, Store(":memory:"))
+    profile = cProfile.Profile()
+    profile.enable()
+    agent.run_sync("Review every company: export, then news.")
+    profile.disable()
+    stats: Any = pstats.Stats(profile).stats
+    total = max(ct for (_, _, name), (_, _, _, ct, _) in stats.items() if name == "run_sync")
+    cumulative: dict[tuple[str, str], float] = {}
+    for (file, _, name), (_, _, _, ct, _) in stats.items():
+        for part in PARTS.values():
+            for suffix, fn in part:
+                if name == fn and file.endswith(suffix):
+                    cumulative[(suffix, fn)] = cumulative.get((suffix, fn), 0.0) + ct
+    out = {k: sum(cumulative.get(key, 0.0) for key in keys) / total for k, keys in PARTS.items()}
+    # Store writes of offloaded files happen inside the offload step, tokens inside offloading.
+    out["loop"] = 1 - sum(out.values())
+    return {k: round(v, 3) for k, v in out.items()}
+
+
 def _measure_fresh(companies: int, rows: int, backend: str, db_dir: Path) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, __file__, str(companies), str(rows), backend, str(db_dir)],
@@ -143,7 +181,7 @@ def _measure_fresh(companies: int, rows: int, backend: str, db_dir: Path) -> dic
 
 
 @pytest.mark.parametrize("rows", [3_000])
-@pytest.mark.parametrize("companies", [5, 50, 200, 500])
+@pytest.mark.parametrize("companies", [5, 50, 100, 200, 500])
 def test_trajectory(benchmark, companies: int, rows: int, tmp_path: Path) -> None:
     steps = steps_for(companies)
     fresh = _measure_fresh(companies, rows, "memory", tmp_path)
@@ -167,6 +205,7 @@ def test_trajectory(benchmark, companies: int, rows: int, tmp_path: Path) -> Non
         ms_per_step=benchmark.stats.stats.mean * 1000 / steps,
         memory_store=fresh,
         file_store=on_file,
+        shares=shares(companies, rows),
     )
 
 
@@ -174,4 +213,7 @@ if __name__ == "__main__":
     n_companies, n_rows = int(sys.argv[1]), int(sys.argv[2])
     where = sys.argv[3] if len(sys.argv) > 3 else "memory"
     folder = sys.argv[4] if len(sys.argv) > 4 else "/tmp"
-    print(json.dumps(measure(n_companies, n_rows, where, folder)))
+    if where == "shares":
+        print(json.dumps(shares(n_companies, n_rows)))
+    else:
+        print(json.dumps(measure(n_companies, n_rows, where, folder)))

@@ -21,7 +21,7 @@ import tiktoken_ext.openai_public as openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.tokens import BUNDLED_ENCODINGS, TokenCounter, _split_point
+from harness.tokens import BUNDLED_ENCODINGS, TokenCounter, _split_point, pieces_at_least
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,3 +136,26 @@ def test_count_over_agrees_with_the_full_count(pieces: list[str], limit: int) ->
         full = counter.count_text(text)
         assert (over is None) == (full <= limit)
         assert over is None or over > limit
+
+
+_ASCII_PIECES = st.sampled_from(
+    ["\n", " ", "\t", "word", "Word", "x", "7", "42", "1234", "1234567", ",", "-", "'", "'s",
+     "'t", "don't", "__", "a1b2", "\r\n", "  "]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ASCII_PIECES, max_size=200))
+def test_pieces_at_least_never_exceeds_the_token_count(pieces: list[str]) -> None:
+    """The bound that proves a text over a limit without tokenizing it is a true lower bound
+    in both encodings, and it is 0 for text it cannot reason about."""
+    text = "".join(pieces)
+    bound = pieces_at_least(text)
+    for name in BUNDLED_ENCODINGS:
+        assert bound <= len(reference(name).encode(text, disallowed_special=()))
+    assert pieces_at_least(text + "é") == 0
+
+
+def test_pieces_at_least_counts_letter_runs_and_digit_triples() -> None:
+    # "2025" is two pieces, "EMEA" one, "12" one, "3456" two: 6 a row.
+    assert pieces_at_least("2025,EMEA,12,3456\n" * 10) == 60

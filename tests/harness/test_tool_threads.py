@@ -3,6 +3,8 @@ model message, on a held connection and on per-use connections, all see consiste
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,45 @@ def test_concurrent_file_tool_calls_share_the_store_from_their_threads(
     glob_out = next(m.content for m in tools if m.name == "glob")
     assert all(f"/w/f{i}.md" in glob_out for i in range(n))
     assert len(store.files_of("/w/")) == n
+
+
+def test_sync_tools_reuse_worker_threads_and_a_hung_one_keeps_its_own() -> None:
+    """Calls one after another run on one reused worker; a call that hangs past its limit
+    keeps its worker and the next call gets another, so nothing waits behind it."""
+    import asyncio
+    import math
+
+    from harness.tools import _WORKERS, ToolContext, ToolTimeoutError, tool
+
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def hangs() -> str:
+        """Hangs until released."""
+        release.wait(5)
+        return "late"
+
+    @tool(timeout=math.inf)
+    def where() -> str:
+        """The name of the thread it ran on."""
+        return threading.current_thread().name
+
+    ctx = ToolContext(state=None, call=None)  # type: ignore[arg-type]
+
+    async def main() -> tuple[list[str], str]:
+        names = [await where.run({}, ctx) for _ in range(5)]
+        counts.append(_WORKERS.started)
+        with contextlib.suppress(ToolTimeoutError):
+            await hangs.run({}, ctx)
+        return names, await where.run({}, ctx)
+
+    try:
+        counts = [_WORKERS.started]
+        names, after = asyncio.run(main())
+        assert all(name.startswith("tool-worker-") for name in names)
+        # At most one new worker for five calls in a row (none if one was idle) ...
+        assert counts[1] - counts[0] <= 1
+        # ... and the hung call kept its own: the call after it ran elsewhere.
+        assert after != "late" and after.startswith("tool-worker-")
+    finally:
+        release.set()

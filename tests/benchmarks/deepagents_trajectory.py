@@ -1,0 +1,106 @@
+"""The trajectory of `test_trajectory_bench.py` run on deepagents, for the side-by-side in
+`test_trajectory_vs_deepagents.py`. Run it with an interpreter that has deepagents (never a
+dependency of ctxlab): `python deepagents_trajectory.py COMPANIES ROWS`; prints one JSON line.
+
+The fake chat model replays the same script (one market export, then one news page, per
+company) with a window that holds the run, so only deepagents' offloading acts; its state is
+in memory (no checkpointer) and so are its files.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import sys
+import time
+from functools import cache
+from typing import Any
+
+REGIONS = ["EMEA", "APAC", "NA", "LATAM"]
+PRODUCTS = ["widgets", "gadgets", "sprockets", "gizmos", "doohickeys"]
+
+
+# The same texts as test_trajectory_bench.py (that module imports harness, absent here).
+@cache
+def _export_rows(rows: int) -> str:
+    rng = random.Random(rows)
+    lines = ["date,region,product,units,revenue"]
+    for i in range(rows):
+        lines.append(
+            f"2025-{1 + i % 12:02d}-{1 + i % 28:02d},{rng.choice(REGIONS)},"
+            f"{rng.choice(PRODUCTS)},{rng.randint(1, 99)},{rng.randint(1_000, 9_999)}"
+        )
+    return "\n".join(lines)
+
+
+def news_text(company: str) -> str:
+    rng = random.Random("news" + company)
+    words = ["revenue", "growth", "market", "share", "launch", "quarter", "guidance", "margin"]
+    return f"# {company} news\n\n" + " ".join(rng.choice(words) for _ in range(220))
+
+
+def measure(companies: int, rows: int) -> dict[str, Any]:
+    from deepagents import create_deep_agent
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import tool
+
+    @tool
+    def market_export(company: str) -> str:
+        """Download the market export of a company."""
+        return f"company,{company}\n{_export_rows(rows)}"
+
+    @tool
+    def news(company: str) -> str:
+        """Fetch the latest news page of a company."""
+        return news_text(company)
+
+    script: list[AIMessage] = []
+    for c in range(companies):
+        name = f"company-{c}"
+        for tid, tname in ((f"x{c}", "market_export"), (f"n{c}", "news")):
+            script.append(
+                AIMessage(content="", tool_calls=[{"id": tid, "name": tname,
+                                                   "args": {"company": name}}])
+            )  # fmt: skip
+    script.append(AIMessage(content="Done: every company reviewed."))
+
+    class Scripted(BaseChatModel):
+        step: int = 0
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _generate(self, messages: Any, stop: Any = None, **kwargs: Any) -> ChatResult:
+            reply = script[self.step]
+            self.step += 1
+            return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    model = Scripted(profile={"max_input_tokens": 100_000_000})
+    agent = create_deep_agent(model=model, tools=[market_export, news])
+    start, cpu = time.perf_counter(), time.process_time()
+    out = agent.invoke(
+        {"messages": [{"role": "user", "content": "Review every company: export, then news."}]},
+        {"recursion_limit": 10 * len(script) + 10},
+    )
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    steps = model.step
+    assert steps == len(script), steps
+    offloaded = sum("/large_tool_results/" in str(m.content) for m in out["messages"])
+    return {
+        "steps": steps,
+        "ms_per_step": elapsed * 1000 / steps,
+        "cpu_ms_per_step": cpu * 1000 / steps,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "offloaded": offloaded,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(int(sys.argv[1]), int(sys.argv[2]))))
