@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
     question VARCHAR, expected VARCHAR, answer VARCHAR, correct BOOLEAN, status VARCHAR,
     retrieval_calls INTEGER, input_tokens BIGINT, outcome VARCHAR, judge_model VARCHAR,
-    judge_verdict VARCHAR, judge_cost_usd DOUBLE
+    judge_verdict VARCHAR, judge_cost_usd DOUBLE, window_tokens BIGINT
 );
 """
 # Stores written before the fallible reader, the judge or tuned runs: add what they lack (their
@@ -56,6 +56,7 @@ ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS outcome VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_model VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_verdict VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS judge_cost_usd DOUBLE;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS window_tokens BIGINT;
 """
 _JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds")
 
