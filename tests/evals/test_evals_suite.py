@@ -151,3 +151,35 @@ def test_recall_at_retained_tokens_bins_probes_by_their_window_beside_the_ideal_
     assert "| full | 4,000 | 2 | 0.0% | 50.0% |" in text
     md, png = write_suite_report(summary, tmp_path, "my suite")
     assert md.name == "my-suite.md" and png.read_bytes().startswith(b"\x89PNG")
+
+
+# -- the other commands on scenario files and suites -------------------------------------------
+
+
+def test_the_sanity_breaks_run_on_a_suite_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(FIXTURES / "gamma.yaml", tmp_path / "gamma.yaml")
+    assert main(["check", "--sanity", "--scenario", str(tmp_path), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["scenario"] for r in rows} == {"suite-gamma"} and len(rows) == 4
+    assert all(r["ok"] for r in rows)
+    # Both probes come from tool results: blanking them leaves nothing to answer from.
+    assert {r["accuracy"] for r in rows if r["arm"] == "blank-tools"} == {0.0}
+    assert main(["check", "--scenario", str(FIXTURES)]) == 2
+    assert "give --sanity" in one_line_error(capsys)
+
+
+def test_report_takes_a_suite_folder_for_its_stored_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "runs.duckdb")
+    alpha = str(FIXTURES / "alpha.yaml")
+    assert main(["eval", "--scenario", alpha, "--strategy", "full", "--seeds", "1",
+                 "--db", db, "--json"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["report", "--scenario", str(FIXTURES), "--db", db, "--out",
+                 str(tmp_path / "out")]) == 2  # fmt: skip
+    assert "no stored results for 'suite-beta'" in one_line_error(capsys)
+    assert main(["report", "--scenario", alpha, "--db", db, "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "suite-alpha.md").is_file()
