@@ -31,9 +31,12 @@ def run_suite(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> 
 
 
 def test_a_suite_prints_one_line_per_trace_and_arm_then_the_summary(
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lines = run_suite(capsys, FIXTURES)
+    lines = run_suite(capsys, FIXTURES, "--out", str(tmp_path))
+    report = (tmp_path / "suite_fixtures.md").read_text()
+    assert "| original harness | 2 |" in report and "## Recall at retained tokens" in report
+    assert (tmp_path / "suite_fixtures-recall.png").is_file()
     runs, summary = lines[:-1], lines[-1]
     assert [r["trace"] for r in runs] == ["alpha.yaml", "beta.yaml", "gamma.yaml"]
     assert [r["scenario"] for r in runs] == ["suite-alpha", "suite-beta", "suite-gamma"]
@@ -183,3 +186,16 @@ def test_report_takes_a_suite_folder_for_its_stored_runs(
     assert "no stored results for 'suite-beta'" in one_line_error(capsys)
     assert main(["report", "--scenario", alpha, "--db", db, "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "suite-alpha.md").is_file()
+
+
+def test_each_probe_records_and_stores_the_window_at_its_point_of_use(tmp_path: Path) -> None:
+    from evals.runner import run_cell
+    from evals.storage import load_probes, save_results
+
+    run = run_cell(str(FIXTURES / "alpha.yaml"), "full")
+    windows = [p.window_tokens for p in run.probe_results]
+    # Asked last, the second probe's window holds the first probe and its answer too.
+    assert 500 < windows[0] < windows[1] <= run.peak_context_tokens
+    save_results(tmp_path / "runs.duckdb", [run])
+    stored = load_probes(tmp_path / "runs.duckdb")
+    assert sorted(stored["window_tokens"].to_list()) == sorted(windows)
