@@ -199,3 +199,15 @@ def test_each_probe_records_and_stores_the_window_at_its_point_of_use(tmp_path: 
     save_results(tmp_path / "runs.duckdb", [run])
     stored = load_probes(tmp_path / "runs.duckdb")
     assert sorted(stored["window_tokens"].to_list()) == sorted(windows)
+
+
+def test_the_pytest_gate_takes_a_scenario_file(tmp_path: Path) -> None:
+    from evals.pytest_plugin import EvalGate
+    from evals.runner import Cell
+
+    cells = [Cell(str(FIXTURES / "beta.yaml"), "full")]
+    baseline = tmp_path / "beta.json"
+    EvalGate(update=True).check(cells, baseline)
+    assert "suite-beta/full/small" in baseline.read_text()
+    (run,) = EvalGate(update=False).check(cells, baseline)
+    assert run.scenario == "suite-beta" and run.accuracy == 1.0
