@@ -450,3 +450,70 @@ def weeks_chart(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(c.png())
     return out
+
+
+# Line colours of the recall-at-retained-tokens chart, one per arm (cycled).
+ARM_COLORS: tuple[Color, ...] = (BLUE, ORANGE, RED, (60, 150, 60), (140, 80, 170), DARK_GREY,
+                                 (20, 150, 160), (170, 120, 60))  # fmt: skip
+
+
+def recall_lines(
+    arms: Sequence[tuple[str, Sequence[tuple[int, float, float | None]]]],
+    path: str | Path,
+    *,
+    title: str,
+) -> Path:
+    """Recall at retained tokens: per arm, accuracy (y) against the tokens in the window when
+    the probe was asked (x, log2), the fallible reader solid with dots, the ideal reader thin
+    with rings. `arms`: (label, [(bin's upper edge, accuracy, ideal accuracy or None)])."""
+    title_lines = wrap(title, (WIDTH - 20) // 12)
+    top = 10 + LINE * len(title_lines) + 30
+    bottom = top + PLOT_HEIGHT
+    height = bottom + 80 + LINE * (len(arms) + 1)
+    c = Canvas(WIDTH, height)
+    for k, line in enumerate(title_lines):
+        c.text(10, 10 + LINE * k, line)
+    edges = sorted({e for _, rows in arms for e, _, _ in rows}) or [1_000]
+    lo, hi = math.log2(edges[0]), math.log2(edges[-1])
+    plot_w = WIDTH - LEFT - RIGHT
+
+    def px(tokens: int) -> int:
+        span = hi - lo or 1.0
+        return LEFT + 20 + round((plot_w - 40) * (math.log2(tokens) - lo) / span)
+
+    def py(acc: float) -> int:
+        return top + round(PLOT_HEIGHT * (1 - acc))
+
+    for k in range(6):
+        y = py(k / 5)
+        c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
+        c.text(LEFT - 60, y - 7, f"{k * 20}%")
+    for e in edges:
+        tick = f"{e / 1000:g}k"
+        c.line(px(e), top, px(e), bottom, GREY)
+        c.text(px(e) - text_width(tick) // 2, bottom + 10, tick)
+    c.line(LEFT, top, LEFT, bottom, BLACK, 2)
+    c.line(LEFT, bottom, WIDTH - RIGHT, bottom, BLACK, 2)
+    label = "tokens in the window when the probe was asked (up to)"
+    c.text(LEFT + plot_w // 2 - text_width(label) // 2, bottom + 40, label)
+    c.text(12, top - 24, "accuracy")
+    for n, (name, rows) in enumerate(arms):
+        color = ARM_COLORS[n % len(ARM_COLORS)]
+        pts = [(px(e), py(a)) for e, a, _ in rows]
+        ideal = [(px(e), py(i)) for e, _, i in rows if i is not None]
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+            c.line(x0, y0, x1, y1, color, 3)
+        for (x0, y0), (x1, y1) in zip(ideal, ideal[1:], strict=False):
+            c.line(x0, y0, x1, y1, color, 1)
+        for x, y in pts:
+            c.circle(x, y, 5, color)
+        for x, y in ideal:
+            c.circle(x, y, 7, color, fill=False)
+        y = bottom + 72 + LINE * n
+        c.line(LEFT, y + 7, LEFT + 30, y + 7, color, 3)
+        c.text(LEFT + 40, y, name)
+    c.text(LEFT, bottom + 72 + LINE * len(arms), "solid: fallible reader; thin, rings: ideal")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(c.png())
+    return out

@@ -41,10 +41,11 @@ MiddlewareFactory = Callable[[], Sequence[Middleware]]
 @dataclass(frozen=True)
 class ProbeResult:
     """One probe's outcome. `status`: answered, checked (scored from a file), or not_reached
-    (the session died first). `outcome`: right, wrong (a confident wrong answer), unknown
-    (the agent said it does not know), or not_reached. `judge_verdict`: right, wrong or
-    unparsed from the LLM judge, if one graded the answer (None otherwise). `source`: where
-    the probe's answer comes from (`Probe.source`: data, or the plan, memory or a skill)."""
+    (the session died first); `window_tokens`: see the field. `outcome`: right, wrong (a
+    confident wrong answer), unknown (the agent said it does not know), or not_reached.
+    `judge_verdict`: right, wrong or unparsed from the LLM judge, if one graded the answer
+    (None otherwise). `source`: where the probe's answer comes from (`Probe.source`: data, or
+    the plan, memory or a skill)."""
 
     id: str
     kind: str
@@ -61,6 +62,9 @@ class ProbeResult:
     judge_verdict: str | None = None
     judge_cost_usd: float = 0.0
     source: str = "tool"
+    # The request's tokens when the probe is asked (its first model call): what the strategy
+    # kept in the window at the point of use. 0 when not reached or scored from a file.
+    window_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -215,6 +219,7 @@ async def replay(
                     correct=is_correct(probe, result.output, said), status="answered",
                     retrieval_calls=sum(c.retrieval_calls for c in calls),
                     input_tokens=sum(c.input_tokens for c in calls),
+                    window_tokens=next((c.input_tokens for c in calls if c.stream == "main"), 0),
                     outcome=outcome(probe, result.output, said), source=probe.source,
                 )  # fmt: skip
                 if judge is not None:

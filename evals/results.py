@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.replay import ProbeResult, Replay
-from evals.scenarios.base import PROBE_KINDS
+from evals.scenarios.base import PROBE_KINDS, data_derived
 from harness.errors import UnknownModelError
 from harness.profiles import get_profile
 
@@ -19,7 +19,6 @@ from harness.profiles import get_profile
 # The cheaper a cache read, the better a strategy that keeps one long stable prefix looks
 # against one that rewrites it (masking at batch=1 is +126% against raw at 0.05x, -43% at 0.5x).
 CACHE_PRICE_SHARES = (0.1, 0.5)
-from evals.scenarios.base import PROBE_KINDS, data_derived
 
 
 @dataclass(frozen=True)

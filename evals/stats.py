@@ -7,6 +7,7 @@ ranked against each other."""
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from collections.abc import Hashable, Mapping, Sequence
@@ -87,3 +88,59 @@ def tied(a: Interval, b: Interval) -> bool:
 def no_difference(diff: Interval) -> bool:
     """Whether a paired difference's interval holds 0 (the arms tie)."""
     return diff.contains(0.0)
+
+
+def trace_bootstrap(
+    traces: Mapping[Hashable, Sequence[float]],
+    *,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> Interval:
+    """The pooled mean of every trace's values (say, each probe's 1/0) with an interval that
+    resamples whole traces, not values: probes of one trace share its agent, task and window,
+    so they are not independent, and resampling them alone makes the interval too narrow.
+    Traces without values are left out; one trace gives a point."""
+    groups = [list(v) for v in traces.values() if len(v)]
+    if not groups:
+        raise ValueError("no traces with values to bootstrap")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    sums = [math.fsum(g) for g in groups]
+    sizes = [len(g) for g in groups]
+    mean = math.fsum(sums) / sum(sizes)
+    flat = {v for g in groups for v in g}
+    if len(groups) == 1 or len(flat) == 1:
+        return Interval(mean, mean, mean)
+    rng = random.Random(seed)
+    n = len(groups)
+    means = []
+    for _ in range(resamples):
+        picks = [rng.randrange(n) for _ in range(n)]
+        means.append(math.fsum(sums[i] for i in picks) / sum(sizes[i] for i in picks))
+    means.sort()
+    tail = (1 - level) / 2
+    low = means[int(tail * resamples)]
+    high = means[int((1 - tail) * resamples) - 1]
+    return Interval(mean, min(low, mean), max(high, mean))
+
+
+def paired_trace_difference(
+    arm: Mapping[Hashable, Mapping[Hashable, float]],
+    base: Mapping[Hashable, Mapping[Hashable, float]],
+    *,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> Interval:
+    """`arm - base` paired within each trace by key (a seed and a probe), resampled by trace
+    (`trace_bootstrap` over the per-key differences). Traces and keys only one side has are
+    left out."""
+    diffs = {
+        trace: [values[k] - base[trace][k] for k in values if k in base[trace]]
+        for trace, values in arm.items()
+        if trace in base
+    }
+    if not any(diffs.values()):
+        raise ValueError("no traces and probes in common: a paired difference needs both arms")
+    return trace_bootstrap(diffs, resamples=resamples, level=level, seed=seed)

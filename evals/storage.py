@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
     question VARCHAR, expected VARCHAR, answer VARCHAR, correct BOOLEAN, status VARCHAR,
     retrieval_calls INTEGER, input_tokens BIGINT, outcome VARCHAR, judge_model VARCHAR,
-    judge_verdict VARCHAR, judge_cost_usd DOUBLE, source VARCHAR
+    judge_verdict VARCHAR, judge_cost_usd DOUBLE, source VARCHAR, window_tokens BIGINT
 );
 """
 # Stores written before the fallible reader, the judge, tuned runs or the data split: add what
@@ -64,6 +64,7 @@ ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_probes INTEGER;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_accuracy DOUBLE;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_free_accuracy DOUBLE;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS source VARCHAR;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS window_tokens BIGINT;
 """
 _JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds", "weeks")
 

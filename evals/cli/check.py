@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from evals.cli.options import SUITE_NAMES
@@ -37,6 +38,12 @@ def add_parser(subparsers: Any) -> None:
         "--reader", default="fallible", choices=("fallible", "ideal"), help="with --sanity"
     )
     ck.add_argument(
+        "--scenario",
+        action="append",
+        help="with --sanity: a scenario name, a scenario file or a suite folder (repeat; "
+        "default: the built-in scenarios)",
+    )
+    ck.add_argument(
         "--json",
         action="store_true",
         help="print the verdict and findings as JSON (with --sanity: one object per scenario "
@@ -48,17 +55,15 @@ def add_parser(subparsers: Any) -> None:
 def check_command(args: argparse.Namespace) -> int:
     from evals.check import DEFAULT_BASELINE, SUITES, run_check
 
+    if args.scenario and not args.sanity:
+        args.parser.error("--scenario chooses what --sanity breaks; give --sanity")
     if args.sanity:
+        from evals.cli.options import usage_errors
         from evals.sanity import run_sanity
-        from evals.scenarios import UnknownScenarioError, scenario_summary
-        from evals.scenarios.from_file import ScenarioFileError
 
-        for name in args.scenario or ():
-            try:
-                scenario_summary(name)
-            except (UnknownScenarioError, ScenarioFileError) as exc:
-                args.parser.error(str(exc).strip("'\""))
-        return run_sanity(args.scenario, reader=args.reader, as_json=args.json)
+        with usage_errors(args):
+            names = _sanity_scenarios(args.scenario or ())
+        return run_sanity(names or None, reader=args.reader, as_json=args.json)
     if args.suite not in SUITES:
         args.parser.error(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
     baseline = args.baseline or DEFAULT_BASELINE
@@ -69,3 +74,21 @@ def check_command(args: argparse.Namespace) -> int:
     doc = {"suite": args.suite, "baseline": str(baseline), "passed": code == 0, "lines": lines}
     print(json.dumps(doc, indent=2))
     return code
+
+
+def _sanity_scenarios(given: Sequence[str]) -> list[str]:
+    """Names and files as given; a suite folder becomes its scenario files. Each is checked
+    before anything runs (an unknown name or a bad file is a usage error)."""
+    from pathlib import Path
+
+    from evals.scenarios import scenario_summary
+    from evals.suite import load_suite
+
+    names: list[str] = []
+    for name in given:
+        if Path(name).is_dir():
+            names += [str(t.file) for t in load_suite(name).traces]
+        else:
+            scenario_summary(name)
+            names.append(name)
+    return names

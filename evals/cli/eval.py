@@ -30,8 +30,9 @@ def add_parser(subparsers: Any) -> None:
     ev.add_argument(
         "--scenario",
         required=True,
-        help="scenario name (`ctxlab scenarios`), or a scenario file (.yaml, e.g. from "
-        "`ctxlab scenarios import`)",
+        help="scenario name (`ctxlab scenarios`), a scenario file (.yaml, e.g. from "
+        "`ctxlab scenarios import`), or a suite: a folder of them (its suite.json, else every "
+        ".yaml/.yml in it; one seed by default)",
     )
     ev.add_argument(
         "--strategy",
@@ -93,6 +94,12 @@ def add_parser(subparsers: Any) -> None:
         "--db", help="DuckDB file for the results (default $CTXLAB_DB or ./ctxlab.duckdb)"
     )
     ev.add_argument("--no-save", action="store_true", help="do not store the results")
+    ev.add_argument(
+        "--out",
+        metavar="DIR",
+        help="with a suite folder: also write <suite>.md and <suite>-recall.png (recall at "
+        "retained tokens) there",
+    )
     tuned = ev.add_argument_group("tuned baselines (--tuned)")
     tuned.add_argument(
         "--tuned",
@@ -127,12 +134,22 @@ def eval_command(args: argparse.Namespace) -> int:
 
     if args.summary and not args.json:
         args.parser.error("--summary adds to --json output; give --json too")
+    from pathlib import Path
+
+    if Path(args.scenario).is_dir():
+        if args.tuned:
+            args.parser.error("--tuned takes one scenario, not a suite folder")
+        from evals.cli.suite import suite_command
+
+        return suite_command(args)
     if args.tuned:
         from evals.cli.tuned import tuned_command
 
         return tuned_command(args)
     if args.grid or args.train_seeds is not None:
         args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
+    if args.out:
+        args.parser.error("--out writes a suite's report; give --scenario a suite folder")
     one_way_to_seeds(args)
     use_model_options(args)
     with usage_errors(args):

@@ -17,7 +17,8 @@ def add_parser(subparsers: Any) -> None:
         "--scenario",
         action="append",
         help="scenario (repeat; default: every scenario stored, or with --run every built-in "
-        "one): a built-in name, a stored `recorded:<run>` name, or with --run a scenario file",
+        "one): a built-in name, a stored `recorded:<run>` name, a scenario file, or a suite "
+        "folder (each of its files)",
     )
     rp.add_argument(
         "--db", help="DuckDB file with eval results (default $CTXLAB_DB or ./ctxlab.duckdb)"
@@ -49,6 +50,8 @@ def report_command(args: argparse.Namespace) -> int:
 
     db = args.db or default_path()
     known = list_scenarios()
+    if args.scenario:
+        args.scenario = _suite_files(args, args.scenario)
     unknown = [
         n
         for n in args.scenario or ()
@@ -146,3 +149,17 @@ def latest(results: list) -> list:
     for r in results:
         by_key[(r.config, r.seed)] = r
     return list(by_key.values())
+
+
+def _suite_files(args: argparse.Namespace, given: list[str]) -> list[str]:
+    """A suite folder stands for its scenario files (one report each; the suite's own table
+    and recall at retained tokens: `ctxlab eval --scenario DIR --out DIR`)."""
+    from pathlib import Path
+
+    from evals.suite import load_suite
+
+    out: list[str] = []
+    with usage_errors(args):
+        for name in given:
+            out += [str(t.file) for t in load_suite(name).traces] if Path(name).is_dir() else [name]
+    return out
