@@ -122,25 +122,51 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
     )  # fmt: skip
 
 
+# A turn with probes asked inside it is replayed in parts: the part before a probe ends with
+# this reply, the probe is asked, and a user message naming the turn and step resumes it.
+PAUSED = "Pausing here for your question."
+
+
+def resume_text(turn_id: str, step: int) -> str:
+    """The user message that resumes turn `turn_id` at its step `step` (0-based) after a probe
+    asked inside it: one line, distinct for every turn and step."""
+    return f"Go on with the task where you left off (turn {turn_id}, step {step + 1})."
+
+
 def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, tuple[Probe, ...]]:
     asked: dict[str, list[ProbeSpec]] = {}
+    inside: dict[str, dict[int, list[ProbeSpec]]] = {}
     for p in spec.probes:
-        if p.check is None:
+        if p.check is not None:
+            continue
+        if p.at_step is None:
             asked.setdefault(p.after, []).append(p)
+        else:
+            inside.setdefault(p.after, {}).setdefault(p.at_step, []).append(p)
     turns: list[UserTurn] = []
     plan: list[Turn] = []
 
-    def ask(after: str) -> None:
-        for p in asked.get(after, []):
+    def ask(probes: list[ProbeSpec]) -> None:
+        for p in probes:
             turns.append(UserTurn(id=f"probe-{p.id}", text=p.question, probe=p.id))
             plan.append(Turn(prompt=p.question, steps=(Answer(p.id, _cue(p.cue)),)))
 
-    ask("start")
+    ask(asked.get("start", []))
     for t in spec.turns:
-        turns.append(UserTurn(id=t.id, text=t.text))
-        plan.append(Turn(prompt=t.text, steps=tuple(_step(s) for s in t.steps), final=t.final))
-        ask(t.id)
-    ask("end")
+        steps = tuple(_step(s) for s in t.steps)
+        # A real trace is mostly one user turn: its probes are asked where the run used the
+        # value, so the turn is cut there and resumed after the question.
+        cuts = sorted(inside.get(t.id, {}))
+        begin, text, turn_id = 0, t.text, t.id
+        for cut in cuts:
+            turns.append(UserTurn(id=turn_id, text=text))
+            plan.append(Turn(prompt=text, steps=steps[begin:cut], final=PAUSED))
+            ask(inside[t.id][cut])
+            begin, text, turn_id = cut, resume_text(t.id, cut), f"{t.id}.step-{cut + 1}"
+        turns.append(UserTurn(id=turn_id, text=text))
+        plan.append(Turn(prompt=text, steps=steps[begin:], final=t.final))
+        ask(asked.get(t.id, []))
+    ask(asked.get("end", []))
     tasks = tuple(
         Turn(prompt=t.prompt, steps=tuple(_step(s) for s in t.steps), final=t.final)
         for t in spec.tasks
@@ -153,7 +179,7 @@ def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, t
     probes = tuple(
         Probe(
             id=p.id, kind=p.kind, question=p.question, answer=p.answer, cue=_cue(p.cue),
-            planted=", ".join(p.provenance.get("from", [])[:1]),
+            planted=_planted(p.provenance.get("from")),
             distractors=tuple(p.distractors),
             check=FileCheck(p.check.path, tuple(p.check.contains), p.check.bullets)
             if p.check else None,
@@ -163,6 +189,14 @@ def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, t
     )  # fmt: skip
     thread = re.sub(r"[^A-Za-z0-9_.\-]+", "-", f"{spec.name}-{seed}-recorded")
     return (Session("recorded", thread, tuple(turns)),), built, probes
+
+
+def _planted(origin: Any) -> str:
+    """Where a probe's fact appeared: the first of the refs a run import lists, or the one
+    word a trace import gives (`trace`, `ground-truth`)."""
+    if isinstance(origin, str):
+        return origin
+    return ", ".join(str(o) for o in (origin or [])[:1])
 
 
 def _step(s: StepSpec) -> Step:
@@ -188,6 +222,15 @@ def _cross_check(spec: ScenarioFile, root: Any, path: str | Path) -> None:
             raise ScenarioFileError(
                 f"{where}: after: {p.after!r} is not a turn id (nor start or end)"
             )
+        if p.at_step is not None:
+            turn = next((t for t in spec.turns if t.id == p.after), None)
+            if turn is None:
+                raise ScenarioFileError(f"{where}: at_step needs `after` to name a turn")
+            if p.at_step > len(turn.steps):
+                raise ScenarioFileError(
+                    f"{where}: at_step: {p.at_step} is past turn {turn.id!r}, which has "
+                    f"{len(turn.steps)} steps"
+                )
     if len(set(turn_ids)) != len(turn_ids):
         dupe = next(t for t in turn_ids if turn_ids.count(t) > 1)
         raise ScenarioFileError(f"{path}: duplicate turn id {dupe!r}")

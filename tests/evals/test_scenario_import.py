@@ -68,8 +68,12 @@ def test_import_writes_a_versioned_file_with_intentions_not_values(
 def test_probes_cover_every_kind_with_provenance(flagship: tuple[Path, str, Path]) -> None:
     doc = yaml.safe_load(flagship[2].read_text())
     counts = doc["probe_counts"]
-    assert set(counts) == set(PROBE_KINDS) and all(counts[k] > 0 for k in PROBE_KINDS)
-    assert sum(counts.values()) == len(doc["probes"])
+    assert set(counts) == {*PROBE_KINDS, "dropped_leaks"}
+    # The flagship's decision questions quote the figures recall probes ask for (#20 item 1):
+    # the leak check drops them, and counts them.
+    assert all(counts[k] > 0 for k in PROBE_KINDS if k != "decision")
+    assert counts["dropped_leaks"] > 0
+    assert sum(counts[k] for k in PROBE_KINDS) == len(doc["probes"])
     for p in doc["probes"]:
         if p.get("check") is None:
             assert p["cue"]["patterns"] and p["provenance"]["from"], p["id"]

@@ -115,6 +115,10 @@ class ProbeSpec(_Spec):
     question: str = pydantic.Field(min_length=1)
     answer: str = pydantic.Field(min_length=1)
     after: str = "end"
+    # Asked inside the turn `after` names, before its step `at_step` (0-based; the number of
+    # its steps: before its final answer), where the recorded run used the value; without
+    # it, once that turn has ended (evals/README.md "Recorded scenarios").
+    at_step: int | None = pydantic.Field(default=None, ge=0)
     cue: CueSpec = CueSpec()
     distractors: list[str] = []
     source: Literal["tool", "user", "agent", "memory", "skill"] = "tool"

@@ -29,6 +29,7 @@ from evals.scenarios.recorded.format import (
     TaskSpec,
     TurnSpec,
 )
+from evals.scenarios.recorded.leaks import drop_leaks
 from evals.scenarios.recorded.probes import derive_probes
 from evals.scenarios.recorded.recording import (
     BUILTIN_TOOLS,
@@ -80,6 +81,7 @@ def import_run(
     finally:
         con.close()
     probes = derive_probes(recording)  # first: a question it cannot score stays a turn
+    probes, leaked = drop_leaks(probes)
     tools = [t for t in config.get("tools", []) if t["name"] not in BUILTIN_TOOLS]
     if not tools:
         tools = _tools_from_calls(replies)
@@ -123,7 +125,7 @@ def import_run(
                 for t in tasks
             ],
             replies=replies,
-            probe_counts={k: sum(p["kind"] == k for p in probes) for k in PROBE_KINDS},
+            probe_counts=probe_counts(probes, leaked),
             probes=probes,
         )
     except pydantic.ValidationError as exc:
@@ -139,6 +141,14 @@ def import_run(
 
 
 PROBE_KINDS = ("recall", "artifact", "continuation", "decision")
+
+
+def probe_counts(probes: list[dict[str, Any]], leaked: int) -> dict[str, int]:
+    """The probes of each kind, and `dropped_leaks`: those the leak check (leaks.py) dropped
+    because their question or cue gave a probe's answer away."""
+    counts = {k: sum(p["kind"] == k for p in probes) for k in PROBE_KINDS}
+    counts["dropped_leaks"] = leaked
+    return counts
 
 
 def _turn_spec(turn: RecordedTurn) -> TurnSpec:
