@@ -30,18 +30,12 @@ def add_parser(subparsers: Any) -> None:
     ck.add_argument(
         "--scenario",
         action="append",
-        metavar="NAME_OR_FILE",
-        help="with --sanity: a built-in scenario or a ctxlab-scenario/1 file (repeatable; "
-        "default every built-in scenario)",
+        metavar="NAME_FILE_OR_DIR",
+        help="with --sanity: a built-in scenario, a ctxlab-scenario/1 file or a suite folder "
+        "(repeatable; default every built-in scenario)",
     )
     ck.add_argument(
         "--reader", default="fallible", choices=("fallible", "ideal"), help="with --sanity"
-    )
-    ck.add_argument(
-        "--scenario",
-        action="append",
-        help="with --sanity: a scenario name, a scenario file or a suite folder (repeat; "
-        "default: the built-in scenarios)",
     )
     ck.add_argument(
         "--json",
