@@ -383,7 +383,7 @@ def print_table(
         )
     console = Console()
     if not console.is_terminal:  # piped: print the whole table rather than squeeze it
-        console = Console(width=240)
+        console = Console(width=400)
     console.print(table)
     if picked is not None:
         print(picked.explain())

@@ -216,7 +216,7 @@ def test_the_report_shows_intervals_the_paired_difference_and_ties() -> None:
     ]  # fmt: skip
     text = render_markdown(runs, scenario="competitive-analysis", plots={})
     (mask,) = [line for line in text.splitlines() if line.startswith("| **rec.** tied")]
-    assert "| mask | 3 | 81.7% (80.0%-85.0%) | -3.3% (" in mask
+    assert "| mask | 3 | 81.7% (80.0%-85.0%) | - | - | -3.3% (" in mask
     (full,) = [line for line in text.splitlines() if "| full |" in line]
     assert "| tied front | full |" in full and "+0.0% (+0.0% to +0.0%)" in full
     assert "0.1100 (0.1000-0.1200)" in full  # cost with its interval
