@@ -337,7 +337,8 @@ def test_every_derived_probe_is_answerable_with_everything_in_view(
     assert main(argv) == 0
     (run,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     wrong = [(p["id"], p["answer"]) for p in run["probe_results"] if not p["correct"]]
-    assert wrong == [] and run["probes"] >= 20
+    # 15-20: the import drops the decision probes whose questions quote recall answers.
+    assert wrong == [] and run["probes"] >= 12
 
 
 def test_a_missing_scenario_file_is_named(

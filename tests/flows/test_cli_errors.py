@@ -77,7 +77,7 @@ MISTAKES = [
     (["eval", "--scenario", CA, "--tuned", "--seed", "9", "--seeds", "2"], ["not both"]),
     (["eval", "--scenaro", CA], ["unknown option --scenaro", "did you mean --scenario?"]),
     (["sweep", "--scenario", CA, "--grdi", "mask.keep=3"], ["--grdi", "--grid"]),
-    (["eval", "--scenario", "."], ["'.'", "is a directory"]),
+    (["eval", "--scenario", "."], ["suite .", "holds no scenario file"]),
     (
         ["eval", "--scenario", CA, "--model", "gpt-6.2-sol"],
         ["no provider prefix", "openai:gpt-6.2-sol"],
