@@ -16,12 +16,10 @@ from evals.cli.options import (
     add_model_options,
     check_scenario_path,
     one_way_to_seeds,
-    plural,
     seed_arg,
     seeds_arg,
     usage_errors,
     use_model_options,
-    writable_store,
 )
 
 
@@ -130,7 +128,6 @@ def add_parser(subparsers: Any) -> None:
 def eval_command(args: argparse.Namespace) -> int:
     from evals.arms import params_by_arm
     from evals.runner import check_cells, grid, parse_setting
-    from harness.store import default_path
 
     if args.summary and not args.json:
         args.parser.error("--summary adds to --json output; give --json too")
@@ -168,23 +165,7 @@ def eval_command(args: argparse.Namespace) -> int:
         if args.window is not None or args.judge is not None:
             cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
         check_cells(cells)
-    db = args.db or default_path()
-    if not args.no_save:
-        writable_store(db)
-    finished: list = []
-    try:
-        results = running.run_with_progress(
-            cells, max_usd=args.max_usd, quiet=args.json, finished=finished
-        )
-    except KeyboardInterrupt:
-        running.store_on_interrupt(args, None if args.no_save else db, cells, finished)
-        raise
-    if not args.no_save:
-        from evals.storage import save_or_dump
-
-        batch = save_or_dump(db, results)
-        if not args.json:
-            print(f"stored {plural(len(results), 'run')} (batch {batch}) in {db}")
+    results = running.run_and_store(args, cells)
     if args.json:
         for r in results:
             print(r.to_json(probes=args.probes))

@@ -109,6 +109,31 @@ def run_with_progress(
             return run_cells(cells, max_usd=max_usd, on_result=done, progress=step)
 
 
+def run_and_store(args: argparse.Namespace, cells: list) -> list:
+    """Run `cells` and store their results in `args.db` (unless `--no-save`): the store is
+    opened for writing first, so a locked or read-only file fails before any work, and an
+    interrupted batch stores what it finished."""
+    from evals.cli.options import writable_store
+    from harness.store import default_path
+
+    db = args.db or default_path()
+    if not args.no_save:
+        writable_store(db)
+    finished: list = []
+    try:
+        results = run_with_progress(cells, max_usd=args.max_usd, quiet=args.json, finished=finished)
+    except KeyboardInterrupt:
+        store_on_interrupt(args, None if args.no_save else db, cells, finished)
+        raise
+    if not args.no_save:
+        from evals.storage import save_or_dump
+
+        batch = save_or_dump(db, results)
+        if not args.json:
+            print(f"stored {plural(len(results), 'run')} (batch {batch}) in {db}")
+    return results
+
+
 def _console() -> Any:
     from rich.console import Console
 

@@ -12,10 +12,8 @@ from evals.cli import running
 from evals.cli.options import (
     STRATEGIES,
     one_way_to_seeds,
-    plural,
     usage_errors,
     use_model_options,
-    writable_store,
 )
 
 
@@ -23,7 +21,6 @@ def suite_command(args: argparse.Namespace) -> int:
     from evals.arms import params_by_arm
     from evals.runner import Cell, check_cells, parse_setting
     from evals.suite import load_suite, suite_summary, trace_line
-    from harness.store import default_path
 
     if args.grid or args.train_seeds is not None:
         args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
@@ -48,24 +45,7 @@ def suite_command(args: argparse.Namespace) -> int:
                                  args.model, "ideal", window=args.window)  # fmt: skip
                     planned.append((k, ideal))
         check_cells([c for _, c in planned])
-    db = args.db or default_path()
-    if not args.no_save:
-        writable_store(db)
-    cells = [c for _, c in planned]
-    finished: list = []
-    try:
-        results = running.run_with_progress(
-            cells, max_usd=args.max_usd, quiet=args.json, finished=finished
-        )
-    except KeyboardInterrupt:
-        running.store_on_interrupt(args, None if args.no_save else db, cells, finished)
-        raise
-    if not args.no_save:
-        from evals.storage import save_or_dump
-
-        batch = save_or_dump(db, results)
-        if not args.json:
-            print(f"stored {plural(len(results), 'run')} (batch {batch}) in {db}")
+    results = running.run_and_store(args, [c for _, c in planned])
     runs, ideal = [], {}
     for (k, cell), result in zip(planned, results, strict=True):
         trace = suite.traces[k]
