@@ -25,7 +25,7 @@ from prefect.exceptions import ObjectNotFound
 from prefect.runtime import flow_run as current_flow_run
 from prefect.states import Crashed
 
-from flows.agents import AgentOptions, get_agent
+from flows.agents import AgentOptions, get_agent, resolve_params
 from flows.journal import ensure_tables
 from flows.report import render_markdown, run_report
 from flows.resume import Session, Turn, load_session, run_session, unfinished_run
@@ -80,9 +80,11 @@ async def agent_run(
         spec = get_agent(session.agent)
     else:
         spec = get_agent(agent)
+        # A scheduled run (the Monday deployment's `week=auto`) records the week it does.
+        params = resolve_params(agent, dict(params or {}), store)
         # What the session will be depends on the options, not on how steps will run.
         options = AgentOptions(store=store, step_runner=InlineRunner(), model=model,
-                               strategy=strategy, params=dict(params or {}))  # fmt: skip
+                               strategy=strategy, params=params)  # fmt: skip
         session = Session(
             session_id=new_id("session"),
             agent=agent,
@@ -90,7 +92,7 @@ async def agent_run(
             thread_id=thread_id or spec.thread or new_id("thread"),
             inputs=tuple(inputs or spec.session(options)),
             strategy=strategy,
-            params=dict(params or {}),
+            params=dict(params),
         )
         if not session.inputs:
             raise ValueError(f"agent {agent!r} has no default session: give it an input")

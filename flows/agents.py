@@ -143,6 +143,19 @@ def competitive_week(store: Store, params: dict[str, Any]) -> int:
     return _competitive_options(options)[1]
 
 
+def resolve_params(agent: str, params: dict[str, Any], store: Store) -> dict[str, Any]:
+    """The parameters the run will use, with the competitive-analysis week and scale made
+    explicit, so the run says (and records) which it did, and a resumed run rebuilds the same
+    week: `week=auto` (the Monday deployment's) resolved again after the killed week noted
+    itself in memory would pick the week after."""
+    if get_agent(agent).name != COMPETITIVE:
+        return params
+    resolved = {"scale": "small", **params}
+    if resolved.get("week", "auto") == "auto":
+        resolved["week"] = competitive_week(store, resolved)
+    return resolved
+
+
 def _last_noted_week(store: Store) -> int:
     """The latest week whose log line memory holds (0 for none): each week of the recurring
     family ends by noting `- Week of DATE` there, and consolidation keeps the newest."""

@@ -5,7 +5,8 @@ Only long-term memory (`/memories/AGENTS.md` in the store) carries from one week
 week 1 learns "use bullets, not paragraphs" from the user's feedback, and the next week's
 report applies it without being told (`week=auto` picks the plan by what memory holds).
 With `--set weeks=N` the schedule runs the recurring family instead (a year of Mondays:
-evals/scenarios/weekly.py), each Monday the week after the last one memory notes.
+evals/scenarios/weekly.py), each Monday the week after the last one memory notes (resolved
+as the flow run starts and recorded with its session, so a killed week resumes as that week).
 
 `ctxlab serve` registers the deployment with the Prefect server and serves it from this
 process: the server's scheduler creates a flow run each Monday 09:00 (in the timezone given),

@@ -308,9 +308,19 @@ def build(seed: int = 0, scale: str = "full", weeks: int | None = None) -> Scena
         script.session("week-2")
         week_2(script, world)
     else:
-        world.articles.update(build_weeks(script, world, check_weeks(weeks)))
+        briefs, exports = build_weeks(script, world, check_weeks(weeks))
+        world.articles.update(briefs)
     sessions, plan, probes = script.build()
     tools = make_tools(world)
+    data_files = world.files
+    if weeks is not None:
+        # Each Monday's own export, queried by date, in place of the flagship's one.
+        tools = (exports.tool(), *tools[1:])
+
+        def data_files() -> dict[str, str]:
+            files = {k: v for k, v in world.files().items() if not k.startswith("exports/")}
+            return {**files, **exports.files()}
+
     researcher = SubAgent(
         name="market-researcher",
         description="Sweeps news and analyst coverage of one company; returns key findings.",
@@ -323,7 +333,7 @@ def build(seed: int = 0, scale: str = "full", weeks: int | None = None) -> Scena
         scale=check_scale(scale), sessions=sessions, plan=plan, probes=probes, tools=tools,
         system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
         skills_dir=skill_dir(), subagents=(researcher,),
-        max_steps=60, data_files=world.files, recurring=weeks is not None,
+        max_steps=60, data_files=data_files, recurring=weeks is not None,
         # The companies first, so each is swapped with another company (its rows, articles
         # and supplier then answer for the other), then their look-alikes.
         entities=(*(c.name for c in world.companies),

@@ -13,7 +13,6 @@ from flows.cli import common
 
 if TYPE_CHECKING:
     from flows.server import ServerInfo
-    from harness.store import Store
 
 
 def add_parser(subparsers: Any) -> None:
@@ -52,6 +51,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from evals.cli.options import usage_errors, use_model_options, writable_store
+    from flows.agents import resolve_params
     from harness.store import Store, default_path
 
     if not args.agent and not args.resume:
@@ -172,19 +172,6 @@ def check_agent(agent: str, model: str, strategy: str | None, params: dict[str, 
         spec.build(options)
     finally:
         scratch.close()
-
-
-def resolve_params(agent: str, params: dict[str, Any], store: Store) -> dict[str, Any]:
-    """The parameters the run will use, with the competitive-analysis week and scale made
-    explicit, so the run says (and records) which it did."""
-    from flows.agents import COMPETITIVE, competitive_week, get_agent
-
-    if get_agent(agent).name != COMPETITIVE:
-        return params
-    resolved = {"scale": "small", **params}
-    if resolved.get("week", "auto") == "auto":
-        resolved["week"] = competitive_week(store, resolved)
-    return resolved
 
 
 def describe_params(params: dict[str, Any]) -> str:

@@ -53,6 +53,61 @@ def _world():
     return World(0, dict(sizes.model_extra or {}))
 
 
+def test_each_mondays_export_drifts_and_supersedes_facts_the_probes_ask_about() -> None:
+    """The exports drift too: every week's figures move, and a company's capacity, price or
+    plant status changes in the export data (not only in the news); the `fact` and `stale`
+    probes ask about those export-derived values."""
+    from evals.scenarios.competitive_analysis import build
+    from evals.scenarios.weekly import EXPORT_FACTS, WeeklyExports, export_key, monday
+
+    world = _world()
+    subs = subjects(world, 12)
+    exports = WeeklyExports(world, subs, 12)
+    c = world.companies[0]
+
+    def rows(week: int) -> dict[tuple[str, str, str], str]:
+        df = exports.frame(c, week)
+        return {(f, r, m): v for _, f, r, m, v in df.iter_rows()}
+
+    first, second = rows(1), rows(2)
+    assert first.keys() == second.keys()
+    figures = [k for k in first if k[2] == "units_k"]
+    moved = [k for k in figures if first[k] != second[k]]
+    assert len(moved) >= 0.9 * len(figures)  # the figures drift (a few round the same)
+    assert rows(1) == first  # seeded: the same week reads the same
+    # Each tracked cell shows its subject's value in force that week; some change within 12.
+    superseded = 0
+    for company in world.companies:
+        for metric in EXPORT_FACTS:
+            subject = next(s for s in subs if s.key == export_key(company, metric))
+            for week in (1, 6, 12):
+                df = exports.frame(company, week)
+                (value,) = df.filter(
+                    (df["company"] == company.name) & (df["region"] == company.region)
+                    & (df["metric"] == metric)
+                )["value"]  # fmt: skip
+                assert value == subject.value(week)
+            superseded += len(subject.history) > 1
+    assert superseded >= 3
+
+    scenario = build(0, "small", weeks=12)
+    query = scenario.tools[0]
+    out = query.fn(company=c.name, date=monday(3), region=c.region)
+    assert out.startswith(f"{c.name} export, {monday(3)}:") and f"{monday(3)},{c.name}," in out
+    assert "no export dated '2026-01-13'" in query.fn(company=c.name, date="2026-01-13")
+    # The two-week flagship keeps its one export and its tool, unchanged.
+    assert "date" not in build(0, "small").tools[0].parameters["properties"]
+    files = scenario.files()
+    assert f"exports/{monday(12)}/{c.slug}.csv" in files and f"exports/{c.slug}.csv" not in files
+    # Probes: every week asks an export-derived fact; the stale checks cover exports too.
+    by_week: dict[int, list[str]] = {}
+    for p in scenario.probes:
+        by_week.setdefault(p.session, []).append(p.id)
+    assert all(any(i.startswith("fact-export-") for i in ids) for ids in by_week.values())
+    stale = [p for p in scenario.probes if p.id.startswith("stale-export-")]
+    assert stale and all(p.distractors and p.answer not in p.distractors for p in stale)
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [({"weeks": 0}, "weeks must be a whole number from 1 to 260"),

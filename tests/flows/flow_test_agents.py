@@ -9,11 +9,13 @@ for finding n blocks before doing anything, so a test can kill the process mid-s
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
+from typing import Any
 
-from flows.agents import AgentOptions, AgentSpec
+from flows.agents import COMPETITIVE, REGISTRY, AgentOptions, AgentSpec
 from harness import Agent, ToolContext, create_agent, tool
 from harness.messages import Message
 from harness.models import FunctionModel, RequestParams, call, reply
@@ -36,9 +38,7 @@ def record(n: int, ctx: ToolContext) -> str:
         n: which finding.
     """
     if os.environ.get("CTXLAB_TEST_HANG_AT") == str(n):
-        with open(os.environ["CTXLAB_TEST_MARKER"], "w") as f:
-            f.write("ready")
-        time.sleep(600)  # until the test kills the process
+        _hang()
     ctx.state.files.write(f"/notes/finding-{n}.md", f"finding {n}\n" * 50)
     _log(f"tool {ctx.call.id}")
     return f"finding {n} recorded:\n" + "detail of the finding\n" * 80
@@ -103,3 +103,28 @@ def build_clumsy(options: AgentOptions) -> Agent:
         FunctionModel(_clumsy, name="clumsy-model"), [publish], store=options.store,
         step_runner=options.step_runner, name="clumsy", memory=(),
     )  # fmt: skip
+
+
+def _hang() -> None:
+    with open(os.environ["CTXLAB_TEST_MARKER"], "w") as f:
+        f.write("ready")
+    time.sleep(600)  # until the test kills the process
+
+
+def build_weekly_hanging(options: AgentOptions) -> Agent:
+    """The competitive-analysis agent; `read_article` blocks on `$CTXLAB_TEST_HANG_ON`."""
+    agent = REGISTRY[COMPETITIVE].build(options)
+    read = next(t for t in agent.tools if t.name == "read_article")
+
+    def read_article(article_id: str) -> Any:
+        if article_id == os.environ.get("CTXLAB_TEST_HANG_ON"):
+            _hang()
+        return read.fn(article_id=article_id)
+
+    agent.tools = tuple(dataclasses.replace(t, fn=read_article) if t is read else t
+                        for t in agent.tools)  # fmt: skip
+    return agent
+
+
+# Named as the agent it wraps, so `--weeks` runs it (and `week=auto` resolves for it).
+weekly_hanging = dataclasses.replace(REGISTRY[COMPETITIVE], build=build_weekly_hanging)

@@ -185,7 +185,8 @@ def test_version() -> None:
 
 
 def test_the_competitive_week_and_scale_are_made_explicit(tmp_path: Path) -> None:
-    from flows.cli.run import describe_params, resolve_params
+    from flows.agents import resolve_params
+    from flows.cli.run import describe_params
     from harness.files.filesystem import FileSystem
     from harness.store import Store
 
@@ -201,7 +202,7 @@ def test_the_competitive_week_and_scale_are_made_explicit(tmp_path: Path) -> Non
 
 
 def test_the_recurring_week_follows_what_memory_notes(tmp_path: Path) -> None:
-    from flows.cli.run import resolve_params
+    from flows.agents import resolve_params
     from harness.files.filesystem import FileSystem
     from harness.store import Store
 

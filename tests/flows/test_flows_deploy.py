@@ -4,10 +4,15 @@ triggered run completes when served."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
+from flow_helpers import flow_run_name
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
     DeploymentFilter,
@@ -67,3 +72,39 @@ def test_the_weekly_deployment_registers_with_its_schedule_and_a_triggered_run_c
     assert flow_run.state_name == "Completed"  # type: ignore[attr-defined]
     store = Store(db, hold=False)
     assert store.runs_with_status(["completed"])
+
+
+def test_serve_with_weeks_passes_them_to_the_deployment_whose_runs_do_one_week_each(
+    prefect_server: ServerInfo, db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ctxlab serve --set weeks=52` without a worker: the deployment it would serve carries
+    `weeks`, and its flow run with exactly those parameters, twice, does weeks 1 and 2 on one
+    store (each recorded as the week it did, so a resumed one rebuilds the same week)."""
+    from flows import deploy
+    from flows.agent_run import agent_run
+    from flows.cli import common, main
+
+    served: dict[str, Any] = {}
+    monkeypatch.setattr(common, "local_server", lambda _port: prefect_server)
+    monkeypatch.setattr(deploy, "serve_weekly", lambda **options: served.update(options))
+    assert main(["serve", "--set", "weeks=52", "--db", db]) == 0
+    assert served["params"] == {"weeks": 52} and served["server"] is prefect_server
+    options = {k: v for k, v in served.items() if k not in ("run_now", "server")}
+    deployment = asyncio.run(weekly_deployment(**options))
+    parameters = deployment.parameters
+    assert parameters["params"] == {"week": "auto", "weeks": 52}
+    assert parameters["db"] == str(Path(db).resolve())
+
+    weeks = [asyncio.run(agent_run(**parameters)) for _ in range(2)]
+    assert [w["params"] for w in weeks] == [{"scale": "small", "week": k, "weeks": 52}
+                                           for k in (1, 2)]  # fmt: skip
+    assert all(r["status"] == "completed" for w in weeks for r in w["runs"])
+    assert len({w["thread_id"] for w in weeks}) == 2
+    assert [flow_run_name(w["flow_run_id"]).split(" on ")[0] for w in weeks] == [
+        "competitive-analysis week 1", "competitive-analysis week 2"
+    ]  # fmt: skip
+    store = Store(db, hold=False)
+    rows = store.query("SELECT params FROM flow_runs ORDER BY started_at")
+    assert [json.loads(r["params"])["week"] for r in rows] == [1, 2]
+    memory = store.memory_versions("/memories/AGENTS.md")[-1]["content"]
+    assert "- Week of 2026-01-12:" in memory and "- Week of 2026-01-19:" in memory

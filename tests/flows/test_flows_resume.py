@@ -198,3 +198,87 @@ def test_resuming_discards_the_subagent_runs_whose_task_call_runs_again_at_any_d
     assert {r["run_id"] for r in store.model_calls()} == {
         "run_done", "run_kept", "run_other"
     }  # fmt: skip
+
+
+def test_a_week_killed_under_run_weeks_resumes_and_the_next_weeks_go_on_from_its_memory(
+    prefect_server: ServerInfo,
+    db: str,
+    subprocess_env: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`ctxlab run competitive-analysis --weeks 3`, its week 2 killed with SIGKILL partway (the
+    export queries done, the brief being read), `--resume last`, then `--weeks 3` again: week
+    2 completes once, week 3 runs on the same store from what memory's files hold, and no
+    message, model call or memory version is doubled or lost."""
+    from flows.cli import main
+
+    # The competitive-analysis agent, its `read_article` blocking on week 2's brief when told;
+    # a budget that nothing passes, so each week adds exactly one memory version.
+    argv = ["run", "flow_test_agents:weekly_hanging", "--db", db, "--json",
+            "--set", "memory.budget_tokens=5000"]  # fmt: skip
+    assert main([*argv, "--weeks", "1"]) == 0
+    capsys.readouterr()
+    store = Store(db, hold=False)
+    marker = Path(subprocess_env["CTXLAB_TEST_MARKER"])
+    log = tmp_path / "doomed.log"
+    with open(log, "w") as err:
+        doomed = subprocess.Popen(
+            [*CLI, *argv, "--weeks", "3"], stdout=subprocess.DEVNULL, stderr=err,
+            env={**subprocess_env, "CTXLAB_TEST_HANG_ON": "brief-2026-01-19"},
+        )  # fmt: skip
+    try:
+        _wait_for(lambda: marker.exists() or doomed.poll() is not None, 90, "week 2's brief")
+        assert doomed.poll() is None, log.read_text()[-3000:]
+
+        def exports_journaled() -> bool:  # they run beside the brief's read and complete
+            return bool(store.scalar("SELECT count(*) >= 3 FROM step_journal "
+                                     "WHERE key LIKE 'tool:query_market_export:%'"))  # fmt: skip
+
+        _wait_for(exports_journaled, 30, "week 2's export queries")
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=30)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+    killed = [r for r in store.runs() if r["status"] == "running"]
+    assert len(killed) == 1 and len(store.memory_versions()) == 1  # week 2 noted nothing yet
+
+    assert main(["run", "--resume", "last", "--db", db, "--json"]) == 0
+    (resumed,) = json.loads(capsys.readouterr().out)["runs"]
+    assert resumed["run_id"] == killed[0]["run_id"] and resumed["status"] == "completed"
+    assert resumed["replayed"] >= 3  # the export queries came from the journal
+    assert main([*argv, "--weeks", "3"]) == 0
+    (third,) = json.loads(capsys.readouterr().out)
+    assert third["params"]["week"] == 3
+
+    top = [r for r in store.runs() if r["parent_run_id"] is None]
+    assert [r["status"] for r in top] == ["completed"] * 3
+    assert len({r["thread_id"] for r in top}) == 3
+    assert store.scalar("SELECT count(*) FROM step_journal") == 0
+    assert sorted(store.scalar("SELECT list(attempts) FROM flow_runs")) == [1, 1, 2]
+
+    def shape(thread: str) -> list[tuple[str, str | None]]:
+        rows = store.messages_of(thread)
+        assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1)), thread
+        answered = [r["tool_call_id"] for r in rows if r["role"] == "tool"]
+        assert len(answered) == len(set(answered)), f"{thread}: a tool call answered twice"
+        assert {r["run_id"] for r in rows} == {store.thread_runs(thread)[0]["run_id"]}
+        return [(r["role"], r["name"]) for r in rows]
+
+    week_1, week_2, week_3 = (shape(r["thread_id"]) for r in top)
+    assert week_2 == week_3  # the killed week ran its whole plan once, as the next one did
+    for run in top:
+        steps = [c["step"] for c in store.model_calls(run["run_id"])]
+        assert sorted(steps) == list(range(len(steps)))
+    # One memory version a week, each adding its week's log line to the last: memory is all
+    # that carried over, and week 3 started from what week 2's resumed run wrote.
+    versions = store.memory_versions("/memories/AGENTS.md")
+    assert [(v["version"], v["author"]) for v in versions] == [(1, "agent"), (2, "agent"),
+                                                               (3, "agent")]  # fmt: skip
+    for k, date in enumerate(("2026-01-12", "2026-01-19", "2026-01-26")):
+        assert versions[k]["content"].count(f"- Week of {date}:") == 1
+        assert all(f"- Week of {date}:" not in v["content"] for v in versions[:k])
+        assert versions[-1]["content"].count(f"- Week of {date}:") == 1
+    (loaded,) = store.events_of(top[2]["run_id"], middleware="memory", action="loaded")
+    assert json.loads(loaded["detail"])["memory_tokens"] > 0
