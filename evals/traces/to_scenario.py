@@ -659,7 +659,7 @@ def _add_uses(
 ) -> None:  # fmt: skip
     whole = text.strip()
     shapes: dict[str, list[str]] = {}
-    kept = [v for v in values if v == whole or v not in walk.system]
+    kept = [v for v in values if v not in walk.system]  # the prompt is always in view
     for value in sorted(kept, key=lambda v: text.find(v)):
         if value != whole:
             shapes.setdefault(shape_of(value), []).append(value)
