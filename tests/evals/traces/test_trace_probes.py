@@ -38,7 +38,7 @@ def test_a_gold_patch_file_is_probed_from_ground_truth() -> None:
         Message("user", "Fix the crash."),
         Message("assistant", "", [ToolCall("a", "bash", {"command": "grep -rn crash lib"})]),
         Message("tool", "lib/core/loader.py:41:    raise crash()", tool_call_id="a"),
-        Message("assistant", "", [ToolCall("b", "bash", {"command": "sed -i 4d lib/core/loader.py"})]),
+        Message("assistant", "", [ToolCall("b", "bash", {"command": "sed -i 4d lib/core/loader.py"})]),  # noqa: E501
         Message("tool", "", tool_call_id="b"),
     ]  # fmt: skip
     trace.ground_truth.patch_files = ["lib/core/loader.py"]
@@ -100,7 +100,7 @@ def test_values_the_agent_made_up_or_the_system_prompt_holds_are_not_probed() ->
         Message("user", "Check it."),
         Message("assistant", "", [ToolCall("a", "fetch", {"ref": "REF-9001"})]),
         Message("tool", "ref REF-9001 ok; policy POL-77 applies", tool_call_id="a"),
-        Message("assistant", "", [ToolCall("b", "close", {"ref": "REF-9001", "policy": "POL-77"})]),
+        Message("assistant", "", [ToolCall("b", "close", {"ref": "REF-9001", "policy": "POL-77"})]),  # noqa: E501
         Message("tool", "closed", tool_call_id="b"),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
