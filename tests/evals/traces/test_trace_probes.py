@@ -11,8 +11,8 @@ from trace_helpers import write_ledger
 
 from evals.traces.formats import read_traces
 from evals.traces.model import Message, ToolCall, Trace
-from evals.traces.probes import MAX_PROBES
-from evals.traces.to_scenario import trace_to_scenario
+from evals.traces.probes import MAX_PROBES, trace_probes
+from evals.traces.to_scenario import tool_names, trace_to_scenario, walk_trace
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -78,12 +78,15 @@ def test_provenance_has_source_step_use_step_and_tokens_between(tmp_path: Path) 
 
 
 def test_probes_are_capped_and_spread_over_the_run(tmp_path: Path) -> None:
-    (trace,) = read_traces(write_ledger(tmp_path / "ledger.json", accounts=60))
-    doc = trace_to_scenario(trace)
-    assert len(doc["probes"]) == MAX_PROBES
-    steps = {p["at_step"] for p in doc["probes"]}
-    assert len(steps) == MAX_PROBES  # one per step, not all at the first ones
-    assert len({p["question"].splitlines()[0] for p in doc["probes"]}) == MAX_PROBES
+    (trace,) = read_traces(write_ledger(tmp_path / "ledger.json"))
+    walk = walk_trace(trace, tool_names(trace))
+    every = trace_probes(walk, trace.ground_truth)
+    assert len(every) == 11 < MAX_PROBES  # ten settlements and the final balance
+    capped = trace_probes(walk, trace.ground_truth, cap=4)
+    assert len(capped) == 4
+    # one per place asked, the longest distances first: the first four settlements
+    assert sorted(p["at_step"] for p in capped) == [10, 11, 12, 13]
+    assert len({p["question"].splitlines()[0] for p in capped}) == 4
 
 
 def test_a_probe_giving_another_away_is_dropped_and_counted() -> None:
