@@ -150,8 +150,9 @@ def _import_file(
         check_scenario_path(target, force=force)
         try:
             doc = trace_to_scenario(first, window=window, redactor=Redactor(redactor))
+            _has_probes(doc, first)
         except ValueError as exc:
-            summary.skipped.append(Skipped(Where(str(path)), str(exc)))
+            summary.skipped += [*first.skipped, Skipped(Where(str(path)), str(exc))]
             return summary
         summary.files.append(write_scenario(doc, target, force=force))
         _count(summary, first, doc)
@@ -200,10 +201,11 @@ def _write_one(
     names.add(name)
     try:
         doc = trace_to_scenario(trace, window=window, redactor=Redactor(redactor))
+        _has_probes(doc, trace)
         doc["name"] = f"trace:{name}"  # a suite refuses two files of one name
         path = write_scenario(doc, folder / f"trace-{name}.yaml", force=force)
     except (ValueError, FileExistsError) as exc:
-        summary.skipped.append(Skipped(Where(trace.source), f"trace {trace.id}: {exc}"))
+        summary.skipped += [*trace.skipped, Skipped(Where(trace.source), str(exc))]
         return None
     except Exception as exc:  # a shape no step foresaw: this trace only, said so
         first = str(exc).splitlines()[0] if str(exc) else ""
@@ -220,6 +222,18 @@ def _write_one(
         "source": trace.source,
         "skipped": [_skip_row(s) for s in trace.skipped],
     }
+
+
+def _has_probes(doc: dict[str, Any], trace: Trace) -> None:
+    """Refuses a trace with nothing to score: it would count as a trace of a suite whose
+    accuracy says nothing."""
+    if not doc["probes"]:
+        leaked = doc["probe_counts"].get("dropped_leaks", 0)
+        why = f" ({leaked} dropped as leaks)" if leaked else ""
+        raise ValueError(
+            f"trace {trace.id}: no probes{why}: no value it used later came from a tool result "
+            "or user message whose words tell it apart, so a replay has nothing to score"
+        )
 
 
 def _count(summary: ImportSummary, trace: Trace, doc: dict[str, Any]) -> None:

@@ -78,13 +78,17 @@ def test_a_file_of_many_traces_is_a_suite_and_a_folder_with_an_import_is_refused
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "tau"
-    summary = import_path(FIXTURES / "chat_tau.json", out)
-    assert summary.traces == 2 and summary.suite == out / "suite.json"
-    assert sorted(p.name for p in summary.files) == ["trace-chat_tau-1.yaml",
-                                                     "trace-chat_tau-2.yaml"]  # fmt: skip
+    summary = import_path(FIXTURES / "otel_genai.json", out)
+    assert summary.traces == 1 and summary.suite == out / "suite.json"
+    assert [p.name for p in summary.files] == ["trace-0af7651916cd43dd8448eb211c80319c.yaml"]
+    # the other trace used nothing it was shown with a label: nothing to score, said so
+    (skip,) = summary.skipped
+    assert skip.reason.startswith("trace 5b8efff798038103d269b633813fc60c: no probes")
+    index = json.loads((out / "suite.json").read_text())
+    assert index["skipped"][0]["file"] == "otel_genai.json"
     with pytest.raises(FileExistsError, match="pass --force"):
-        import_path(FIXTURES / "chat_tau.json", out)
-    assert import_path(FIXTURES / "chat_tau.json", out, force=True).traces == 2
+        import_path(FIXTURES / "otel_genai.json", out)
+    assert import_path(FIXTURES / "otel_genai.json", out, force=True).traces == 1
 
 
 def test_nothing_sound_says_why_in_one_line_and_exits_non_zero(
