@@ -77,18 +77,25 @@ def test_one_trace_file_writes_one_scenario_and_nothing_is_overwritten_without_f
 def test_a_file_of_many_traces_is_a_suite_and_a_folder_with_an_import_is_refused(
     tmp_path: Path,
 ) -> None:
+    two = tmp_path / "two.jsonl"
+    used = [{"role": "user", "content": "Refund order ORD-4410 please."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
+             "function": {"name": "refund", "arguments": "{\"order\": \"ORD-4410\"}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "refunded"}]  # fmt: skip
+    chat = [{"role": "user", "content": "Hello!"}, {"role": "assistant", "content": "Hi."}]
+    two.write_text("\n".join(json.dumps({"messages": m}) for m in (used, chat)) + "\n")
     out = tmp_path / "tau"
-    summary = import_path(FIXTURES / "otel_genai.json", out)
+    summary = import_path(two, out)
     assert summary.traces == 1 and summary.suite == out / "suite.json"
-    assert [p.name for p in summary.files] == ["trace-0af7651916cd43dd8448eb211c80319c.yaml"]
-    # the other trace used nothing it was shown with a label: nothing to score, said so
+    assert [p.name for p in summary.files] == ["trace-two-1.yaml"]
+    # the other trace used nothing it was shown: nothing to score, said so
     (skip,) = summary.skipped
-    assert skip.reason.startswith("trace 5b8efff798038103d269b633813fc60c: no probes")
+    assert skip.reason.startswith("trace two-2: no probes")
     index = json.loads((out / "suite.json").read_text())
-    assert index["skipped"][0]["file"] == "otel_genai.json"
+    assert index["skipped"][0]["file"] == "two.jsonl"
     with pytest.raises(FileExistsError, match="pass --force"):
-        import_path(FIXTURES / "otel_genai.json", out)
-    assert import_path(FIXTURES / "otel_genai.json", out, force=True).traces == 1
+        import_path(two, out)
+    assert import_path(two, out, force=True).traces == 1
 
 
 def test_nothing_sound_says_why_in_one_line_and_exits_non_zero(
