@@ -154,6 +154,9 @@ def _import_file(
         except ValueError as exc:
             summary.skipped += [*first.skipped, Skipped(Where(str(path)), str(exc))]
             return summary
+        except Exception as exc:  # a shape no step foresaw: said in one line, not a traceback
+            summary.skipped += [*first.skipped, _unforeseen(first, exc)]
+            return summary
         summary.files.append(write_scenario(doc, target, force=force))
         _count(summary, first, doc)
         summary.seconds = time.perf_counter() - start
@@ -208,10 +211,7 @@ def _write_one(
         summary.skipped += [*trace.skipped, Skipped(Where(trace.source), str(exc))]
         return None
     except Exception as exc:  # a shape no step foresaw: this trace only, said so
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        summary.skipped.append(Skipped(
-            Where(trace.source), f"trace {trace.id}: could not be imported "
-            f"({type(exc).__name__}: {first})"))  # fmt: skip
+        summary.skipped += [*trace.skipped, _unforeseen(trace, exc)]
         return None
     summary.files.append(path)
     _count(summary, trace, doc)
@@ -222,6 +222,12 @@ def _write_one(
         "source": trace.source,
         "skipped": [_skip_row(s) for s in trace.skipped],
     }
+
+
+def _unforeseen(trace: Trace, exc: Exception) -> Skipped:
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return Skipped(Where(trace.source), f"trace {trace.id}: could not be imported "
+                   f"({type(exc).__name__}: {first})")  # fmt: skip
 
 
 def _has_probes(doc: dict[str, Any], trace: Trace) -> None:

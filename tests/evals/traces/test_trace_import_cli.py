@@ -168,3 +168,28 @@ def test_strategies_separate_on_an_imported_trace_and_blank_replies_fail(
     assert main(argv) == 0
     (only,) = [r for r in _eval_lines(capsys) if "strategy" in r]
     assert only["accuracy"] == 0.0  # nothing recorded to read: the eval can fail
+
+
+def test_a_trace_that_fails_in_an_unforeseen_way_is_skipped_and_the_rest_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evals.traces import importing
+
+    real = importing.trace_to_scenario
+
+    def flaky(trace: object, **kwargs: object) -> dict[str, object]:
+        if getattr(trace, "id", "") == "anthropic":
+            raise RuntimeError("boom\nsecond line")
+        return real(trace, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importing, "trace_to_scenario", flaky)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("anthropic.json", "responses.json"):
+        shutil.copy(FIXTURES / name, folder / name)
+    summary = import_path(folder, tmp_path / "out")
+    assert summary.traces == 1
+    assert any(s.reason == "trace anthropic: could not be imported (RuntimeError: boom)"
+               for s in summary.skipped)  # fmt: skip
+    single = import_path(folder / "anthropic.json", tmp_path / "one.yaml")
+    assert not single.ok and "RuntimeError: boom" in single.lines()[0]
