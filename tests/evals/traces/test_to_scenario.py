@@ -187,3 +187,20 @@ def test_secrets_are_redacted_before_slots_and_probes(tmp_path: Path) -> None:
     assert "sk-proj" not in text and "kari@example.org" not in text
     assert doc["source"]["redactions"] >= 3
     assert [p["answer"] for p in doc["probes"]] == ["CUS-4410"]
+
+
+def test_ids_inside_json_tool_results_are_slotted_and_probed() -> None:
+    trace = Trace("json", "openai-chat", "json.json")
+    trace.messages = [
+        Message("user", "Return the lamp from my last order."),
+        Message("assistant", "", [ToolCall("a", "get_user", {"user_id": "mia_kim_4397"})]),
+        Message("tool", '{"user_id": "mia_kim_4397", "orders": ["#W4992383", "#W8872412"]}',
+                tool_call_id="a"),
+        Message("assistant", "", [ToolCall("b", "get_order", {"order_id": "#W8872412"})]),
+        Message("tool", '{"order_id": "#W8872412", "status": "delivered"}', tool_call_id="b"),
+    ]  # fmt: skip
+    doc = trace_to_scenario(trace)
+    assert doc["turns"][0]["steps"][1]["calls"][0]["arguments"] == {"order_id": "{{arg_1}}"}
+    (probe,) = doc["probes"]
+    assert probe["answer"] == "#W8872412" and probe["at_step"] == 1
+    assert probe["question"] == "Step 2 calls `get_order`: which `order_id` does it need?"
