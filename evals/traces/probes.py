@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.scenarios.recorded.cues import Found, find_cue, spans
 from evals.traces.model import GroundTruth
+from evals.traces.to_scenario import common
 
 if TYPE_CHECKING:
     from evals.traces.to_scenario import Point, Shown, Use, Walk
@@ -118,7 +119,7 @@ def _cue_for(walk: Walk, value: str, message: int, context: str) -> tuple[Found,
     """The cue for `value` over what was shown before message `message`, and where it first
     appeared; None when nothing shown tells it apart (a reader could not answer it)."""
     shown = walk.first_shown(value, message)
-    if shown is None:
+    if shown is None or common(value, (s.text for s in walk.before(message))):
         return None
     found = find_cue(value, walk.before(message), context)
     if found is None or not found.unique:

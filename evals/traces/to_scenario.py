@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -57,6 +57,9 @@ COMMAND_ARGS = frozenset({"command", "cmd", "script", "code"})
 # Calls that start a subagent, in the harnesses that record sidechains.
 TASK_TOOLS = frozenset({"Task", "Agent", "task"})
 WHOLE_VALUE_CHARS = 120
+# A value standing in more places than this (a line number, a count, a status) is no one
+# source's fact: no slot, no probe, and no cue search, which costs a pattern per place.
+MAX_OCCURRENCES = 12
 # A token worth asking about: an id, a number, a path or file name, a date, a snake_case name.
 _TOKEN = re.compile(r"(?<![\w.\-/#])#?[A-Za-z0-9_][\w\-./]*(?<![.\-/])(?![\w\-/]|\.\w)")
 _FILE = re.compile(r"\w\.[A-Za-z][A-Za-z0-9]{0,5}$")
@@ -335,7 +338,10 @@ class TracePlanner(Planner):
         super().__init__(literal)
         self.system = system
         self.slots_by_value: dict[str, str] = {}
-        self.cues: dict[str, Found] = {}
+
+    def _candidates(self, text: str, sources: list[Source]) -> list[str]:
+        found = super()._candidates(text, sources)
+        return [v for v in found if not common(v, (s.text for s in sources if s.kind == "tool"))]
 
     def trace_step(
         self, note: str, calls: list[tuple[str, dict[str, Any]]], walk: Walk, message: int,
@@ -383,7 +389,7 @@ class TracePlanner(Planner):
             if value in self.system or "{{" in value:
                 continue
             shown = walk.first_shown(value, message)
-            if shown is None:
+            if shown is None or common(value, (s.text for s in walk.before(message))):
                 continue
             found = find_cue(value, walk.before(message))
             if found is None or not found.unique:
@@ -393,6 +399,17 @@ class TracePlanner(Planner):
                            "lookalikes": list(found.cue.lookalikes)}  # fmt: skip
             text = _replace_spans(text, value, slot)
         return text
+
+
+def common(value: str, texts: Iterable[str]) -> bool:
+    """Whether `value` stands in more than `MAX_OCCURRENCES` places of `texts`."""
+    n = 0
+    for text in texts:
+        if value in text:
+            n += len(spans(value, text))
+            if n > MAX_OCCURRENCES:
+                return True
+    return False
 
 
 def _escaped(args: dict[str, Any]) -> dict[str, Any]:

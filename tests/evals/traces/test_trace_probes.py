@@ -109,3 +109,19 @@ def test_values_the_agent_made_up_or_the_system_prompt_holds_are_not_probed() ->
     doc = trace_to_scenario(trace)
     assert doc["probes"] == []
     assert "{{" not in json.dumps(doc["turns"])
+
+
+def test_a_value_that_turns_up_everywhere_is_neither_slotted_nor_probed() -> None:
+    log = "\n".join(f"GET /api/item/{i} status 200 in {i + 3} ms" for i in range(20))
+    trace = Trace("common", "openai-chat", "common.json")
+    trace.messages = [
+        Message("user", "Check the API log."),
+        Message("assistant", "", [ToolCall("a", "read_log", {"name": "api"})]),
+        Message("tool", log + "\nrequest id REQ-7781 failed", tool_call_id="a"),
+        Message("assistant", "", [ToolCall("b", "count", {"status": "200", "request": "REQ-7781"})]),  # noqa: E501
+        Message("tool", "20", tool_call_id="b"),
+    ]  # fmt: skip
+    doc = trace_to_scenario(trace)
+    args = doc["turns"][0]["steps"][1]["calls"][0]["arguments"]
+    assert args == {"status": "200", "request": "{{arg_1}}"}
+    assert [p["answer"] for p in doc["probes"]] == ["REQ-7781"]
