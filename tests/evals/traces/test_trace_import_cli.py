@@ -70,7 +70,11 @@ def test_one_trace_file_writes_one_scenario_and_nothing_is_overwritten_without_f
     assert written.read_bytes() == before
     argv = ["scenarios", "import", str(FIXTURES / "anthropic.json"), "--force", "--window",
             "8000"]  # fmt: skip
-    assert main(argv) == 0
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["files"] == [str(Path("exports") / "trace-anthropic.yaml")]
+    assert info["traces"] == 1 and info["probes"] == 1 and info["suite"] is None
     assert yaml.safe_load(written.read_bytes())["model"]["window"] == 8000
 
 
