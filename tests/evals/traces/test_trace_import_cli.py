@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "traces"
     folder.mkdir()
-    for name in ("responses.json", "claude_code_fix.jsonl"):
+    for name in ("responses.json", "otel_genai.json"):
         shutil.copy(FIXTURES / name, folder / name)
     (folder / "broken.jsonl").write_text('{"role": "user", "content": "hi"\n', encoding="utf-8")
     (folder / "blob.bin").write_bytes(b"\x00\x01\x02 not text")
@@ -38,21 +38,21 @@ def test_a_folder_imports_with_its_bad_files_named_then_runs_as_a_suite(
     out = tmp_path / "suite"
     assert main(["scenarios", "import", str(_folder(tmp_path)), "--out", str(out)]) == 0
     said = capsys.readouterr().out
-    assert said.startswith("imported 2 traces from ")
+    assert said.startswith("imported 3 traces from ")
     assert "skipped " in said and "blob.bin: a binary file" in said and "broken.jsonl" in said
     index = json.loads((out / "suite.json").read_text())
-    assert index["format"] == "ctxlab-suite/1" and len(index["scenarios"]) == 2
+    assert index["format"] == "ctxlab-suite/1" and len(index["scenarios"]) == 3
     assert {"blob.bin", "broken.jsonl"} <= {s["file"] for s in index["skipped"]}
     assert all(not Path(r["source"]).is_absolute() for r in index["scenarios"])
     suite = load_suite(out)
-    assert len(suite.traces) == 2
+    assert len(suite.traces) == 3
     argv = ["eval", "--scenario", str(out), "--strategy", "full", "--strategy", "summarize",
             "--seed", "0", "--no-save", "--json"]  # fmt: skip
     assert main(argv) == 0
     lines = _eval_lines(capsys)
     per_trace = [r for r in lines if "strategy" in r and "scenario" in r]
     assert {r["strategy"] for r in per_trace} == {"full", "summarize"}
-    assert len({r["scenario"] for r in per_trace}) == 2
+    assert len({r["scenario"] for r in per_trace}) == 3
 
 
 def test_one_trace_file_writes_one_scenario_and_nothing_is_overwritten_without_force(
