@@ -203,6 +203,11 @@ def trace_to_scenario(
         where = ".".join(str(k) for k in err["loc"])
         raise ValueError(f"trace {trace.id} makes no valid {FORMAT} file: {where}: "
                          f"{err['msg']}") from None  # fmt: skip
+    # What the loader builds from the file (the plan, whose turns and questions must start with
+    # distinct lines): refused here, in a line, rather than when the eval loads it.
+    from evals.scenarios.from_file import _script
+
+    _script(spec, 0)
     doc: dict[str, Any] = spec.model_dump(exclude_unset=True)
     doc["source"]["redactions"] = redactor.count
     return doc

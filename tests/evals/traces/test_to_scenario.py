@@ -204,3 +204,16 @@ def test_ids_inside_json_tool_results_are_slotted_and_probed() -> None:
     (probe,) = doc["probes"]
     assert probe["answer"] == "#W8872412" and probe["at_step"] == 1
     assert probe["question"] == "Step 2 calls `get_order`: which `order_id` does it need?"
+
+
+def test_a_plan_the_loader_would_refuse_is_refused_at_import_in_one_line() -> None:
+    sub = Trace("sub", "claude-code", "s.jsonl", parent_call_id="t1")
+    sub.messages = [Message("user", "List the callers."), Message("assistant", "None.")]
+    trace = Trace("same", "claude-code", "s.jsonl", subagents=[sub])
+    trace.messages = [
+        Message("user", "List the callers."),
+        Message("assistant", "", [ToolCall("t1", "Task", {"prompt": "List the callers."})]),
+        Message("tool", "None.", tool_call_id="t1"),
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="distinct first lines"):
+        trace_to_scenario(trace)
