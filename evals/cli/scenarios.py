@@ -18,14 +18,16 @@ def add_parser(subparsers: Any) -> None:
         nargs="?",
         default="list",
         choices=("list", "describe", "export", "import"),
-        help="list (default), describe NAME, export NAME to files, or import THREAD_ID (a "
-        "`ctxlab run` session's thread, every run of it, as a scenario file; a run or session "
-        "id names its thread)",
+        help="list (default), describe NAME, export NAME to files, or import PATH: a trace file "
+        "or folder of another harness (one scenario per trace, and a suite.json for many), or "
+        "a THREAD_ID (a `ctxlab run` session's thread, every run of it, as a scenario file; a "
+        "run or session id names its thread)",
     )
     sc.add_argument(
         "name",
         nargs="?",
-        help="scenario name or file (describe, export); THREAD_ID, RUN_ID or session id (import)",
+        help="scenario name or file (describe, export); a trace FILE or FOLDER, or a THREAD_ID, "
+        "RUN_ID or session id (import)",
     )
     sc.add_argument("--seed", type=seed_arg, default=0, help="generation seed (default 0)")
     sc.add_argument("--scale", default="small", choices=("small", "full"),
@@ -35,7 +37,8 @@ def add_parser(subparsers: Any) -> None:
         metavar="PATH",
         help="export: the DIRECTORY the files go to (default exports/<name>-<scale>-<seed>, "
         "git-ignored); import: the scenario FILE to write (default "
-        "exports/recorded-<run id>.yaml)",
+        "exports/recorded-<run id>.yaml, or exports/trace-<name>.yaml for a trace file), or for "
+        "a folder or a file of many traces the DIRECTORY (default exports/traces-<name>/)",
     )
     sc.add_argument("--json", action="store_true", help="machine-readable output")
     add_import_options(sc)
@@ -44,8 +47,26 @@ def add_parser(subparsers: Any) -> None:
 
 def add_import_options(parser: argparse.ArgumentParser) -> None:
     """The options of `scenarios import`."""
-    group = parser.add_argument_group("import THREAD_ID (a recorded thread as a scenario file)")
+    from evals.traces.formats import FORMATS
+
+    group = parser.add_argument_group(
+        "import PATH|THREAD_ID (a trace file or folder, or a recorded thread, as scenario files)"
+    )
     group.add_argument("--thread", help="import this thread (THREAD_ID may then be left out)")
+    group.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", "ctxlab", *FORMATS),
+        help="what PATH is: auto (default: a run id unless PATH is a file or folder, whose "
+        "trace format is recognised from its head), ctxlab (a run id), or a trace format",
+    )
+    group.add_argument(
+        "--window",
+        type=int,
+        metavar="N",
+        help="trace import: the replay's context window in tokens (default the original "
+        "model's, else 128000); a tighter one shows where compaction starts to cost",
+    )
     group.add_argument(
         "--redact",
         action="append",
@@ -74,7 +95,14 @@ def import_command(args: argparse.Namespace) -> int:
     from harness.store import default_path
 
     if not args.name and not args.thread:
-        args.parser.error("import needs a THREAD_ID or RUN_ID (`ctxlab run` prints both)")
+        args.parser.error(
+            "import needs a trace FILE or FOLDER, or a THREAD_ID or RUN_ID (`ctxlab run` "
+            "prints both)"
+        )
+    if args.format != "ctxlab" and not args.thread and _is_path(args.name, args.format):
+        return import_traces_command(args)
+    if args.window is not None:
+        args.parser.error("--window is for a trace import (a run keeps its own window)")
     db = args.db or default_path()
     start = time.perf_counter()
     try:
@@ -107,6 +135,43 @@ def import_command(args: argparse.Namespace) -> int:
           f"{info['redactions']} redactions, in {took:.1f} s")  # fmt: skip
     print(f"replay it: ctxlab eval --scenario {path} --strategy full --strategy mask --seed 0")
     return 0
+
+
+def _is_path(name: str, format: str) -> bool:
+    """Whether import's NAME is a trace file or folder: it exists, or a trace format was given
+    (then a missing path is an error about the path, not a run id not found)."""
+    from pathlib import Path
+
+    return Path(name).exists() or format != "auto"
+
+
+def import_traces_command(args: argparse.Namespace) -> int:
+    """`ctxlab scenarios import PATH` for a trace file or folder: the files, the suite index,
+    and one line per skipped record."""
+    from pathlib import Path
+
+    from evals.traces.importing import import_path
+
+    try:
+        summary = import_path(
+            Path(args.name), Path(args.out) if args.out else None, format=args.format,
+            window=args.window, redact=args.redact, force=args.force,
+        )  # fmt: skip
+    except (ValueError, FileExistsError, FileNotFoundError) as exc:
+        args.parser.error(str(exc))
+    except OSError as exc:
+        print(f"ctxlab: cannot write the import: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(summary.as_json(), indent=2))
+    else:
+        lines = summary.lines()
+        print("\n".join(lines), file=sys.stdout if summary.ok else sys.stderr)
+        if summary.ok:
+            where = summary.suite.parent if summary.suite else summary.files[0]
+            print(f"replay it: ctxlab eval --scenario {where} --strategy full --strategy "
+                  "truncate --seed 0")  # fmt: skip
+    return 0 if summary.ok else 1
 
 
 def scenarios_command(args: argparse.Namespace) -> int:

@@ -14,7 +14,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-SLOT = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
+SLOT = re.compile(r"(?<!\\)\{\{([a-z_][a-z0-9_]*)\}\}")
+# A backslash before slot syntax makes it literal text (recorded text that happens to hold
+# `{{name}}`, escaped by `escape_slots`): `fill` takes one backslash off and fills nothing.
+_ESCAPED = re.compile(r"\\(\\*\{\{[a-z_][a-z0-9_]*\}\})")
+_LITERAL = re.compile(r"(\\*\{\{[a-z_][a-z0-9_]*\}\})")
 UNKNOWN = "unknown"
 
 
@@ -56,10 +60,17 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
+def escape_slots(text: str) -> str:
+    """`text` with anything shaped like a slot made literal: `fill` gives `text` back."""
+    return _LITERAL.sub(r"\\\1", text)
+
+
 def fill(value: Any, values: Mapping[str, str]) -> Any:
-    """`value` (a string, or a structure of them) with every `{{slot}}` replaced."""
+    """`value` (a string, or a structure of them) with every `{{slot}}` replaced, and every
+    escaped one (`escape_slots`) given back as it was written."""
     if isinstance(value, str):
-        return SLOT.sub(lambda m: values.get(m.group(1), UNKNOWN), value)
+        filled = SLOT.sub(lambda m: values.get(m.group(1), UNKNOWN), value)
+        return _ESCAPED.sub(r"\1", filled) if "\\{{" in filled else filled
     if isinstance(value, Mapping):
         return {k: fill(v, values) for k, v in value.items()}
     if isinstance(value, list | tuple):

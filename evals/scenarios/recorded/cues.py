@@ -52,11 +52,18 @@ class Found:
 
 
 def shape(value: str) -> str:
-    """A regex for values of `value`'s form: a number, a path, or as many words."""
+    """A regex for values of `value`'s form: a number, a path, one token of the characters it
+    is made of, or as many words."""
     if re.fullmatch(NUMBER, value):
         return NUMBER
     if value.startswith("/") and re.fullmatch(PATH, value):
         return PATH
+    if re.fullmatch(r"[#@$]?\w[\w.\-/#@$+]*", value) and value[-1].isalnum():
+        # An id, a file name, a date (`#W2611340`, `src/parser.py`, `U-7731`): what it is made
+        # of, ending on a letter or digit, so neither the quote of a JSON string nor the
+        # sentence's full stop or question mark is taken with it.
+        extra = "".join(sorted({re.escape(c) for c in value if not (c.isalnum() or c == "_")}))
+        return rf"[\w{extra}]*[^\W_]" if extra else r"\w*[^\W_]"
     words = value.split()
     word = WORD if all(re.fullmatch(WORD, w) for w in words) else r"\S+"
     return word + "".join(rf" {word}" for _ in words[1:])

@@ -1,0 +1,72 @@
+"""Shared by the trace-import tests: a long hand-made trace, and a replay that counts the calls
+the recording had no reply for."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evals.scenarios import from_file
+
+ACCOUNTS = 10
+
+
+def ledger_messages(accounts: int = ACCOUNTS) -> list[dict[str, Any]]:
+    """An OpenAI Chat trace: the agent lists `accounts` accounts (each result long), then settles
+    each by the id the listing showed, then states the last balance. A window too small for
+    the listings loses the ids before they are used."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You reconcile ledgers."},
+        {"role": "user", "content": f"Settle the {accounts} open accounts of the ledger."},
+    ]
+    for i in range(accounts):
+        filler = "\n".join(
+            f"history line {k} of account {i}: entry reviewed, status {'open' if k % 2 else 'ok'}"
+            for k in range(40)
+        )
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": f"list{i}", "type": "function",
+                "function": {"name": "list_account", "arguments": json.dumps({"index": i})}}]},
+            {"role": "tool", "tool_call_id": f"list{i}",
+             "content": f"account {i}: id ACC-{1000 + 37 * i}, balance {113 * i + 50}.25 EUR\n"
+                        + filler},
+        ]  # fmt: skip
+    for i in range(accounts):
+        messages += [
+            {"role": "assistant", "content": f"Settling account {i}.", "tool_calls": [{
+                "id": f"settle{i}", "type": "function",
+                "function": {"name": "settle_account",
+                             "arguments": json.dumps({"account_id": f"ACC-{1000 + 37 * i}"})}}]},
+            {"role": "tool", "tool_call_id": f"settle{i}", "content": f"settled #{i}"},
+        ]  # fmt: skip
+    last = 113 * (accounts - 1) + 50
+    messages.append({"role": "assistant", "content": f"All settled; the last balance was "
+                     f"{last}.25 EUR."})  # fmt: skip
+    return messages
+
+
+def write_ledger(path: Path, accounts: int = ACCOUNTS) -> Path:
+    path.write_text(json.dumps({"messages": ledger_messages(accounts)}), encoding="utf-8")
+    return path
+
+
+@contextmanager
+def counting_misses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, Any]]]:
+    """The calls of a replay that found no recorded reply (tool, arguments)."""
+    misses: list[tuple[str, Any]] = []
+    original = from_file._Replies.reply
+
+    def reply(self: from_file._Replies, store: Any, arguments: dict[str, Any]) -> str:
+        out = original(self, store, arguments)
+        if out.startswith("Error: the recording has no reply"):
+            misses.append((self.name, arguments))
+        return out
+
+    monkeypatch.setattr(from_file._Replies, "reply", reply)
+    yield misses
