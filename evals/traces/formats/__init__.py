@@ -64,6 +64,15 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
         "anthropic",
         (_typed("tool_use", "tool_result", "thinking", "redacted_thinking"), _key("tool_use_id")),
     ),
+    # A bare list of mini-swe-agent messages has no `trajectory_format`: its v2 action fence
+    # or an observation opening a message says it (a file with Chat tool calls reads the same).
+    (
+        "mini-swe-agent",
+        (
+            re.compile(r"```mswea_bash_command|<mswea_bash_command>"),
+            re.compile(r'"content"\s*:\s*"<returncode>'),
+        ),
+    ),
     ("openai-chat", (_key("role"),)),
 )
 

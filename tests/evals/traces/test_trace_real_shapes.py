@@ -1,0 +1,29 @@
+"""Shapes real public trace files have that the first fixtures did not: each test's fixture is
+hand-written in the shape of a published file (named in the test) and fails without its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evals.traces.formats import detect_format, read_traces
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_mini_swe_agent_v2_messages_without_a_header_are_bash_calls() -> None:
+    # mini-swe-agent's own tests/test_data/*.traj.json: a bare list of messages, v2 action
+    # fences (```mswea_bash_command, <mswea_bash_command>), `extra.actions`, JSON observations.
+    path = FIXTURES / "mini_swe_agent_v2_messages.json"
+    assert detect_format(path) == "mini-swe-agent"
+    (trace,) = read_traces(path)
+    calls = [c for m in trace.messages for c in m.tool_calls]
+    assert [c.arguments["command"] for c in calls] == [
+        "grep -n round ledger/totals.py",
+        "sed -i '41s/int(total \\* 100) \\/ 100/round(total, 2)/' ledger/totals.py"
+        " && python -m ledger.check",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff",
+    ]
+    results = [m for m in trace.messages if m.role == "tool"]
+    assert [r.tool_call_id for r in results] == [c.id for c in calls]
+    assert [r.is_error for r in results] == [False, True, False]  # returncode 3 in JSON
+    assert results[2].text.startswith("diff --git") and not trace.skipped
