@@ -99,6 +99,9 @@ def session(path: Path) -> Trace:
         ])  # fmt: skip
     trace = Trace(str(info.get("sessionId") or path.stem), NAME, str(path), skipped=skipped)
     trace.metadata = {k: v for k, v in info.items() if k != "sessionId"}
+    linked = _link_roots(events, main)
+    if linked:
+        trace.metadata["roots_linked_by_line_order"] = linked
     chain = _chain(events, main, trace)
     _fill(trace, [events[u] for u in chain])
     # A `summary` event is the title Claude Code shows for a conversation ending at its
@@ -133,6 +136,19 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
         event.compactions = holder.compactions
         event.message_id = message.get("id") if kind == "assistant" else None
     return event
+
+
+def _link_roots(events: dict[str, _Event], main: list[str]) -> int:
+    """Links each root after the first (an event with no parent) to the main event on the line
+    before it, and says how many: a file whose events carry no links (written by a tool, or
+    an older compaction that restarted the chain) is then read in line order instead of as
+    one branch per event, each dropped but the last."""
+    linked = 0
+    for before, uuid in zip(main, main[1:], strict=False):
+        if events[uuid].parent is None:
+            events[uuid].parent = before
+            linked += 1
+    return linked
 
 
 def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str]:

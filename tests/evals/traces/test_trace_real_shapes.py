@@ -27,3 +27,12 @@ def test_mini_swe_agent_v2_messages_without_a_header_are_bash_calls() -> None:
     assert [r.tool_call_id for r in results] == [c.id for c in calls]
     assert [r.is_error for r in results] == [False, True, False]  # returncode 3 in JSON
     assert results[2].text.startswith("diff --git") and not trace.skipped
+
+
+def test_a_claude_code_log_whose_events_carry_no_parents_reads_in_line_order() -> None:
+    # daaain/claude-code-log test/test_data/*.jsonl: every event has `parentUuid: null`;
+    # read by the chain, each event was its own branch and only the last one was kept.
+    (trace,) = read_traces(FIXTURES / "claude_code_unlinked.jsonl")
+    assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant", "user"]
+    assert trace.messages[2].tool_call_id == "toolu_p1" and "8443" in trace.messages[2].text
+    assert trace.metadata["roots_linked_by_line_order"] == 4 and not trace.skipped
