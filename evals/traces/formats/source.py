@@ -373,12 +373,55 @@ def conversations(
                     yield conv
         else:
             conv = _in_record(value, rec, (), is_item, fields)
-            if conv is None:
+            if conv is not None:
+                yield conv
+                continue
+            runs = _runs(value, is_item, fields)
+            if runs is None:
                 skipped.append(Skipped(rec.where, "a record with no messages"))
-            else:
+                continue
+            name, records = runs
+            tasks = _tasks(value)
+            for n, record in enumerate(records):
+                conv = _in_record(record, rec, (name, n), is_item, fields)
+                if conv is None:
+                    skipped.append(Skipped(rec.where_at(name, n), f"{name}[{n}] holds no messages"))
+                    continue
+                task = tasks.get(str(record.get("task_id"))) if isinstance(record, dict) else None
+                if task is not None and "task" not in conv.record:
+                    conv.record["task"] = task  # its expected actions are ground truth
                 yield conv
     if loose is not None:
         yield loose
+
+
+def _runs(document: Any, is_item: Any, fields: tuple[str, ...]) -> tuple[str, list[Any]] | None:
+    """The field of a results document that lists run records, each holding its items (a
+    tau2-bench results file: `{"info", "tasks", "simulations": [{"messages": ...}]}`)."""
+    if not isinstance(document, dict):
+        return None
+    for name, value in document.items():
+        if not isinstance(value, list):
+            continue
+        records = [v for v in value if isinstance(v, dict)]
+        if records and any(_holds_items(r, is_item, fields) for r in records[:5]):
+            return name, value
+    return None
+
+
+def _holds_items(record: dict[str, Any], is_item: Any, fields: tuple[str, ...]) -> bool:
+    return any(
+        isinstance(record.get(name), list) and any(is_item(v) for v in record[name][:5])
+        for name in fields
+    )
+
+
+def _tasks(document: dict[str, Any]) -> dict[str, Any]:
+    """The document's tasks by id, for run records that name theirs in `task_id`."""
+    tasks = document.get("tasks")
+    if not isinstance(tasks, list):
+        return {}
+    return {str(t["id"]): t for t in tasks if isinstance(t, dict) and "id" in t}
 
 
 def _in_record(

@@ -36,3 +36,26 @@ def test_a_claude_code_log_whose_events_carry_no_parents_reads_in_line_order() -
     assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant", "user"]
     assert trace.messages[2].tool_call_id == "toolu_p1" and "8443" in trace.messages[2].text
     assert trace.metadata["roots_linked_by_line_order"] == 4 and not trace.skipped
+
+
+def test_a_tau2_results_file_is_one_trace_per_simulation_with_its_task() -> None:
+    # sierra-research/tau2-bench results (`{"info", "tasks", "simulations"}`): tool calls
+    # flat (`{id, name, arguments}`), tool messages answering by `id`, the reward in
+    # `reward_info`, the expected actions in the task the simulation names.
+    path = FIXTURES / "tau2_results.json"
+    assert detect_format(path) == "openai-chat"
+    (trace,) = read_traces(path)
+    calls = [c for m in trace.messages for c in m.tool_calls]
+    assert [c.name for c in calls][:2] == ["find_user_id_by_email", "get_order_details"]
+    assert calls[0].arguments == {"email": "noor.haddad@example.com"}
+    results = [m for m in trace.messages if m.role == "tool"]
+    assert [r.tool_call_id for r in results] == ["call_u1", "call_o1", "call_r1", "call_r2"]
+    assert [r.is_error for r in results] == [False, False, True, False]
+    truth = trace.ground_truth
+    assert [a.name for a in truth.actions] == [
+        "find_user_id_by_email",
+        "return_delivered_order_items",
+    ]
+    assert truth.actions[1].arguments["payment_method_id"] == "credit_card_118"
+    assert truth.outcome["reward"] == 1.0 and trace.metadata["task_id"] == "7"
+    assert trace.original_usage()["input_tokens"] == 2210 and not trace.skipped
