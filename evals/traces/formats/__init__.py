@@ -58,7 +58,15 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("claude-code", (_key("parentUuid"), _key("leafUuid"))),
     (
         "openai-responses",
-        (_typed("function_call", "function_call_output", "input_text", "output_text"),),
+        (
+            _typed(
+                "function_call",
+                "function_call_output",
+                "input_text",
+                "output_text",
+                "response_item",  # a Codex CLI rollout line
+            ),
+        ),
     ),
     (
         "anthropic",

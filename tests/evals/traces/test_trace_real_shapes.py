@@ -59,3 +59,28 @@ def test_a_tau2_results_file_is_one_trace_per_simulation_with_its_task() -> None
     assert truth.actions[1].arguments["payment_method_id"] == "credit_card_118"
     assert truth.outcome["reward"] == 1.0 and trace.metadata["task_id"] == "7"
     assert trace.original_usage()["input_tokens"] == 2210 and not trace.skipped
+
+
+def test_a_codex_cli_rollout_is_responses_items_one_a_line() -> None:
+    # A Codex CLI session (~/.codex/sessions/.../rollout-*.jsonl, as Codex log readers'
+    # tests write them): each line wraps an item in `payload`; read as Responses before,
+    # nothing in it was an item and the file was refused.
+    path = FIXTURES / "codex_rollout.jsonl"
+    assert detect_format(path) == "openai-responses"
+    (trace,) = read_traces(path)
+    assert trace.id == "0197c1aa-5d2e-7a10-b3c4-2f9d8e7a6b01" and trace.model == "gpt-5-codex"
+    assert (
+        trace.system == "Keep diffs small." and trace.metadata["cwd"] == "/home/ines/src/tidewater"
+    )
+    assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant", "tool",
+                                                "assistant"]  # fmt: skip
+    shell, patch = (m.tool_calls[0] for m in trace.messages if m.tool_calls)
+    assert shell.arguments == {"command": ["bash", "-lc", "grep -n station tide_table.py"]}
+    assert patch.name == "apply_patch" and patch.raw_arguments is not None
+    assert "*** Update File: tide_table.py" in patch.raw_arguments
+    assert trace.messages[4].text == "Success. Updated tide_table.py"
+    (compaction,) = trace.compactions
+    assert compaction.index == 5 and "9414290" in compaction.summary
+    usage = trace.original_usage()
+    assert usage["input_tokens"] == 11130 and usage["cache_read_tokens"] == 9216
+    assert not trace.skipped
