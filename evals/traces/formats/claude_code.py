@@ -47,6 +47,11 @@ class _Event:
     compact_boundary: bool = False
     compact_summary: str | None = None  # a user event that carries a compaction's summary
 
+    @property
+    def in_conversation(self) -> bool:
+        """A message, or a compaction: not a progress, hook or bookkeeping event."""
+        return bool(self.messages) or self.compact_boundary or self.compact_summary is not None
+
 
 def read(path: Path) -> Iterator[Trace]:
     trace = session(path)
@@ -139,24 +144,57 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
 
 
 def _link_roots(events: dict[str, _Event], main: list[str]) -> int:
-    """Links each root after the first (an event with no parent) to the main event on the line
-    before it, and says how many: a file whose events carry no links (written by a tool, or
-    an older compaction that restarted the chain) is then read in line order instead of as
-    one branch per event, each dropped but the last."""
+    """Links each conversation root after the first (a message with no parent, or a parent
+    not in the file) to the conversation event on the line before it, and says how many: a
+    file whose events carry no links (written by a tool, or an older compaction that
+    restarted the chain) is then read in line order instead of as one branch per event,
+    each dropped but the last; a compaction whose `logicalParentUuid` names an event the
+    file does not hold keeps the conversation before it instead of starting the trace."""
     linked = 0
-    for before, uuid in zip(main, main[1:], strict=False):
-        if events[uuid].parent is None:
+    before: str | None = None
+    for uuid in main:
+        if not events[uuid].in_conversation:
+            continue
+        parent = events[uuid].parent
+        if (parent is None or parent not in events) and before is not None:
             events[uuid].parent = before
             linked += 1
+        before = uuid
     return linked
+
+
+def _conversation_parents(events: dict[str, _Event], main: list[str]) -> dict[str, str | None]:
+    """Each conversation event's nearest conversation ancestor, through the events between
+    (progress and hook events hang off the chain and sit in it too)."""
+    memo: dict[str, str | None] = {}  # a non-conversation event -> the first one above it
+
+    def at_or_above(uuid: str | None) -> str | None:
+        path: list[str] = []
+        while uuid in events and not events[uuid].in_conversation and uuid not in memo:
+            if uuid in path:  # a loop of links: nothing above
+                uuid = None
+                break
+            path.append(uuid)
+            uuid = events[uuid].parent
+        found = None if uuid is None or uuid not in events else memo.get(uuid, uuid)
+        for step in path:
+            memo[step] = found
+        return found
+
+    return {u: at_or_above(events[u].parent) for u in main if events[u].in_conversation}
 
 
 def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str]:
     """The uuids from the root to the last leaf of the main conversation; every other leaf
     is an abandoned branch, recorded in `trace.skipped`."""
-    has_child = {events[u].parent for u in main}
-    leaves = [u for u in main if u not in has_child]
+    # Only messages make a leaf: progress and hook events are children of the message they
+    # report on, and a branch ending in one is no branch of the conversation.
+    parents = _conversation_parents(events, main)
+    has_child = set(parents.values())
+    leaves = [u for u in parents if u not in has_child]
     last = leaves[-1] if leaves else main[-1]
+    beside = _beside(events, parents, last)
+    leaves = [u for u in leaves if u not in beside or u == last]
     chain: list[str] = []
     seen: set[str] = set()
     current: str | None = last
@@ -172,6 +210,11 @@ def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str
             )  # fmt: skip
         )
     chain.reverse()
+    if beside:  # each after the event it hangs off, before that event's own chain child
+        after: dict[str, list[str]] = {}
+        for uuid in beside:
+            after.setdefault(str(parents[uuid]), []).append(uuid)
+        chain = [u for c in chain for u in _with_beside(c, after)]
     for leaf in leaves[:-1]:
         trace.skipped.append(
             Skipped(
@@ -182,6 +225,38 @@ def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str
     if len(leaves) > 1:
         trace.metadata["branches"] = len(leaves)
     return chain
+
+
+def _beside(events: dict[str, _Event], parents: dict[str, str | None], last: str) -> list[str]:
+    """The events off the chain to `last` that belong to it, in file order: the other parts
+    of an answer on the chain (same message id) and the tool results whose call is on the
+    chain or beside it. Claude Code writes each part of an answer as its own event and each
+    result as the child of its call's event, so an answer's parallel calls and their results
+    hang off the chain as side branches; they are no branch the user abandoned."""
+    kept: set[str] = set()
+    current: str | None = last
+    while current is not None and current in events and current not in kept:
+        kept.add(current)
+        current = events[current].parent
+    answers = {events[u].message_id for u in kept if events[u].message_id is not None}
+    found: list[str] = []
+    for uuid, parent in parents.items():  # file order: a part comes before its results
+        event = events[uuid]
+        if uuid in kept or parent not in kept:
+            continue
+        results = event.kind == "user" and all(m.role == "tool" for m in event.messages)
+        if results or (event.message_id is not None and event.message_id in answers):
+            kept.add(uuid)
+            found.append(uuid)
+    return found
+
+
+def _with_beside(uuid: str, after: dict[str, list[str]]) -> list[str]:
+    """`uuid` and, depth first, what hangs beside it."""
+    out = [uuid]
+    for child in after.get(uuid, ()):
+        out.extend(_with_beside(child, after))
+    return out
 
 
 def _fill(trace: Trace, chain: list[_Event]) -> None:

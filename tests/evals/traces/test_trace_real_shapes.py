@@ -84,3 +84,22 @@ def test_a_codex_cli_rollout_is_responses_items_one_a_line() -> None:
     usage = trace.original_usage()
     assert usage["input_tokens"] == 11130 and usage["cache_read_tokens"] == 9216
     assert not trace.skipped
+
+
+def test_claude_code_parallel_calls_progress_events_and_a_compaction_cut_from_its_parent() -> None:
+    # Real sessions (marot/spotter test/fixtures/transcripts/*.jsonl, Claude Code 2.1):
+    # an answer's parallel calls are events one below the other, each result the child of
+    # its call, so all results but the last hung off the chain and were dropped with
+    # their calls; progress events (children of each call) counted as branches; and a
+    # compact boundary whose `logicalParentUuid` is not in the file cut everything before.
+    (trace,) = read_traces(FIXTURES / "claude_code_parallel.jsonl")
+    roles = [m.role for m in trace.messages]
+    assert roles == ["user", "assistant", "tool", "tool", "assistant", "user", "assistant"]
+    answer = trace.messages[1]
+    assert answer.text == "Searching both folders."
+    assert [c.id for c in answer.tool_calls] == ["toolu_g1", "toolu_g2"]
+    assert [m.tool_call_id for m in trace.messages[2:4]] == ["toolu_g1", "toolu_g2"]
+    assert "20240611_add_due_on.rb" in trace.messages[2].text
+    (compaction,) = trace.compactions
+    assert compaction.index == 5 and "invoices.due_on" in compaction.summary
+    assert not trace.skipped and "branches" not in trace.metadata
