@@ -125,6 +125,7 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
     parent = raw.get("parentUuid")
     if parent is None and raw.get("subtype") == "compact_boundary":
         parent = raw.get("logicalParentUuid")  # the boundary cuts the link; this keeps it
+    parent = parent if isinstance(parent, str) else None  # an id of the wrong shape: no link
     event = _Event(uuid, parent, where, bool(raw.get("isSidechain")), kind)
     message = raw.get("message")
     if kind == "system" and raw.get("subtype") == "compact_boundary":
@@ -139,7 +140,8 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
         add_content(holder, kind, message.get("content"), where, usage, model)
         event.messages = holder.messages
         event.compactions = holder.compactions
-        event.message_id = message.get("id") if kind == "assistant" else None
+        mid = message.get("id")
+        event.message_id = mid if kind == "assistant" and isinstance(mid, str) else None
     return event
 
 

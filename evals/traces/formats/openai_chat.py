@@ -95,9 +95,13 @@ def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> No
             continue
         usage = usage_of(raw.get("usage"))
         message = Message(ROLES[role], text, where=where, usage=usage)
-        for call in raw.get("tool_calls") or []:
+        calls = raw.get("tool_calls") or []
+        if not isinstance(calls, list):
+            trace.skipped.append(Skipped(where, f"tool_calls that are not a list: {calls!r:.40}"))
+            calls = []
+        for call in calls:
             # Chat nests the name and arguments under `function`; tau2-bench writes them flat.
-            fn = (call.get("function") or call) if isinstance(call, dict) else {}
+            fn = (obj(call.get("function")) or call) if isinstance(call, dict) else {}
             if not fn.get("name"):
                 trace.skipped.append(Skipped(where, "a tool call with no function name"))
                 continue

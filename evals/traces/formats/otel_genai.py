@@ -18,7 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evals.traces.formats.source import content_text, int_or_none, read_records, tool_call
+from evals.traces.formats.source import (
+    content_text,
+    int_or_none,
+    obj,
+    read_records,
+    tool_call,
+)
 from evals.traces.model import Compaction, Message, Role, Skipped, Trace, Usage, Where
 
 NAME = "otel-genai"
@@ -33,9 +39,9 @@ def read(path: Path) -> Iterator[Trace]:
     spans: dict[str, list[tuple[int, dict[str, Any], Where]]] = {}
     for rec in read_records(path, skipped):  # one export, or JSONL of exports
         doc = rec.value if isinstance(rec.value, dict) else {}
-        for resource in doc.get("resourceSpans") or []:
-            for scope in resource.get("scopeSpans") or []:
-                for span in scope.get("spans") or []:
+        for resource in _objects(doc.get("resourceSpans")):
+            for scope in _objects(resource.get("scopeSpans")):
+                for span in _objects(scope.get("spans")):
                     start = int_or_none(span.get("startTimeUnixNano")) or 0
                     group = spans.setdefault(str(span.get("traceId")), [])
                     group.append((start, span, rec.where))
@@ -51,9 +57,14 @@ def read(path: Path) -> Iterator[Trace]:
         yield trace
 
 
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list (an export of the wrong shape holds none)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def attributes(raw: Any) -> dict[str, Any]:
     """OTLP `[{key, value: {stringValue|intValue|...}}]` as a plain dict."""
-    return {str(a.get("key")): _value(a.get("value")) for a in raw or [] if isinstance(a, dict)}
+    return {str(a.get("key")): _value(a.get("value")) for a in _objects(raw)}
 
 
 def _value(value: Any) -> Any:
@@ -93,7 +104,7 @@ def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
             if attrs.get("gen_ai.agent.name"):
                 trace.metadata.setdefault("agent", attrs["gen_ai.agent.name"])
             continue
-        inputs, outputs, system = _messages(attrs, span.get("events") or [], where)
+        inputs, outputs, system = _messages(attrs, _objects(span.get("events")), where)
         if not inputs and not outputs:
             continue
         if system:
@@ -158,9 +169,7 @@ def _messages(
 def _parts_text(parts: Any) -> str:
     if isinstance(parts, str):
         return parts
-    texts = [
-        p.get("content") for p in parts or [] if isinstance(p, dict) and p.get("type") == "text"
-    ]
+    texts = [p.get("content") for p in _objects(parts) if p.get("type") == "text"]
     return "\n".join(t for t in texts if isinstance(t, str))
 
 
@@ -217,9 +226,9 @@ def _chat_message(role: str, body: dict[str, Any], where: Where) -> Message:
     message = Message(role, content_text(content), where=where)  # type: ignore[arg-type]
     if role == "tool":
         message.tool_call_id = str(body.get("id") or body.get("tool_call_id"))
-    for call in _json(body.get("tool_calls")) or []:
+    for call in _objects(_json(body.get("tool_calls"))):
         if isinstance(call, dict):
-            fn = call.get("function") or {}
+            fn = obj(call.get("function"))
             message.tool_calls.append(
                 tool_call(call.get("id"), fn.get("name"), fn.get("arguments"))
             )

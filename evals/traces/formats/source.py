@@ -262,7 +262,7 @@ def tool_defs(tools: Any) -> list[ToolDef]:
         spec: dict[str, Any] = obj(tool.get("function")) or tool
         if not spec.get("name"):
             continue
-        params = spec.get("parameters", spec.get("input_schema")) or {}
+        params = obj(spec.get("parameters", spec.get("input_schema")))
         defs.append(ToolDef(str(spec["name"]), str(spec.get("description") or ""), dict(params)))
     return defs
 
