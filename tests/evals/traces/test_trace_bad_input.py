@@ -278,3 +278,12 @@ def test_any_value_of_a_fixture_replaced_by_one_of_another_type_never_crashes(
                     assert trace.messages
             except TraceFormatError as exc:
                 assert "\n" not in str(exc)
+
+
+def test_tool_calls_that_are_no_list_are_one_skipped_record(tmp_path: Path) -> None:
+    doc = {"messages": [{"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b", "tool_calls": "oops"}]}  # fmt: skip
+    path = tmp_path / "calls.json"
+    path.write_text(json.dumps(doc))
+    (trace,) = read_traces(path)
+    assert [s.reason for s in trace.skipped] == ["tool_calls that are not a list: 'oops'"]
