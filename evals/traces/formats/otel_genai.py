@@ -150,9 +150,12 @@ def _messages(
     """The span's input messages, output messages and system instructions."""
     system = ""
     if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
-        inputs = _parts_messages(_json(attrs.get("gen_ai.input.messages")), where)
-        outputs = _parts_messages(_json(attrs.get("gen_ai.output.messages")), where)
-        system = _parts_text(_json(attrs.get("gen_ai.system_instructions")))
+        inputs = _parts_messages(_json(attrs.get("gen_ai.input.messages")), where, "user")
+        outputs = _parts_messages(_json(attrs.get("gen_ai.output.messages")), where, "assistant")
+        instructions = attrs.get(
+            "gen_ai.system_instructions", attrs.get("gen_ai.system.instructions")
+        )
+        system = _parts_text(_json(instructions))
     else:
         for event in events:
             ev = attributes(event.get("attributes"))
@@ -173,29 +176,38 @@ def _parts_text(parts: Any) -> str:
     return "\n".join(t for t in texts if isinstance(t, str))
 
 
-def _parts_messages(raw: Any, where: Where) -> list[Message]:
+def _parts_messages(raw: Any, where: Where, role: Role) -> list[Message]:
     """Messages of the current convention: `{role, parts: [text | tool_call |
-    tool_call_response | ...]}`; a response part becomes its own `tool` message."""
+    tool_call_response | ...]}`, a response part its own `tool` message. Instrumentations
+    also write Chat messages (`content`, `tool_calls`), a list of JSON strings, or plain
+    text: one message of `role`."""
+    if isinstance(raw, str):
+        return [Message(role, raw, where=where)] if raw.strip() else []
     messages: list[Message] = []
     for item in raw if isinstance(raw, list) else []:
+        item = _json(item)
         if not isinstance(item, dict):
             continue
-        role = ROLES.get(str(item.get("role")), "user")
+        if "parts" not in item:
+            chat_role = ROLES.get(str(item.get("role")), role)
+            message = _chat_message(chat_role, item, where)
+            if message.text or message.tool_calls or chat_role == "tool":
+                messages.append(message)
+            continue
+        kind = ROLES.get(str(item.get("role")), role)
         text = _parts_text(item.get("parts"))
         calls = []
-        for part in item.get("parts") or []:
-            if not isinstance(part, dict):
-                continue
+        for part in _objects(item.get("parts")):
             if part.get("type") == "tool_call":
                 calls.append(tool_call(part.get("id"), part.get("name"), part.get("arguments")))
             elif part.get("type") == "tool_call_response":
                 response = part.get("response", part.get("result"))
                 out = response if isinstance(response, str) else json.dumps(response)
                 messages.append(Message("tool", out, tool_call_id=str(part.get("id")), where=where))
-        if role == "tool":
+        if kind == "tool":
             continue  # its responses are above
         if text or calls:
-            messages.append(Message(role, text, calls, where=where))
+            messages.append(Message(kind, text, calls, where=where))
     return messages
 
 

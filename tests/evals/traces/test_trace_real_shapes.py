@@ -103,3 +103,18 @@ def test_claude_code_parallel_calls_progress_events_and_a_compaction_cut_from_it
     (compaction,) = trace.compactions
     assert compaction.index == 5 and "invoices.due_on" in compaction.summary
     assert not trace.skipped and "branches" not in trace.metadata
+
+
+def test_otel_messages_in_chat_shape_plain_text_and_dotted_instructions() -> None:
+    # Public OTLP exports and their consumers' tests (Latitude's span snapshots, dataset
+    # importers): `gen_ai.system.instructions` spelled with a dot, input messages as Chat
+    # messages (`content`, `tool_calls`, `tool_call_id`) or an array of JSON strings, and an
+    # output that is plain text. Before, those messages had no `parts` and were dropped.
+    (trace,) = read_traces(FIXTURES / "otel_chat_style.json")
+    assert trace.system == "You answer order questions."
+    assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant"]
+    call = trace.messages[1].tool_calls[0]
+    assert (call.id, call.arguments) == ("call_77", {"order_id": "A-5521"})
+    assert trace.messages[2].tool_call_id == "call_77" and "PN88213" in trace.messages[2].text
+    assert trace.messages[3].text == "It shipped with Posten, tracking PN88213."
+    assert trace.original_usage()["input_tokens"] == 310 and not trace.skipped
