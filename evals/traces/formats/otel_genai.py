@@ -234,7 +234,9 @@ def _event_messages(events: list[Any], where: Where) -> tuple[list[Message], lis
 
 
 def _chat_message(role: str, body: dict[str, Any], where: Where) -> Message:
-    content = _json(body.get("content"))
+    content = body.get("content")
+    decoded = _json(content)  # a list of parts may come as JSON text; any other text is text
+    content = decoded if isinstance(decoded, list) else content
     message = Message(role, content_text(content), where=where)  # type: ignore[arg-type]
     if role == "tool":
         message.tool_call_id = str(body.get("id") or body.get("tool_call_id"))
