@@ -118,3 +118,22 @@ def test_otel_messages_in_chat_shape_plain_text_and_dotted_instructions() -> Non
     assert trace.messages[2].tool_call_id == "call_77" and "PN88213" in trace.messages[2].text
     assert trace.messages[3].text == "It shipped with Posten, tracking PN88213."
     assert trace.original_usage()["input_tokens"] == 310 and not trace.skipped
+
+
+def test_anthropic_server_and_mcp_tool_results_inside_the_assistant_message() -> None:
+    # Messages API transcripts with server tools (web search, web fetch) and the MCP
+    # connector: the call and its result both sit in the assistant's content. Before, each
+    # result block was skipped and the calls then dropped as calls with no result.
+    (trace,) = read_traces(FIXTURES / "anthropic_server_tools.json")
+    roles = [m.role for m in trace.messages]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool",
+                     "assistant"]  # fmt: skip
+    search, rate = trace.messages[2], trace.messages[4]
+    assert search.tool_call_id == "srvtoolu_01" and "up to 5 kg" in search.text
+    assert "https://example.org/posten/pakke" in search.text
+    assert rate.tool_call_id == "mcptoolu_02" and rate.text == "NOK 129"
+    fetch = trace.messages[6]
+    assert fetch.is_error and fetch.text == "url_not_accessible"
+    assert [c.name for c in trace.messages[5].tool_calls] == ["web_fetch"]
+    assert trace.messages[-1].text == "Up to 5 kg, NOK 129."
+    assert trace.original_usage()["input_tokens"] == 2100 and not trace.skipped
