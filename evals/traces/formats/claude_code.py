@@ -30,6 +30,7 @@ from evals.traces.model import Compaction, Message, Skipped, Trace, Where
 
 NAME = "claude-code"
 TASK_TOOLS = ("Task", "Agent")
+COMPACTION_AGENT = "agent-acompact-"  # subagents/agent-acompact-*.jsonl: a compaction's run
 
 
 @dataclass
@@ -61,6 +62,10 @@ def read(path: Path) -> Iterator[Trace]:
         if sub.messages:
             sub.id = f"{trace.id}/{file.stem}"
             sub.metadata["agent_id"] = file.stem.removeprefix("agent-")
+            if file.stem.startswith(COMPACTION_AGENT):
+                # The run that wrote a compaction's summary: its cost is the session's, but
+                # no Task call started it.
+                sub.metadata["compaction_run"] = True
             trace.subagents.append(sub)
     _link_subagents(trace)
     yield trace
@@ -336,7 +341,8 @@ def _link_subagents(trace: Trace) -> None:
         if named:
             sub.parent_call_id = named[0].id
             free.remove(named[0])
-    for sub in (s for s in trace.subagents if s.parent_call_id is None):
+    unlinked = (s for s in trace.subagents if s.parent_call_id is None)
+    for sub in (s for s in unlinked if not s.metadata.get("compaction_run")):
         first = next((m.text for m in sub.messages if m.role == "user"), "")
         match = next(
             (c for c in free if str(c.arguments.get("prompt", "")).strip() == first.strip()), None

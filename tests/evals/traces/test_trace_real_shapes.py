@@ -3,6 +3,7 @@ hand-written in the shape of a published file (named in the test) and fails with
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from evals.traces.formats import detect_format, read_traces
@@ -137,3 +138,35 @@ def test_anthropic_server_and_mcp_tool_results_inside_the_assistant_message() ->
     assert [c.name for c in trace.messages[5].tool_calls] == ["web_fetch"]
     assert trace.messages[-1].text == "Up to 5 kg, NOK 129."
     assert trace.original_usage()["input_tokens"] == 2100 and not trace.skipped
+
+
+def test_a_compaction_run_beside_a_session_is_no_task_subagent(tmp_path: Path) -> None:
+    # marot/spotter transcripts: `<session>/subagents/agent-acompact-*.jsonl` is the run
+    # that wrote a compaction's summary. It took the first free Task call before.
+    def event(uuid: str, parent: str | None, role: str, content: object, **kw: object) -> str:
+        return json.dumps({"uuid": uuid, "parentUuid": parent, "sessionId": "s2", "type": role,
+                           "message": {"role": role, "content": content}, **kw})  # fmt: skip
+
+    task = {"type": "tool_use", "id": "toolu_t1", "name": "Task",
+            "input": {"prompt": "List open migrations.", "subagent_type": "explore"}}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": "toolu_t1", "content": "3 open"}
+    (tmp_path / "s2.jsonl").write_text("\n".join([
+        event("1", None, "user", "Which migrations are open?"),
+        event("2", "1", "assistant", [task]),
+        event("3", "2", "user", [result]),
+    ]) + "\n")  # fmt: skip
+    subagents = tmp_path / "s2" / "subagents"
+    subagents.mkdir(parents=True)
+    side = {"isSidechain": True}
+    (subagents / "agent-acompact-0a1b2c.jsonl").write_text("\n".join([
+        event("k1", "3", "user", "Summarise the conversation so far.", **side),
+        event("k2", "k1", "assistant", "The user asked which migrations are open.", **side),
+    ]) + "\n")  # fmt: skip
+    (subagents / "agent-af19.jsonl").write_text("\n".join([
+        event("x1", None, "user", "Open migrations, please.", **side),
+        event("x2", "x1", "assistant", "3 open", **side),
+    ]) + "\n")  # fmt: skip
+    (trace,) = read_traces(tmp_path / "s2.jsonl")
+    compaction_run, explorer = trace.subagents
+    assert compaction_run.metadata["compaction_run"] is True
+    assert compaction_run.parent_call_id is None and explorer.parent_call_id == "toolu_t1"
