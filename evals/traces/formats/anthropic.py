@@ -22,7 +22,7 @@ from evals.traces.formats.source import (
     trace_id,
     usage_of,
 )
-from evals.traces.model import Compaction, Message, Skipped, Trace, Where
+from evals.traces.model import Compaction, Message, Skipped, ToolCall, Trace, Where
 
 NAME = "anthropic"
 SKIPPED_BLOCKS = ("thinking", "redacted_thinking")
@@ -79,7 +79,7 @@ def add_content(
         )
         return
     texts: list[str] = []
-    calls = []
+    calls: list[ToolCall] = []
     made = False  # an assistant message of this content is in `trace` (it carries the usage)
 
     def flush() -> None:

@@ -9,7 +9,7 @@ import bisect
 import contextlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ class Record:
         return Where(self.where.file, self._lines.get(path, self.where.line))
 
 
-def read_records(path: Path, skipped: list[Skipped]) -> Iterator[Record]:
+def read_records(path: Path, skipped: list[Skipped]) -> Generator[Record]:
     """The JSON values of `path`: the one document of a JSON file, or each line of a JSONL
     file (read a line at a time, so a large session never sits in memory as text). A line
     that is not JSON goes to `skipped`; a truncated document yields what it held up to the
@@ -425,7 +425,7 @@ def _tasks(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _in_record(
-    record: Any, rec: Record, at: tuple[int, ...], is_item: Any, fields: tuple[str, ...]
+    record: Any, rec: Record, at: tuple[str | int, ...], is_item: Any, fields: tuple[str, ...]
 ) -> Conversation | None:
     if not isinstance(record, dict):
         return None
