@@ -107,6 +107,8 @@ def read(path: Path) -> Iterator[Trace]:
             trace.messages.append(
                 Message("tool", submission, tool_call_id=open_call.id, tool_name="bash")
             )
+        if not trace.ground_truth.patch_files:  # no `info` (a bare list): what it submitted
+            trace.ground_truth.patch_files = patch_files(_submitted(trace))
         cost = _cost(info.get("model_stats"))
         last = next((m for m in reversed(trace.messages) if m.role == "assistant"), None)
         if cost is not None and last is not None:
@@ -114,6 +116,21 @@ def read(path: Path) -> Iterator[Trace]:
         yield trace
     if skipped:
         yield Trace(path.stem, NAME, str(path), skipped=skipped)
+
+
+SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+
+
+def _submitted(trace: Trace) -> str:
+    """The output of the run's last submit command (its diff), or ""."""
+    submits = {
+        c.id
+        for m in trace.messages
+        for c in m.tool_calls
+        if any(word in str(c.arguments.get("command", "")) for word in SUBMIT)
+    }
+    outputs = [m.text for m in trace.messages if m.role == "tool" and m.tool_call_id in submits]
+    return outputs[-1] if outputs else ""
 
 
 def _commands(raw: dict[str, Any], text: str) -> list[str]:

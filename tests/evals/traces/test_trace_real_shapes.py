@@ -28,6 +28,7 @@ def test_mini_swe_agent_v2_messages_without_a_header_are_bash_calls() -> None:
     assert [r.tool_call_id for r in results] == [c.id for c in calls]
     assert [r.is_error for r in results] == [False, True, False]  # returncode 3 in JSON
     assert results[2].text.startswith("diff --git") and not trace.skipped
+    assert trace.ground_truth.patch_files == ["ledger/totals.py"]  # from what it submitted
 
 
 def test_a_claude_code_log_whose_events_carry_no_parents_reads_in_line_order() -> None:
