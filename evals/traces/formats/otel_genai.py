@@ -250,14 +250,31 @@ def _chat_message(role: str, body: dict[str, Any], where: Where) -> Message:
 
 
 def _flat_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], list[Message]]:
-    """`gen_ai.prompt.N.role/content` and `gen_ai.completion.N.*` (early instrumentations)."""
+    """`gen_ai.prompt.N.*` and `gen_ai.completion.N.*` (OpenLLMetry and other early
+    instrumentations): `role`, `content`, a tool message's `tool_call_id`, and each call as
+    `tool_calls.M.id`, `.name`, `.arguments`."""
     found: tuple[list[Message], list[Message]] = ([], [])
     for side, prefix in enumerate(("gen_ai.prompt.", "gen_ai.completion.")):
         n = 0
-        while f"{prefix}{n}.content" in attrs or f"{prefix}{n}.role" in attrs:
-            role = ROLES.get(str(attrs.get(f"{prefix}{n}.role")), "assistant" if side else "user")
-            found[side].append(
-                Message(role, str(attrs.get(f"{prefix}{n}.content") or ""), where=where)
-            )
+        while any(
+            f"{prefix}{n}.{key}" in attrs for key in ("content", "role", "tool_calls.0.name")
+        ):
+            at = f"{prefix}{n}."
+            role = ROLES.get(str(attrs.get(f"{at}role")), "assistant" if side else "user")
+            content = attrs.get(f"{at}content")
+            decoded = _json(content)  # a list of parts is written as JSON text
+            message = Message(role, content_text(decoded if isinstance(decoded, list) else content),
+                              where=where)  # fmt: skip
+            if role == "tool":
+                message.tool_call_id = str(attrs.get(f"{at}tool_call_id"))
+            m = 0
+            while f"{at}tool_calls.{m}.name" in attrs:
+                call = f"{at}tool_calls.{m}."
+                cid = attrs.get(f"{call}id") or f"{prefix}{n}-{m}"
+                message.tool_calls.append(
+                    tool_call(cid, attrs[f"{call}name"], attrs.get(f"{call}arguments"))
+                )
+                m += 1
+            found[side].append(message)
             n += 1
     return found

@@ -171,3 +171,21 @@ def test_a_compaction_run_beside_a_session_is_no_task_subagent(tmp_path: Path) -
     compaction_run, explorer = trace.subagents
     assert compaction_run.metadata["compaction_run"] is True
     assert compaction_run.parent_call_id is None and explorer.parent_call_id == "toolu_t1"
+
+
+def test_otel_flat_prompt_and_completion_attributes_keep_their_tool_calls() -> None:
+    # OpenLLMetry (traceloop/openllmetry) before the GenAI 0.5 conventions, as a collector's
+    # file exporter writes it (one export a line): calls as
+    # `gen_ai.completion.N.tool_calls.M.*`, results as role `tool` with `tool_call_id`.
+    # Before, only role and content were read: the call and its result were lost.
+    (trace,) = read_traces(FIXTURES / "otel_openllmetry.jsonl")
+    assert trace.system == "You help with refunds." and trace.model == "gpt-4o-mini"
+    assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant"]
+    call = trace.messages[1].tool_calls[0]
+    assert (call.id, call.name, call.arguments) == (
+        "call_r1",
+        "get_invoice",
+        {"invoice_id": "INV-20931"},
+    )
+    assert trace.messages[2].tool_call_id == "call_r1" and "1450.0" in trace.messages[2].text
+    assert trace.original_usage()["input_tokens"] == 470 and not trace.skipped
