@@ -40,12 +40,19 @@ HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 4 * 1024  # mini-swe-agent writes `trajectory_format` last
 
 
+# No lookbehind for the backslash of an escaped quote: a pattern that starts with one loses
+# re's literal-prefix scan and is ~20x slower on a 64 KB head; `_signed` checks it instead.
 def _key(name: str) -> re.Pattern[str]:
-    return re.compile(rf'(?<!\\)"{name}"\s*:')
+    return re.compile(rf'"{name}"\s*:')
 
 
 def _typed(*names: str) -> re.Pattern[str]:
-    return re.compile(rf'(?<!\\)"type"\s*:\s*"({"|".join(names)})"')
+    return re.compile(rf'"type"\s*:\s*"({"|".join(names)})"')
+
+
+def _signed(sign: re.Pattern[str], text: str) -> bool:
+    """True when `sign` occurs in `text` other than inside an escaped string (`\\"...`)."""
+    return any(m.start() == 0 or text[m.start() - 1] != "\\" for m in sign.finditer(text))
 
 
 # In order: a Claude Code event holds Anthropic blocks, a Responses item may hold a role.
@@ -104,7 +111,7 @@ def detect_format(path: Path) -> str:
         what = "an empty file" if not start else f"not JSON or JSONL (starts with {start!r})"
         raise TraceFormatError(f"{path}: {what}, not a trace")
     for name, signs in _SIGNS:
-        if any(sign.search(text) for sign in signs):
+        if any(_signed(sign, text) for sign in signs):
             return name
     raise TraceFormatError(
         f"{path}: JSON, but no known trace format (no messages with roles, no spans); "

