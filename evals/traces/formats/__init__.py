@@ -62,7 +62,9 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
         "mini-swe-agent",
         (re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent'), _key("mini_version")),
     ),
-    ("claude-code", (_key("parentUuid"), _key("leafUuid"))),
+    # A session log links events by parentUuid; `claude -p --output-format stream-json`
+    # marks a subagent's events by the Task call instead.
+    ("claude-code", (_key("parentUuid"), _key("leafUuid"), _key("parent_tool_use_id"))),
     (
         "openai-responses",
         (

@@ -26,10 +26,11 @@ from typing import Any
 
 from evals.traces.formats.anthropic import add_content
 from evals.traces.formats.source import content_text, read_records, usage_of
-from evals.traces.model import Compaction, Message, Skipped, Trace, Where
+from evals.traces.model import Compaction, Message, Skipped, ToolDef, Trace, Where
 
 NAME = "claude-code"
 TASK_TOOLS = ("Task", "Agent")
+RESULT_FIELDS = ("subtype", "is_error", "num_turns", "duration_ms", "total_cost_usd", "result")
 COMPACTION_AGENT = "agent-acompact-"  # subagents/agent-acompact-*.jsonl: a compaction's run
 
 
@@ -47,6 +48,7 @@ class _Event:
     message_id: str | None = None
     compact_boundary: bool = False
     compact_summary: str | None = None  # a user event that carries a compaction's summary
+    task: str | None = None  # stream-json: the Task call whose subagent wrote this event
 
     @property
     def in_conversation(self) -> bool:
@@ -93,9 +95,11 @@ def session(path: Path) -> Trace:
         if uuid in events:
             skipped.append(Skipped(rec.where, f"a second event with uuid {uuid!r}"))
             continue
-        for key in ("sessionId", "cwd", "version", "gitBranch"):
+        for key in ("sessionId", "session_id", "cwd", "version", "gitBranch", "model", "tools"):
             if key in raw and key not in info:
                 info[key] = raw[key]
+        if kind == "result":  # stream-json's last line: the run's outcome and total cost
+            info["result"] = {k: raw[k] for k in RESULT_FIELDS if k in raw}
         events[uuid] = _reduce(raw, uuid, kind, rec.where)
         order.append(uuid)
     main = [u for u in order if not events[u].sidechain]
@@ -107,8 +111,14 @@ def session(path: Path) -> Trace:
         return Trace(path.stem, NAME, str(path), skipped=skipped or [
             Skipped(Where(str(path)), "no conversation events (uuid/parentUuid)")
         ])  # fmt: skip
-    trace = Trace(str(info.get("sessionId") or path.stem), NAME, str(path), skipped=skipped)
-    trace.metadata = {k: v for k, v in info.items() if k != "sessionId"}
+    session_id = info.pop("sessionId", None) or info.pop("session_id", None)
+    trace = Trace(str(session_id or path.stem), NAME, str(path), skipped=skipped)
+    tools = info.pop("tools", None)
+    trace.tools = (
+        [ToolDef(t) for t in tools if isinstance(t, str)] if isinstance(tools, list) else []
+    )
+    trace.metadata = {k: v for k, v in info.items() if k != "model"}
+    _link_tasks(events, order)
     linked = _link_roots(events, main)
     if linked:
         trace.metadata["roots_linked_by_line_order"] = linked
@@ -131,7 +141,10 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
     if parent is None and raw.get("subtype") == "compact_boundary":
         parent = raw.get("logicalParentUuid")  # the boundary cuts the link; this keeps it
     parent = parent if isinstance(parent, str) else None  # an id of the wrong shape: no link
-    event = _Event(uuid, parent, where, bool(raw.get("isSidechain")), kind)
+    task = raw.get("parent_tool_use_id")
+    task = task if isinstance(task, str) else None
+    event = _Event(uuid, parent, where, bool(raw.get("isSidechain")) or task is not None, kind)
+    event.task = task
     message = raw.get("message")
     if kind == "system" and raw.get("subtype") == "compact_boundary":
         event.compact_boundary = True
@@ -168,6 +181,20 @@ def _link_roots(events: dict[str, _Event], main: list[str]) -> int:
             linked += 1
         before = uuid
     return linked
+
+
+def _link_tasks(events: dict[str, _Event], order: list[str]) -> None:
+    """Links each event of a subagent, in `claude -p --output-format stream-json` output
+    (no `parentUuid`, the subagent's events marked by the Task call that started them), to
+    the subagent's event on the line before it, so each subagent reads as one run."""
+    last: dict[str, str] = {}  # Task call id -> the subagent's latest message event
+    for uuid in order:
+        event = events[uuid]
+        if event.task is None or not event.in_conversation:
+            continue
+        if event.parent is None and event.task in last:
+            event.parent = last[event.task]
+        last[event.task] = uuid
 
 
 def _conversation_parents(events: dict[str, _Event], main: list[str]) -> dict[str, str | None]:
@@ -318,6 +345,7 @@ def _sidechains(events: dict[str, _Event], order: list[str], path: Path) -> Iter
         by_root[chain[0]] = chain  # a later leaf of the same root: its newest branch
     for n, (_root, chain) in enumerate(by_root.items(), 1):
         sub = Trace(f"{path.stem}-sidechain-{n}", NAME, str(path))
+        sub.parent_call_id = events[chain[0]].task  # stream-json names the Task call
         _fill(sub, [events[u] for u in chain])
         models = [m.model for m in sub.messages if m.model and m.model != "<synthetic>"]
         sub.model = models[0] if models else None
@@ -333,7 +361,8 @@ def _link_subagents(trace: Trace) -> None:
         for c in m.tool_calls
         if c.name in TASK_TOOLS
     ]  # fmt: skip
-    free = list(calls)
+    taken = {s.parent_call_id for s in trace.subagents}
+    free = [c for c in calls if c.id not in taken]
     results = {m.tool_call_id: m.text for m in trace.messages if m.role == "tool"}
     for sub in trace.subagents:  # the Task result names the agent it ran ("agentId: ...")
         agent = sub.metadata.get("agent_id")

@@ -189,3 +189,21 @@ def test_otel_flat_prompt_and_completion_attributes_keep_their_tool_calls() -> N
     )
     assert trace.messages[2].tool_call_id == "call_r1" and "1450.0" in trace.messages[2].text
     assert trace.original_usage()["input_tokens"] == 470 and not trace.skipped
+
+
+def test_claude_code_stream_json_output_with_a_subagent() -> None:
+    # `claude -p --output-format stream-json` (as Claude CLI wrappers' tests record it): no
+    # parentUuid, a subagent's events marked by `parent_tool_use_id`. Before, it was read
+    # as Anthropic Messages and refused ("a record with no messages").
+    path = FIXTURES / "claude_stream_json.jsonl"
+    assert detect_format(path) == "claude-code"
+    (trace,) = read_traces(path)
+    assert trace.id == "3f0c9e1a-77b2-4c1e-9d0a-5b6c7d8e9f01" and trace.model == "claude-sonnet-4-5"
+    assert [t.name for t in trace.tools] == ["Task", "Bash", "Read"]
+    assert [m.role for m in trace.messages] == ["assistant", "tool", "assistant"]
+    assert trace.messages[0].tool_calls[0].id == "toolu_task1"
+    assert trace.metadata["result"]["total_cost_usd"] == 0.0831
+    (sub,) = trace.subagents
+    assert sub.parent_call_id == "toolu_task1"
+    assert [m.role for m in sub.messages] == ["user", "assistant", "tool", "assistant"]
+    assert "7 failures" in sub.messages[2].text and not trace.skipped
