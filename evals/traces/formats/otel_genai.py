@@ -5,7 +5,10 @@ A `chat` span's messages come in either convention: the attributes `gen_ai.input
 `gen_ai.output.messages` and `gen_ai.system_instructions` (JSON, messages of `parts`), or the
 older events `gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`,
 `gen_ai.tool.message` and `gen_ai.choice` (also the flat `gen_ai.prompt.N.*` /
-`gen_ai.completion.N.*` attributes). Each call's input repeats the history, so only what is
+`gen_ai.completion.N.*` attributes, calls included). Instrumentations also write Chat
+messages (`content`, `tool_calls`) or plain text in `gen_ai.input/output.messages`, and the
+Vercel AI SDK its own `ai.prompt.messages` / `ai.response.*`: read too. Each call's input
+repeats the history, so only what is
 new since the previous call is added; an input shorter than the history is a compaction.
 Where no chat span carries messages, `execute_tool` spans (`gen_ai.tool.call.id`, `.name`,
 `.arguments`, `.result`) give the calls and results. `gen_ai.usage.*` is each call's usage.
@@ -109,7 +112,11 @@ def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
             continue
         if system:
             trace.system = system
-        model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
+        model = (
+            attrs.get("gen_ai.response.model")
+            or attrs.get("gen_ai.request.model")
+            or attrs.get("ai.model.id")
+        )
         trace.model = trace.model or model
         if len(inputs) < len(history):  # the harness dropped history: it compacted
             trace.compactions.append(Compaction(len(trace.messages), "", where))
@@ -118,10 +125,12 @@ def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
         else:
             new = inputs[len(history) :]
         usage = Usage(
-            input_tokens=int_or_none(attrs.get("gen_ai.usage.input_tokens",
-                                               attrs.get("gen_ai.usage.prompt_tokens"))),
-            output_tokens=int_or_none(attrs.get("gen_ai.usage.output_tokens",
-                                                attrs.get("gen_ai.usage.completion_tokens"))),
+            input_tokens=int_or_none(_first(attrs, "gen_ai.usage.input_tokens",
+                                            "gen_ai.usage.prompt_tokens",
+                                            "ai.usage.inputTokens", "ai.usage.promptTokens")),
+            output_tokens=int_or_none(_first(attrs, "gen_ai.usage.output_tokens",
+                                             "gen_ai.usage.completion_tokens",
+                                             "ai.usage.outputTokens", "ai.usage.completionTokens")),
             cache_read_tokens=int_or_none(attrs.get("gen_ai.usage.cache_read.input_tokens",
                                                     attrs.get("gen_ai.usage.cache_read_input_tokens"))),
             cache_creation_tokens=int_or_none(attrs.get("gen_ai.usage.cache_creation.input_tokens",
@@ -164,6 +173,8 @@ def _messages(
         inputs, outputs = _event_messages(events, where)
         if not inputs and not outputs:
             inputs, outputs = _flat_messages(attrs, where)
+        if not inputs and not outputs:
+            inputs, outputs = _vercel_messages(attrs, where)
     if inputs and inputs[0].role == "system":
         system = system or inputs[0].text
     return [m for m in inputs if m.role != "system"], outputs, system
@@ -278,3 +289,56 @@ def _flat_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], 
             found[side].append(message)
             n += 1
     return found
+
+
+def _first(attrs: dict[str, Any], *keys: str) -> Any:
+    """The value of the first of `keys` that `attrs` has (None when it has none)."""
+    return next((attrs[k] for k in keys if k in attrs), None)
+
+
+def _vercel_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], list[Message]]:
+    """Vercel AI SDK spans (`ai.generateText.doGenerate`, `ai.streamText.doStream`):
+    `ai.prompt.messages` is the call's input in the SDK's own shape (content a string or
+    parts `text`, `tool-call`, `tool-result`), `ai.response.text` and `ai.response.toolCalls`
+    its output. The outer `ai.generateText` span repeats them without the history: not read."""
+    raw = _json(attrs.get("ai.prompt.messages"))
+    if not isinstance(raw, list):
+        return [], []
+    inputs: list[Message] = []
+    for item in (_json(x) for x in raw):
+        if not isinstance(item, dict):
+            continue
+        role = ROLES.get(str(item.get("role")), "user")
+        content = item.get("content")
+        if isinstance(content, str):
+            inputs.append(Message(role, content, where=where))
+            continue
+        texts: list[str] = []
+        calls = []
+        for part in _objects(content):
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(str(part.get("text") or ""))
+            elif kind == "tool-call":
+                arguments = part.get("input", part.get("args"))
+                calls.append(tool_call(part.get("toolCallId"), part.get("toolName"), arguments))
+            elif kind == "tool-result":
+                text = _result_text(part.get("output", part.get("result")))
+                cid = str(part.get("toolCallId"))
+                inputs.append(Message("tool", text, tool_call_id=cid, where=where))
+            else:
+                texts.append(f"[{kind}]")
+        if role != "tool" and (texts or calls):
+            inputs.append(Message(role, "\n".join(texts), calls, where=where))
+    out = Message("assistant", str(attrs.get("ai.response.text") or ""), where=where)
+    for call in _objects(_json(attrs.get("ai.response.toolCalls"))):
+        arguments = call.get("input", call.get("args"))
+        out.tool_calls.append(tool_call(call.get("toolCallId"), call.get("toolName"), arguments))
+    return inputs, [out] if out.text or out.tool_calls else []
+
+
+def _result_text(output: Any) -> str:
+    """A Vercel tool result as text: v5 wraps it as `{type: "json"|"text", value}`."""
+    if isinstance(output, dict) and "value" in output and output.get("type") in ("json", "text"):
+        output = output["value"]
+    return output if isinstance(output, str) else json.dumps(output)

@@ -207,3 +207,17 @@ def test_claude_code_stream_json_output_with_a_subagent() -> None:
     assert sub.parent_call_id == "toolu_task1"
     assert [m.role for m in sub.messages] == ["user", "assistant", "tool", "assistant"]
     assert "7 failures" in sub.messages[2].text and not trace.skipped
+
+
+def test_otel_vercel_ai_sdk_spans() -> None:
+    # The Vercel AI SDK's telemetry (shape as span importers' tests write it, e.g. Latitude's
+    # vercel.test.ts): no gen_ai messages, `ai.prompt.messages` on each doGenerate span,
+    # `ai.response.text`/`ai.response.toolCalls`. Before: no messages, the file refused.
+    (trace,) = read_traces(FIXTURES / "otel_vercel_ai.json")
+    assert trace.system == "You plan train trips." and trace.model == "gpt-4.1"
+    assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant"]
+    call = trace.messages[1].tool_calls[0]
+    assert (call.id, call.arguments["to"]) == ("call_tt1", "Voss")
+    assert trace.messages[2].tool_call_id == "call_tt1" and "R45 1822" in trace.messages[2].text
+    assert trace.messages[3].text == "The 14:37 (R45 1822) from track 3."
+    assert trace.original_usage()["input_tokens"] == 690 and not trace.skipped
