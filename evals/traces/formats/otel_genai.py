@@ -6,8 +6,9 @@ A `chat` span's messages come in either convention: the attributes `gen_ai.input
 older events `gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`,
 `gen_ai.tool.message` and `gen_ai.choice` (also the flat `gen_ai.prompt.N.*` /
 `gen_ai.completion.N.*` attributes, calls included). Instrumentations also write Chat
-messages (`content`, `tool_calls`) or plain text in `gen_ai.input/output.messages`, and the
-Vercel AI SDK its own `ai.prompt.messages` / `ai.response.*`: read too. Each call's input
+messages (`content`, `tool_calls`) or plain text in `gen_ai.input/output.messages`, the
+Vercel AI SDK its own `ai.prompt.messages` / `ai.response.*`, and OpenInference (Phoenix)
+`llm.input_messages.N.message.*` / `llm.output_messages.N.message.*`: read too. Each call's input
 repeats the history, so only what is
 new since the previous call is added; an input shorter than the history is a compaction.
 Where no chat span carries messages, `execute_tool` spans (`gen_ai.tool.call.id`, `.name`,
@@ -16,6 +17,7 @@ Where no chat span carries messages, `execute_tool` spans (`gen_ai.tool.call.id`
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,6 +118,7 @@ def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
             attrs.get("gen_ai.response.model")
             or attrs.get("gen_ai.request.model")
             or attrs.get("ai.model.id")
+            or attrs.get("llm.model_name")
         )
         trace.model = trace.model or model
         if len(inputs) < len(history):  # the harness dropped history: it compacted
@@ -127,10 +130,12 @@ def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
         usage = Usage(
             input_tokens=int_or_none(_first(attrs, "gen_ai.usage.input_tokens",
                                             "gen_ai.usage.prompt_tokens",
-                                            "ai.usage.inputTokens", "ai.usage.promptTokens")),
+                                            "ai.usage.inputTokens", "ai.usage.promptTokens",
+                                            "llm.token_count.prompt")),
             output_tokens=int_or_none(_first(attrs, "gen_ai.usage.output_tokens",
                                              "gen_ai.usage.completion_tokens",
-                                             "ai.usage.outputTokens", "ai.usage.completionTokens")),
+                                             "ai.usage.outputTokens", "ai.usage.completionTokens",
+                                             "llm.token_count.completion")),
             cache_read_tokens=int_or_none(attrs.get("gen_ai.usage.cache_read.input_tokens",
                                                     attrs.get("gen_ai.usage.cache_read_input_tokens"))),
             cache_creation_tokens=int_or_none(attrs.get("gen_ai.usage.cache_creation.input_tokens",
@@ -175,6 +180,8 @@ def _messages(
             inputs, outputs = _flat_messages(attrs, where)
         if not inputs and not outputs:
             inputs, outputs = _vercel_messages(attrs, where)
+        if not inputs and not outputs:
+            inputs, outputs = _openinference_messages(attrs, where)
     if inputs and inputs[0].role == "system":
         system = system or inputs[0].text
     return [m for m in inputs if m.role != "system"], outputs, system
@@ -342,3 +349,39 @@ def _result_text(output: Any) -> str:
     if isinstance(output, dict) and "value" in output and output.get("type") in ("json", "text"):
         output = output["value"]
     return output if isinstance(output, str) else json.dumps(output)
+
+
+def _openinference_messages(
+    attrs: dict[str, Any], where: Where
+) -> tuple[list[Message], list[Message]]:
+    """OpenInference LLM spans (Arize Phoenix; the OpenAI Agents SDK's usual OTel route):
+    `llm.input_messages.N.message.role|content|tool_call_id` and
+    `....message.tool_calls.M.tool_call.id|function.name|function.arguments`, the output
+    under `llm.output_messages.N`."""
+    found: tuple[list[Message], list[Message]] = ([], [])
+    for side, prefix in enumerate(("llm.input_messages.", "llm.output_messages.")):
+        n = 0
+        while f"{prefix}{n}.message.role" in attrs or f"{prefix}{n}.message.content" in attrs:
+            at = f"{prefix}{n}.message."
+            role = ROLES.get(str(attrs.get(f"{at}role")), "assistant" if side else "user")
+            text = attrs.get(f"{at}content")
+            if text is None:  # content in parts: `message.contents.K.message_content.text`
+                parts = (attrs.get(f"{at}contents.{k}.message_content.text") for k in range(99))
+                text = "\n".join(
+                    str(p) for p in itertools.takewhile(lambda x: x is not None, parts)
+                )
+            message = Message(role, str(text or ""), where=where)
+            if role == "tool":
+                message.tool_call_id = str(attrs.get(f"{at}tool_call_id"))
+            m = 0
+            while f"{at}tool_calls.{m}.tool_call.function.name" in attrs:
+                call = f"{at}tool_calls.{m}.tool_call."
+                cid = attrs.get(f"{call}id") or f"{prefix}{n}-{m}"
+                name = attrs[f"{call}function.name"]
+                message.tool_calls.append(
+                    tool_call(cid, name, attrs.get(f"{call}function.arguments"))
+                )
+                m += 1
+            found[side].append(message)
+            n += 1
+    return found

@@ -221,3 +221,20 @@ def test_otel_vercel_ai_sdk_spans() -> None:
     assert trace.messages[2].tool_call_id == "call_tt1" and "R45 1822" in trace.messages[2].text
     assert trace.messages[3].text == "The 14:37 (R45 1822) from track 3."
     assert trace.original_usage()["input_tokens"] == 690 and not trace.skipped
+
+
+def test_otel_openinference_spans_of_an_agents_sdk_run() -> None:
+    # OpenInference attributes (Arize Phoenix; how OpenAI Agents SDK runs usually reach
+    # OTLP): `llm.input_messages.N.message.*`, calls under `tool_calls.M.tool_call.*`,
+    # content in parts. Before: no messages, the file refused. The last call has no result
+    # in the export: dropped and said so.
+    (trace,) = read_traces(FIXTURES / "otel_openinference.json")
+    assert trace.system == "You are the billing agent." and trace.model == "gpt-4.1-2025-04-14"
+    assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant"]
+    assert not trace.messages[3].tool_calls  # its call dropped; its usage kept
+    assert trace.messages[0].text == "Cancel subscription SUB-7781\nand refund the last charge."
+    call = trace.messages[1].tool_calls[0]
+    assert (call.id, call.arguments) == ("call_c1", {"subscription_id": "SUB-7781"})
+    assert trace.messages[2].tool_call_id == "call_c1" and "CH-55102" in trace.messages[2].text
+    assert [s.reason for s in trace.skipped] == ["call 'call_r1' (refund_charge) has no result"]
+    assert trace.original_usage()["input_tokens"] == 870
