@@ -82,12 +82,12 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
         (_typed("tool_use", "tool_result", "thinking", "redacted_thinking"), _key("tool_use_id")),
     ),
     # A bare list of mini-swe-agent messages has no `trajectory_format`: its v2 action fence
-    # or an observation opening a message says it (a file with Chat tool calls reads the same).
+    # or an observation opening a user message says it (a Chat tool message may hold one too).
     (
         "mini-swe-agent",
         (
             re.compile(r"```mswea_bash_command|<mswea_bash_command>"),
-            re.compile(r'"content"\s*:\s*"<returncode>'),
+            re.compile(r'"role"\s*:\s*"user"\s*,\s*"content"\s*:\s*"<returncode>'),
         ),
     ),
     ("openai-chat", (_key("role"),)),

@@ -238,3 +238,17 @@ def test_otel_openinference_spans_of_an_agents_sdk_run() -> None:
     assert trace.messages[2].tool_call_id == "call_c1" and "CH-55102" in trace.messages[2].text
     assert [s.reason for s in trace.skipped] == ["call 'call_r1' (refund_charge) has no result"]
     assert trace.original_usage()["input_tokens"] == 870
+
+
+def test_a_chat_tool_result_that_looks_like_an_observation_stays_chat(tmp_path: Path) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "sh", "arguments": "{}"}}
+    doc = {"tools": [{"type": "function", "function": {"name": "sh"}}], "messages": [
+        {"role": "user", "content": "run it"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "<returncode>0</returncode>"},
+    ]}  # fmt: skip
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(doc))
+    assert detect_format(path) == "openai-chat"
+    (trace,) = read_traces(path)
+    assert [t.name for t in trace.tools] == ["sh"]
