@@ -40,12 +40,19 @@ HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 4 * 1024  # mini-swe-agent writes `trajectory_format` last
 
 
+# No lookbehind for the backslash of an escaped quote: a pattern that starts with one loses
+# re's literal-prefix scan and is ~20x slower on a 64 KB head; `_signed` checks it instead.
 def _key(name: str) -> re.Pattern[str]:
-    return re.compile(rf'(?<!\\)"{name}"\s*:')
+    return re.compile(rf'"{name}"\s*:')
 
 
 def _typed(*names: str) -> re.Pattern[str]:
-    return re.compile(rf'(?<!\\)"type"\s*:\s*"({"|".join(names)})"')
+    return re.compile(rf'"type"\s*:\s*"({"|".join(names)})"')
+
+
+def _signed(sign: re.Pattern[str], text: str) -> bool:
+    """True when `sign` occurs in `text` other than inside an escaped string (`\\"...`)."""
+    return any(m.start() == 0 or text[m.start() - 1] != "\\" for m in sign.finditer(text))
 
 
 # In order: a Claude Code event holds Anthropic blocks, a Responses item may hold a role.
@@ -55,14 +62,33 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
         "mini-swe-agent",
         (re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent'), _key("mini_version")),
     ),
-    ("claude-code", (_key("parentUuid"), _key("leafUuid"))),
+    # A session log links events by parentUuid; `claude -p --output-format stream-json`
+    # marks a subagent's events by the Task call instead.
+    ("claude-code", (_key("parentUuid"), _key("leafUuid"), _key("parent_tool_use_id"))),
     (
         "openai-responses",
-        (_typed("function_call", "function_call_output", "input_text", "output_text"),),
+        (
+            _typed(
+                "function_call",
+                "function_call_output",
+                "input_text",
+                "output_text",
+                "response_item",  # a Codex CLI rollout line
+            ),
+        ),
     ),
     (
         "anthropic",
         (_typed("tool_use", "tool_result", "thinking", "redacted_thinking"), _key("tool_use_id")),
+    ),
+    # A bare list of mini-swe-agent messages has no `trajectory_format`: its v2 action fence
+    # or an observation opening a user message says it (a Chat tool message may hold one too).
+    (
+        "mini-swe-agent",
+        (
+            re.compile(r"```mswea_bash_command|<mswea_bash_command>"),
+            re.compile(r'"role"\s*:\s*"user"\s*,\s*"content"\s*:\s*"<returncode>'),
+        ),
     ),
     ("openai-chat", (_key("role"),)),
 )
@@ -87,7 +113,7 @@ def detect_format(path: Path) -> str:
         what = "an empty file" if not start else f"not JSON or JSONL (starts with {start!r})"
         raise TraceFormatError(f"{path}: {what}, not a trace")
     for name, signs in _SIGNS:
-        if any(sign.search(text) for sign in signs):
+        if any(_signed(sign, text) for sign in signs):
             return name
     raise TraceFormatError(
         f"{path}: JSON, but no known trace format (no messages with roles, no spans); "

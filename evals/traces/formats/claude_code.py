@@ -1,10 +1,17 @@
 """Claude Code session logs: JSONL, one event a line, linked by `uuid`/`parentUuid`.
 
-The conversation is the chain of parents ending at the last leaf (the last event no other
-event names as parent), not the line order: a session that was rewound or edited has
-branches, and the ones off that chain are recorded in `skipped`. Claude Code writes one
-event per content block, so the assistant events of one API message (same `message.id`) are
-merged back into one message. Sidechain events (a subagent's own conversation) become
+The conversation is the chain of parents ending at the last leaf (the last message no other
+message descends from), not the line order: a session that was rewound or edited has
+branches, and the ones off that chain are recorded in `skipped`. Progress and hook events
+sit in the chain but make no leaf. Claude Code writes one event per content block, so the
+assistant events of one API message (same `message.id`) are merged back into one message;
+its parallel calls hang one under the other and each result under its own call, so those
+parts and results beside the chain are read with it. A message with no parent after the
+first (a tool-written log, a compaction whose `logicalParentUuid` the file lacks) continues
+the line before it. `claude -p --output-format stream-json` output has no parent links and
+marks a subagent's events by `parent_tool_use_id`: read in line order, one subagent a call.
+
+Sidechain events (a subagent's own conversation) become
 `subagents`, whether in the session file (older versions) or each in its own
 `<session>/subagents/agent-<id>.jsonl` beside it (newer), each linked to the parent's `Task`
 call whose result names the agent's id, or else whose prompt started it. A
@@ -26,10 +33,12 @@ from typing import Any
 
 from evals.traces.formats.anthropic import add_content
 from evals.traces.formats.source import content_text, read_records, usage_of
-from evals.traces.model import Compaction, Message, Skipped, Trace, Where
+from evals.traces.model import Compaction, Message, Skipped, ToolDef, Trace, Where
 
 NAME = "claude-code"
 TASK_TOOLS = ("Task", "Agent")
+RESULT_FIELDS = ("subtype", "is_error", "num_turns", "duration_ms", "total_cost_usd", "result")
+COMPACTION_AGENT = "agent-acompact-"  # subagents/agent-acompact-*.jsonl: a compaction's run
 
 
 @dataclass
@@ -46,6 +55,12 @@ class _Event:
     message_id: str | None = None
     compact_boundary: bool = False
     compact_summary: str | None = None  # a user event that carries a compaction's summary
+    task: str | None = None  # stream-json: the Task call whose subagent wrote this event
+
+    @property
+    def in_conversation(self) -> bool:
+        """A message, or a compaction: not a progress, hook or bookkeeping event."""
+        return bool(self.messages) or self.compact_boundary or self.compact_summary is not None
 
 
 def read(path: Path) -> Iterator[Trace]:
@@ -56,6 +71,10 @@ def read(path: Path) -> Iterator[Trace]:
         if sub.messages:
             sub.id = f"{trace.id}/{file.stem}"
             sub.metadata["agent_id"] = file.stem.removeprefix("agent-")
+            if file.stem.startswith(COMPACTION_AGENT):
+                # The run that wrote a compaction's summary: its cost is the session's, but
+                # no Task call started it.
+                sub.metadata["compaction_run"] = True
             trace.subagents.append(sub)
     _link_subagents(trace)
     yield trace
@@ -83,9 +102,11 @@ def session(path: Path) -> Trace:
         if uuid in events:
             skipped.append(Skipped(rec.where, f"a second event with uuid {uuid!r}"))
             continue
-        for key in ("sessionId", "cwd", "version", "gitBranch"):
+        for key in ("sessionId", "session_id", "cwd", "version", "gitBranch", "model", "tools"):
             if key in raw and key not in info:
                 info[key] = raw[key]
+        if kind == "result":  # stream-json's last line: the run's outcome and total cost
+            info["result"] = {k: raw[k] for k in RESULT_FIELDS if k in raw}
         events[uuid] = _reduce(raw, uuid, kind, rec.where)
         order.append(uuid)
     main = [u for u in order if not events[u].sidechain]
@@ -97,8 +118,17 @@ def session(path: Path) -> Trace:
         return Trace(path.stem, NAME, str(path), skipped=skipped or [
             Skipped(Where(str(path)), "no conversation events (uuid/parentUuid)")
         ])  # fmt: skip
-    trace = Trace(str(info.get("sessionId") or path.stem), NAME, str(path), skipped=skipped)
-    trace.metadata = {k: v for k, v in info.items() if k != "sessionId"}
+    session_id = info.pop("sessionId", None) or info.pop("session_id", None)
+    trace = Trace(str(session_id or path.stem), NAME, str(path), skipped=skipped)
+    tools = info.pop("tools", None)
+    trace.tools = (
+        [ToolDef(t) for t in tools if isinstance(t, str)] if isinstance(tools, list) else []
+    )
+    trace.metadata = {k: v for k, v in info.items() if k != "model"}
+    _link_tasks(events, order)
+    linked = _link_roots(events, main)
+    if linked:
+        trace.metadata["roots_linked_by_line_order"] = linked
     chain = _chain(events, main, trace)
     _fill(trace, [events[u] for u in chain])
     # A `summary` event is the title Claude Code shows for a conversation ending at its
@@ -117,7 +147,11 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
     parent = raw.get("parentUuid")
     if parent is None and raw.get("subtype") == "compact_boundary":
         parent = raw.get("logicalParentUuid")  # the boundary cuts the link; this keeps it
-    event = _Event(uuid, parent, where, bool(raw.get("isSidechain")), kind)
+    parent = parent if isinstance(parent, str) else None  # an id of the wrong shape: no link
+    task = raw.get("parent_tool_use_id")
+    task = task if isinstance(task, str) else None
+    event = _Event(uuid, parent, where, bool(raw.get("isSidechain")) or task is not None, kind)
+    event.task = task
     message = raw.get("message")
     if kind == "system" and raw.get("subtype") == "compact_boundary":
         event.compact_boundary = True
@@ -131,16 +165,77 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
         add_content(holder, kind, message.get("content"), where, usage, model)
         event.messages = holder.messages
         event.compactions = holder.compactions
-        event.message_id = message.get("id") if kind == "assistant" else None
+        mid = message.get("id")
+        event.message_id = mid if kind == "assistant" and isinstance(mid, str) else None
     return event
+
+
+def _link_roots(events: dict[str, _Event], main: list[str]) -> int:
+    """Links each conversation root after the first (a message with no parent, or a parent
+    not in the file) to the conversation event on the line before it, and says how many: a
+    file whose events carry no links (written by a tool, or an older compaction that
+    restarted the chain) is then read in line order instead of as one branch per event,
+    each dropped but the last; a compaction whose `logicalParentUuid` names an event the
+    file does not hold keeps the conversation before it instead of starting the trace."""
+    linked = 0
+    before: str | None = None
+    for uuid in main:
+        if not events[uuid].in_conversation:
+            continue
+        parent = events[uuid].parent
+        if (parent is None or parent not in events) and before is not None:
+            events[uuid].parent = before
+            linked += 1
+        before = uuid
+    return linked
+
+
+def _link_tasks(events: dict[str, _Event], order: list[str]) -> None:
+    """Links each event of a subagent, in `claude -p --output-format stream-json` output
+    (no `parentUuid`, the subagent's events marked by the Task call that started them), to
+    the subagent's event on the line before it, so each subagent reads as one run."""
+    last: dict[str, str] = {}  # Task call id -> the subagent's latest message event
+    for uuid in order:
+        event = events[uuid]
+        if event.task is None or not event.in_conversation:
+            continue
+        if event.parent is None and event.task in last:
+            event.parent = last[event.task]
+        last[event.task] = uuid
+
+
+def _conversation_parents(events: dict[str, _Event], main: list[str]) -> dict[str, str | None]:
+    """Each conversation event's nearest conversation ancestor, through the events between
+    (progress and hook events hang off the chain and sit in it too)."""
+    memo: dict[str, str | None] = {}  # a non-conversation event -> the first one above it
+
+    def at_or_above(uuid: str | None) -> str | None:
+        path: list[str] = []
+        while uuid in events and not events[uuid].in_conversation and uuid not in memo:
+            if uuid in path:  # a loop of links: nothing above
+                uuid = None
+                break
+            path.append(uuid)
+            uuid = events[uuid].parent
+        found = None if uuid is None or uuid not in events else memo.get(uuid, uuid)
+        for step in path:
+            memo[step] = found
+        return found
+
+    return {u: at_or_above(events[u].parent) for u in main if events[u].in_conversation}
 
 
 def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str]:
     """The uuids from the root to the last leaf of the main conversation; every other leaf
     is an abandoned branch, recorded in `trace.skipped`."""
-    has_child = {events[u].parent for u in main}
-    leaves = [u for u in main if u not in has_child]
+    # Only messages make a leaf: progress and hook events are children of the message they
+    # report on, and a branch ending in one is no branch of the conversation.
+    parents = _conversation_parents(events, main)
+    has_child = set(parents.values())
+    leaves = [u for u in parents if u not in has_child]
     last = leaves[-1] if leaves else main[-1]
+    beside = _beside(events, parents, last)
+    leaves = [u for u in leaves if u not in beside or u == last]
     chain: list[str] = []
     seen: set[str] = set()
     current: str | None = last
@@ -156,6 +251,11 @@ def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str
             )  # fmt: skip
         )
     chain.reverse()
+    if beside:  # each after the event it hangs off, before that event's own chain child
+        after: dict[str, list[str]] = {}
+        for uuid in beside:
+            after.setdefault(str(parents[uuid]), []).append(uuid)
+        chain = [u for c in chain for u in _with_beside(c, after)]
     for leaf in leaves[:-1]:
         trace.skipped.append(
             Skipped(
@@ -166,6 +266,38 @@ def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str
     if len(leaves) > 1:
         trace.metadata["branches"] = len(leaves)
     return chain
+
+
+def _beside(events: dict[str, _Event], parents: dict[str, str | None], last: str) -> list[str]:
+    """The events off the chain to `last` that belong to it, in file order: the other parts
+    of an answer on the chain (same message id) and the tool results whose call is on the
+    chain or beside it. Claude Code writes each part of an answer as its own event and each
+    result as the child of its call's event, so an answer's parallel calls and their results
+    hang off the chain as side branches; they are no branch the user abandoned."""
+    kept: set[str] = set()
+    current: str | None = last
+    while current is not None and current in events and current not in kept:
+        kept.add(current)
+        current = events[current].parent
+    answers = {events[u].message_id for u in kept if events[u].message_id is not None}
+    found: list[str] = []
+    for uuid, parent in parents.items():  # file order: a part comes before its results
+        event = events[uuid]
+        if uuid in kept or parent not in kept:
+            continue
+        results = event.kind == "user" and all(m.role == "tool" for m in event.messages)
+        if results or (event.message_id is not None and event.message_id in answers):
+            kept.add(uuid)
+            found.append(uuid)
+    return found
+
+
+def _with_beside(uuid: str, after: dict[str, list[str]]) -> list[str]:
+    """`uuid` and, depth first, what hangs beside it."""
+    out = [uuid]
+    for child in after.get(uuid, ()):
+        out.extend(_with_beside(child, after))
+    return out
 
 
 def _fill(trace: Trace, chain: list[_Event]) -> None:
@@ -220,6 +352,7 @@ def _sidechains(events: dict[str, _Event], order: list[str], path: Path) -> Iter
         by_root[chain[0]] = chain  # a later leaf of the same root: its newest branch
     for n, (_root, chain) in enumerate(by_root.items(), 1):
         sub = Trace(f"{path.stem}-sidechain-{n}", NAME, str(path))
+        sub.parent_call_id = events[chain[0]].task  # stream-json names the Task call
         _fill(sub, [events[u] for u in chain])
         models = [m.model for m in sub.messages if m.model and m.model != "<synthetic>"]
         sub.model = models[0] if models else None
@@ -235,7 +368,8 @@ def _link_subagents(trace: Trace) -> None:
         for c in m.tool_calls
         if c.name in TASK_TOOLS
     ]  # fmt: skip
-    free = list(calls)
+    taken = {s.parent_call_id for s in trace.subagents}
+    free = [c for c in calls if c.id not in taken]
     results = {m.tool_call_id: m.text for m in trace.messages if m.role == "tool"}
     for sub in trace.subagents:  # the Task result names the agent it ran ("agentId: ...")
         agent = sub.metadata.get("agent_id")
@@ -243,7 +377,8 @@ def _link_subagents(trace: Trace) -> None:
         if named:
             sub.parent_call_id = named[0].id
             free.remove(named[0])
-    for sub in (s for s in trace.subagents if s.parent_call_id is None):
+    unlinked = (s for s in trace.subagents if s.parent_call_id is None)
+    for sub in (s for s in unlinked if not s.metadata.get("compaction_run")):
         first = next((m.text for m in sub.messages if m.role == "user"), "")
         match = next(
             (c for c in free if str(c.arguments.get("prompt", "")).strip() == first.strip()), None

@@ -1,7 +1,10 @@
 """mini-swe-agent trajectories (`trajectory_format: "mini-swe-agent-1"`, and v2's
-"mini-swe-agent-1.1"): plain `{role, content}` messages where the agent's bash command is the
-one fenced ```bash block of its text, and the environment's answer (`<returncode>`,
-`<output>`) comes back as the next user message. These are a `bash` tool call and its result.
+"mini-swe-agent-1.1"), or their bare list of messages: plain `{role, content}` messages where
+the agent's bash command is the one action of its text (a fenced ```bash block in v1,
+```mswea_bash_command or `<mswea_bash_command>` in v2, which also lists it in
+`extra.actions`), and the environment's answer (`<returncode>`, `<output>`, or v2's JSON
+observation; `extra.returncode`) comes back as the next user message. These are a `bash`
+tool call and its result.
 `info.submission` (a diff) names the files the patch touches, `info.exit_status` is the
 outcome, `info.model_stats` the cost. A v2 run with a tool-calling model writes Chat
 `tool_calls` and `tool` messages: read as such."""
@@ -25,8 +28,13 @@ from evals.traces.formats.source import (
 from evals.traces.model import GroundTruth, Message, Skipped, ToolCall, Trace, Usage
 
 NAME = "mini-swe-agent"
-ACTION = re.compile(r"```(?:bash|sh)\s*\n(.*?)\n```", re.DOTALL)
-RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+# The fences and tags mini-swe-agent's configs parse actions from (v1 ```bash, v2 defaults).
+ACTION = re.compile(
+    r"```(?:bash|sh|mswea_bash_command)\s*\n(.*?)\n```"
+    r"|<mswea_bash_command>(.*?)</mswea_bash_command>",
+    re.DOTALL,
+)
+RETURNCODE = re.compile(r'<returncode>\s*(-?\d+)\s*</returncode>|"returncode"\s*:\s*(-?\d+)')
 DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.MULTILINE)
 PLUS_FILE = re.compile(r"^\+\+\+ b/(\S+)", re.MULTILINE)
 
@@ -73,8 +81,7 @@ def read(path: Path) -> Iterator[Trace]:
                 continue
             if role == "user" and open_call is not None:
                 # The environment's answer to the command (its output, a timeout, an error).
-                code = RETURNCODE.search(text)
-                failed = code is not None and code.group(1) != "0"
+                failed = _returncode(raw, text) not in (None, 0)
                 trace.messages.append(
                     Message(
                         "tool",
@@ -88,7 +95,7 @@ def read(path: Path) -> Iterator[Trace]:
                 open_call = None
                 continue
             message = Message(role, text, where=where)
-            commands = ACTION.findall(text) if role == "assistant" else []
+            commands = _commands(raw, text) if role == "assistant" else []
             if len(commands) == 1:  # mini-swe-agent runs exactly one block, else says so
                 calls += 1
                 open_call = ToolCall(f"bash-{calls}", "bash", {"command": commands[0]})
@@ -100,6 +107,8 @@ def read(path: Path) -> Iterator[Trace]:
             trace.messages.append(
                 Message("tool", submission, tool_call_id=open_call.id, tool_name="bash")
             )
+        if not trace.ground_truth.patch_files:  # no `info` (a bare list): what it submitted
+            trace.ground_truth.patch_files = patch_files(_submitted(trace))
         cost = _cost(info.get("model_stats"))
         last = next((m for m in reversed(trace.messages) if m.role == "assistant"), None)
         if cost is not None and last is not None:
@@ -107,6 +116,38 @@ def read(path: Path) -> Iterator[Trace]:
         yield trace
     if skipped:
         yield Trace(path.stem, NAME, str(path), skipped=skipped)
+
+
+SUBMIT = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+
+
+def _submitted(trace: Trace) -> str:
+    """The output of the run's last submit command (its diff), or ""."""
+    submits = {
+        c.id
+        for m in trace.messages
+        for c in m.tool_calls
+        if any(word in str(c.arguments.get("command", "")) for word in SUBMIT)
+    }
+    outputs = [m.text for m in trace.messages if m.role == "tool" and m.tool_call_id in submits]
+    return outputs[-1] if outputs else ""
+
+
+def _commands(raw: dict[str, Any], text: str) -> list[str]:
+    """The commands of an assistant message: v2's own `extra.actions`, else its text's."""
+    actions = obj(raw.get("extra")).get("actions")
+    if isinstance(actions, list) and actions:
+        return [str(a["command"]) for a in actions if isinstance(a, dict) and "command" in a]
+    return [fenced or tagged for fenced, tagged in ACTION.findall(text)]
+
+
+def _returncode(raw: dict[str, Any], text: str) -> int | None:
+    """The exit code of an observation: v2's `extra.returncode`, else the one in its text."""
+    code = obj(raw.get("extra")).get("returncode")
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    found = RETURNCODE.search(text)
+    return None if found is None else int(found.group(1) or found.group(2))
 
 
 def _ground_truth(info: dict[str, Any]) -> GroundTruth:

@@ -72,7 +72,7 @@ def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> No
             continue
         role = raw.get("role")
         if role in ("tool", "function"):
-            cid = raw.get("tool_call_id")
+            cid = raw.get("tool_call_id", raw.get("id") if role == "tool" else None)  # tau2: `id`
             if role == "function" and cid is None:  # legacy: answers the last call by name
                 cid = _open_legacy_call(trace, raw.get("name"))
             trace.messages.append(
@@ -81,6 +81,7 @@ def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> No
                     content_text(raw.get("content")),
                     tool_call_id=None if cid is None else str(cid),
                     tool_name=raw.get("name"),
+                    is_error=raw.get("error") is True,  # tau2 marks a failed call so
                     where=where,
                 )
             )
@@ -94,8 +95,13 @@ def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> No
             continue
         usage = usage_of(raw.get("usage"))
         message = Message(ROLES[role], text, where=where, usage=usage)
-        for call in raw.get("tool_calls") or []:
-            fn = (call.get("function") or {}) if isinstance(call, dict) else {}
+        calls = raw.get("tool_calls") or []
+        if not isinstance(calls, list):
+            trace.skipped.append(Skipped(where, f"tool_calls that are not a list: {calls!r:.40}"))
+            calls = []
+        for call in calls:
+            # Chat nests the name and arguments under `function`; tau2-bench writes them flat.
+            fn = (obj(call.get("function")) or call) if isinstance(call, dict) else {}
             if not fn.get("name"):
                 trace.skipped.append(Skipped(where, "a tool call with no function name"))
                 continue
@@ -129,7 +135,7 @@ def ground_truth(record: dict[str, Any]) -> GroundTruth:
     """What a run record says was right: the expected actions anywhere in it (lists of
     `{"name", "kwargs"|"arguments"}`), its outcome fields, an expected answer."""
     truth = GroundTruth()
-    for scope in (record, obj(record.get("info"))):
+    for scope in (record, obj(record.get("info")), obj(record.get("reward_info"))):
         for key in OUTCOME_KEYS:
             value = scope.get(key)
             if isinstance(value, bool | int | float | str) and key not in truth.outcome:

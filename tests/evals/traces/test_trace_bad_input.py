@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -188,3 +189,101 @@ def test_any_cut_or_hole_in_a_fixture_under_any_format_is_kept_or_refused_never_
                     assert trace.messages
             except TraceFormatError as exc:
                 assert "\n" not in str(exc)
+
+
+_CALL = {"role": "assistant", "content": "", "tool_calls": [TOOL_CALL]}
+_RESULT = {"role": "tool", "tool_call_id": "c1", "content": "r"}
+
+
+@pytest.mark.parametrize(
+    ("name", "doc"),
+    [
+        ("tools.json", {"tools": [{"name": "f", "input_schema": 7}],
+                        "messages": [{"role": "user", "content": "a"}]}),
+        ("fn.json", {"messages": [{"role": "user", "content": "a"},
+                                  {"role": "assistant", "tool_calls": [{"function": "x"}]}]}),
+        ("calls.json", {"messages": [{"role": "user", "content": "a"},
+                                     {"role": "assistant", "tool_calls": "oops"}]}),
+        ("otel.json", {"resourceSpans": "x"}),
+        ("otel-attrs.json", {"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "t", "attributes": 7, "events": [7]}]}]}]}),
+    ],
+)  # fmt: skip
+def test_a_field_of_the_wrong_type_is_skipped_or_refused_in_one_line(
+    tmp_path: Path, name: str, doc: object
+) -> None:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    try:
+        for trace in read_traces(path):
+            assert trace.messages
+    except TraceFormatError as exc:
+        assert "\n" not in str(exc)
+
+
+def test_claude_code_ids_of_the_wrong_type_are_no_links(tmp_path: Path) -> None:
+    def event(uuid: str, parent: object, role: str, text: str, mid: object = None) -> dict:  # type: ignore[type-arg]
+        message = {"role": role, "content": text, "id": mid}
+        return {"uuid": uuid, "parentUuid": parent, "sessionId": "s", "type": role,
+                "message": message}  # fmt: skip
+
+    path = _jsonl(tmp_path / "s.jsonl", [
+        event("a", None, "user", "hi"),
+        event("b", ["a"], "assistant", "yo", mid=["m"]),
+    ])  # fmt: skip
+    (trace,) = read_traces(path)
+    assert [m.text for m in trace.messages] == ["hi", "yo"]  # read in line order
+
+
+_WRONG = ("x", 7, None, [], {}, [1], True)
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
+def test_any_value_of_a_fixture_replaced_by_one_of_another_type_never_crashes(
+    fixture: str, tmp_path: Path
+) -> None:
+    import random
+
+    text = (FIXTURES / fixture).read_text()
+    jsonl = fixture.endswith(".jsonl")
+    docs = [json.loads(line) for line in text.splitlines() if line.strip()] if jsonl else [
+        json.loads(text)
+    ]  # fmt: skip
+
+    def places(value: object, at: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        found = [at]
+        items: Any = ()
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        for key, child in items:
+            found += places(child, (*at, key))
+        return found
+
+    rng = random.Random(fixture)
+    path = tmp_path / fixture
+    every = [(d, at) for d, doc in enumerate(docs) for at in places(doc) if at]
+    for d, at in rng.sample(every, min(8, len(every))):
+        for wrong in _WRONG:
+            changed = json.loads(json.dumps(docs))
+            holder = changed[d]
+            for key in at[:-1]:
+                holder = holder[key]
+            holder[at[-1]] = wrong
+            body = "\n".join(json.dumps(x) for x in changed) if jsonl else json.dumps(changed[0])
+            path.write_text(body)
+            try:
+                for trace in read_traces(path):
+                    assert trace.messages
+            except TraceFormatError as exc:
+                assert "\n" not in str(exc)
+
+
+def test_tool_calls_that_are_no_list_are_one_skipped_record(tmp_path: Path) -> None:
+    doc = {"messages": [{"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b", "tool_calls": "oops"}]}  # fmt: skip
+    path = tmp_path / "calls.json"
+    path.write_text(json.dumps(doc))
+    (trace,) = read_traces(path)
+    assert [s.reason for s in trace.skipped] == ["tool_calls that are not a list: 'oops'"]
