@@ -5,8 +5,9 @@ A tool result over `tool_token_limit` tokens is written whole to
 when a provider repeated the id for a different result). The model sees a notice,
 the path, how to page through it with `read_file`, and the first and last lines. A human message
 over `human_token_limit` tokens gets the same treatment under `/conversation_history/`. The
-message carrying the preview keeps the original in `full_content`, so the transcript loses
-nothing; `meta["offload_path"]` names the file for later middleware (masking).
+message carrying the preview names the original's blob in `full_ref` (the text is held once,
+in the file's blob, which stays while a message names it), so the transcript loses nothing;
+`meta["offload_path"]` names the file for later middleware (masking).
 
 The file tools are exempt: offloading `read_file`'s output would send the model in circles.
 
@@ -165,7 +166,7 @@ class OffloadLargeResults(Middleware):
             if message.role != "user" or message.id in checked:
                 continue
             checked.add(message.id)
-            if message.full_content is not None:
+            if message.full_content is not None or message.full_ref is not None:
                 continue  # already a preview
             count = _tokens_over(state, message.content, self.human_token_limit)
             if count is not None:
@@ -197,12 +198,14 @@ class OffloadLargeResults(Middleware):
 
     def _move_to_file(self, state: RunState, message: Message, path: str, notice: str) -> Message:
         """Writes `message`'s text to `path`; returns the message that carries the notice and a
-        preview in its place (the original stays in `full_content` for the transcript)."""
-        state.files.write(path, message.content)
+        preview in its place, naming the blob that holds the original (`full_ref`): neither the
+        message nor its row keeps a second copy."""
+        blob_id = state.files.write_blob(path, message.content)
         preview = self._preview(message.content, notice, path)
         return message.with_content(
-            preview, full_content=message.content, meta={**message.meta, "offload_path": path}
-        )
+            preview, full_content=None, full_ref=blob_id,
+            meta={**message.meta, "offload_path": path},
+        )  # fmt: skip
 
     def _preview(self, text: str, notice: str, path: str) -> str:
         n_lines = line_count(text)
