@@ -3,7 +3,7 @@
 Run with `uv run pytest tests/benchmarks/test_journal_bench.py --benchmark-only`. Numbers go
 in the notes, never in asserts. Flow runs open the store per transaction (`hold=False`), so a
 record on its own pays for opening and closing the DuckDB file; the loop therefore holds the
-connection for a step (`Store.step_hold`, from the model's reply to the step's commit), and a
+connection for a step (`Store.keep_open`, from the model's reply to the step's commit), and a
 model call's record costs its insert (`test_a_model_call_record_in_a_step`). A tool step's
 record joins the transaction the step already opened for its own writes (`Store.atomic`).
 """
@@ -43,22 +43,24 @@ def test_a_model_call_record_on_its_own(benchmark: Any, tmp_path: Path, hold: bo
 
 
 def test_a_model_call_record_in_a_step(benchmark: Any, tmp_path: Path) -> None:
-    """What a flow run pays: the store is opened per transaction, but the loop holds its
-    connection for the step (`Store.step_hold`), and the record commits in the model step's
-    atomic block, as `JournaledRunner` writes it."""
+    """What a flow run pays: the store is opened per transaction, but kept open from a model
+    call's record to the step's commit (`Store.keep_open`), and the record commits in the
+    model step's atomic block, as `JournaledRunner` writes it. The step's first record pays
+    for the open: see `test_a_whole_step_with_a_kept_connection`."""
     store = _store(tmp_path, False)
     journal = Journal(store, "run_bench")
     keys = (f"model:{i}" for i in itertools.count())
 
     def record() -> None:
         with store.atomic():
+            store.keep_open()
             journal.record("model", next(keys), REPLY, None)
 
-    with store.step_hold():
-        benchmark(record)
+    benchmark(record)
+    store.let_go()
 
 
-def test_a_whole_step_with_a_held_connection(benchmark: Any, tmp_path: Path) -> None:
+def test_a_whole_step_with_a_kept_connection(benchmark: Any, tmp_path: Path) -> None:
     """One step of a flow run end to end: the file opened at the model's reply, its record,
     the step's rows in one transaction, the file closed."""
     store = _store(tmp_path, False)
@@ -67,16 +69,17 @@ def test_a_whole_step_with_a_held_connection(benchmark: Any, tmp_path: Path) -> 
 
     def step() -> None:
         n = next(ids)
-        with store.step_hold():
-            with store.atomic():
-                journal.record("model", f"model:{n}", REPLY, None)
-            batch = StepBatch()
-            for i in range(2):
-                message = user(f"message {n}.{i}")
-                row = message_row(message, thread_id="t", seq=2 * n + i, run_id="r", step=n,
-                                  tokens=3)  # fmt: skip
-                batch.add("messages", row)
-            store.write(batch)
+        with store.atomic():
+            store.keep_open()
+            journal.record("model", f"model:{n}", REPLY, None)
+        batch = StepBatch()
+        for i in range(2):
+            message = user(f"message {n}.{i}")
+            row = message_row(message, thread_id="t", seq=2 * n + i, run_id="r", step=n,
+                              tokens=3)  # fmt: skip
+            batch.add("messages", row)
+        store.write(batch)
+        store.let_go()  # as the loop does after the step's commit
 
     benchmark(step)
 
