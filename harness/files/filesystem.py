@@ -228,16 +228,17 @@ class FileSystem:
             store_content(con, self.namespace(path), path, content, self.run_id, now())
         return path
 
-    def write_blob(self, path: str, text: str) -> str:
+    def write_blob(self, path: str, text: str, *, new: bool = False) -> str:
         """Create or overwrite a text file stored as a blob (`file_chunks`) however short;
         returns the blob id. A message that names it (`Message.full_ref`) keeps it readable
-        after the file is overwritten or deleted: offloading stores an original once."""
+        after the file is overwritten or deleted: offloading stores an original once.
+        `new=True`: the caller has just seen that there is no file at `path`."""
         path = normalize(path)
         self._check_file_path(path)
         with self.store.transaction() as con:
             self._changing(con, path, text)
             blob_id = store_content(
-                con, self.namespace(path), path, text, self.run_id, now(), blob=True
+                con, self.namespace(path), path, text, self.run_id, now(), blob=True, new=new
             )
         assert blob_id is not None  # text with blob=True is always chunked
         return blob_id

@@ -67,11 +67,13 @@ def store_content(
     ts: datetime,
     *,
     blob: bool = False,
+    new: bool = False,
 ) -> str | None:
     """Create or overwrite the file at `path`, inside the caller's transaction; returns its
     blob id, None when it is stored inline. `blob=True` stores text in `file_chunks` however
-    short it is, so that a message can name it (`Message.full_ref`)."""
-    exists, old_blob = file_blob(con, namespace, path)
+    short it is, so that a message can name it (`Message.full_ref`). `new=True`: the caller
+    has just seen that there is no file at `path`, so none is looked for."""
+    exists, old_blob = (False, None) if new else file_blob(con, namespace, path)
     if isinstance(content, str):
         text: str | None = content
         inline = encode_text(content) if len(content) <= CHUNK_CHARS and not blob else None
