@@ -29,6 +29,10 @@ from harness.models.base import RequestParams
 from harness.state import RunState
 from harness.tools import Tool, ToolContext, ToolError
 
+# How long a step's tools may run before a store kept open for the step (`Store.keep_open`)
+# lets the file go: most tools finish well inside it, a hung one keeps other processes out.
+TOOLS_KEEP_S = 0.1
+
 
 async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence[Tool]) -> str:
     """Drive one run with its middleware `stack` (outermost first) and `tools` to its end;
@@ -51,6 +55,7 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
         for mw in before_model:
             await mw.before_model(state)
         state.flush()  # everything before this model call is durable
+        state.store.let_go()  # a store kept open for the step frees the file for the model call
         request = ModelRequest(
             state=state,
             messages=tuple(state.messages),
@@ -73,6 +78,9 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
             for c in response.tool_calls
         ]
         try:
+            _, slow = await asyncio.wait(tasks, timeout=TOOLS_KEEP_S)
+            if slow:  # a slow or hung tool must not keep the file from other processes
+                state.store.let_go()
             results = await asyncio.gather(*tasks)
         except BaseException:
             # A middleware failure ends the run: stop the sibling calls instead of leaving
@@ -86,6 +94,7 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
     for mw in reversed(_having(stack, "after_agent")):
         await mw.after_agent(state)
     state.flush()
+    state.store.let_go()
     return status
 
 

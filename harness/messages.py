@@ -28,8 +28,11 @@ class ToolCall:
 class Message:
     """One conversation item.
 
-    `content` is what the model sees. `full_content` is set when a middleware replaced a large
-    text by a preview (offloading): the store keeps the original so nothing is lost.
+    `content` is what the model sees. When a middleware replaced a large text by a preview
+    (offloading), the original is kept so nothing is lost: `full_ref` names the store blob
+    that holds it (the message holds no second copy; `Store.transcript` resolves it), or
+    `full_content` holds the text itself (messages stored before blobs were referenced, or
+    built by hand).
     `kind` marks synthetic messages (summaries, placeholders) so replay and analysis can tell
     them from what the user, model or tools produced.
     """
@@ -46,6 +49,7 @@ class Message:
     # 100 MB offloaded original would be copied twice for it.
     full_content: str | None = field(default=None, repr=False)
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    full_ref: str | None = None
 
     def with_content(self, content: str, **changes: Any) -> Message:
         """A copy with new content and a new id: token counts are cached per id."""

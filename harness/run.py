@@ -111,6 +111,8 @@ async def run_agent(
     except BaseException as exc:
         _finish_failed(state, exc)
         raise
+    finally:
+        store.let_go()  # a store kept open for the step frees the file however the run ended
     store.finish_run(run_id, status=status, steps=state.step, usage=state.usage)
     last = state.messages[-1] if state.messages else None
     return RunResult(

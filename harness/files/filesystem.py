@@ -228,6 +228,21 @@ class FileSystem:
             store_content(con, self.namespace(path), path, content, self.run_id, now())
         return path
 
+    def write_blob(self, path: str, text: str, *, new: bool = False) -> str:
+        """Create or overwrite a text file stored as a blob (`file_chunks`) however short;
+        returns the blob id. A message that names it (`Message.full_ref`) keeps it readable
+        after the file is overwritten or deleted: offloading stores an original once.
+        `new=True`: the caller has just seen that there is no file at `path`."""
+        path = normalize(path)
+        self._check_file_path(path)
+        with self.store.transaction() as con:
+            self._changing(con, path, text)
+            blob_id = store_content(
+                con, self.namespace(path), path, text, self.run_id, now(), blob=True, new=new
+            )
+        assert blob_id is not None  # text with blob=True is always chunked
+        return blob_id
+
     def write_many(self, files: Mapping[str, bytes], delete: Iterable[str] = ()) -> None:
         """Delete the files at `delete` and create or overwrite `files`, in one transaction,
         after checking every path with one query (the skills sync writes hundreds). Small rows

@@ -65,12 +65,18 @@ def store_content(
     content: str | bytes,
     run_id: str | None,
     ts: datetime,
-) -> None:
-    """Create or overwrite the file at `path`, inside the caller's transaction."""
-    exists, old_blob = file_blob(con, namespace, path)
+    *,
+    blob: bool = False,
+    new: bool = False,
+) -> str | None:
+    """Create or overwrite the file at `path`, inside the caller's transaction; returns its
+    blob id, None when it is stored inline. `blob=True` stores text in `file_chunks` however
+    short it is, so that a message can name it (`Message.full_ref`). `new=True`: the caller
+    has just seen that there is no file at `path`, so none is looked for."""
+    exists, old_blob = (False, None) if new else file_blob(con, namespace, path)
     if isinstance(content, str):
         text: str | None = content
-        inline = encode_text(content) if len(content) <= CHUNK_CHARS else None
+        inline = encode_text(content) if len(content) <= CHUNK_CHARS and not blob else None
     else:
         text = decode(content)
         inline = bytes(content)
@@ -92,6 +98,7 @@ def store_content(
     )  # fmt: skip
     if old_blob is not None:
         delete_chunks(con, old_blob)
+    return blob_id
 
 
 def delete_content(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> None:

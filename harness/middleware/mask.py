@@ -83,4 +83,4 @@ def masked(message: Message, placeholder: str, tokens: int, kind: str = "masked"
     if path:
         text += OFFLOADED_NOTE.format(path=path)
         meta["offload_path"] = path
-    return message.with_content(text, kind=kind, full_content=None, meta=meta)
+    return message.with_content(text, kind=kind, full_content=None, full_ref=None, meta=meta)

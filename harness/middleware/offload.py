@@ -5,8 +5,9 @@ A tool result over `tool_token_limit` tokens is written whole to
 when a provider repeated the id for a different result). The model sees a notice,
 the path, how to page through it with `read_file`, and the first and last lines. A human message
 over `human_token_limit` tokens gets the same treatment under `/conversation_history/`. The
-message carrying the preview keeps the original in `full_content`, so the transcript loses
-nothing; `meta["offload_path"]` names the file for later middleware (masking).
+message carrying the preview names the original's blob in `full_ref` (the text is held once,
+in the file's blob, which stays while a message names it), so the transcript loses nothing;
+`meta["offload_path"]` names the file for later middleware (masking).
 
 The file tools are exempt: offloading `read_file`'s output would send the model in circles.
 
@@ -139,13 +140,13 @@ class OffloadLargeResults(Middleware):
     async def _offload_tool_result(self, state: RunState, result: Message, tokens: int) -> Message:
         start = time.perf_counter()
         stem = f"{TOOL_RESULTS_DIR}/{safe_segment(result.tool_call_id or result.id)}"
-        path = _free_path(state.files, stem, "", result.content)
+        path, new = _free_path(state.files, stem, "", result.content)
         notice = (
             f"The result of {result.name or 'this tool'} was too large for the conversation "
             f"(more than {self.tool_token_limit:,} tokens), so it was saved in full to the file "
             f"{path}"
         )
-        message = self._move_to_file(state, result, path, notice)
+        message = self._move_to_file(state, result, path, notice, new=new)
         state.event(
             self.name, "wrap_tool_call", OFFLOAD_TOOL,
             tokens_before=tokens, tokens_after=state.counter.count_message(message),
@@ -165,7 +166,7 @@ class OffloadLargeResults(Middleware):
             if message.role != "user" or message.id in checked:
                 continue
             checked.add(message.id)
-            if message.full_content is not None:
+            if message.full_content is not None or message.full_ref is not None:
                 continue  # already a preview
             count = _tokens_over(state, message.content, self.human_token_limit)
             if count is not None:
@@ -179,13 +180,13 @@ class OffloadLargeResults(Middleware):
         for i, tokens in large:
             start = time.perf_counter()
             original = window[i]
-            path = _free_path(state.files, f"{HUMAN_DIR}/{safe_segment(original.id)}", ".md",
-                              original.content)  # fmt: skip
+            path, new = _free_path(state.files, f"{HUMAN_DIR}/{safe_segment(original.id)}",
+                                   ".md", original.content)  # fmt: skip
             notice = (
                 f"The user's message was too long to keep in the conversation (more than "
                 f"{self.human_token_limit:,} tokens), so it was saved in full to the file {path}"
             )
-            window[i] = self._move_to_file(state, original, path, notice)
+            window[i] = self._move_to_file(state, original, path, notice, new=new)
             state.scratch[self.name]["checked"].add(window[i].id)
             state.event(
                 self.name, "before_model", OFFLOAD_HUMAN,
@@ -195,14 +196,18 @@ class OffloadLargeResults(Middleware):
             )  # fmt: skip
         state.replace_window(window, reason="offload")
 
-    def _move_to_file(self, state: RunState, message: Message, path: str, notice: str) -> Message:
+    def _move_to_file(
+        self, state: RunState, message: Message, path: str, notice: str, *, new: bool
+    ) -> Message:
         """Writes `message`'s text to `path`; returns the message that carries the notice and a
-        preview in its place (the original stays in `full_content` for the transcript)."""
-        state.files.write(path, message.content)
+        preview in its place, naming the blob that holds the original (`full_ref`): neither the
+        message nor its row keeps a second copy."""
+        blob_id = state.files.write_blob(path, message.content, new=new)
         preview = self._preview(message.content, notice, path)
         return message.with_content(
-            preview, full_content=message.content, meta={**message.meta, "offload_path": path}
-        )
+            preview, full_content=None, full_ref=blob_id,
+            meta={**message.meta, "offload_path": path},
+        )  # fmt: skip
 
     def _preview(self, text: str, notice: str, path: str) -> str:
         n_lines = line_count(text)
@@ -255,16 +260,19 @@ def _tokens_over(state: RunState, text: str, limit: int) -> int | None:
     return state.counter.count_over(text, limit)
 
 
-def _free_path(files: FileSystem, stem: str, suffix: str, content: str) -> str:
+def _free_path(files: FileSystem, stem: str, suffix: str, content: str) -> tuple[str, bool]:
     """`stem + suffix`, or `stem-2 + suffix`, ...: the first path that is free or already
-    holds exactly `content` (a step replayed after a crash writes the same path again). A
-    provider that repeats tool-call ids must not send an earlier preview to later data."""
+    holds exactly `content` (a step replayed after a crash writes the same path again), and
+    whether it is free. A provider that repeats tool-call ids must not send an earlier
+    preview to later data."""
     path = stem + suffix
     n = 1
-    while files.exists(path) and not _holds(files, path, content):
+    while files.exists(path):
+        if _holds(files, path, content):
+            return path, False
         n += 1
         path = f"{stem}-{n}{suffix}"
-    return path
+    return path, True
 
 
 def _holds(files: FileSystem, path: str, content: str) -> bool:

@@ -5,7 +5,9 @@ generic `execute`/`query`/`scalar`/`frame` the named queries are built on.
 `hold=True` (default) keeps one connection open: DuckDB opens cost ~20 ms, far too much per
 step. `hold=False` opens the file for each transaction and closes it, retrying with backoff on
 a lock conflict, so other processes (a second run, the duckdb CLI, polars) can use the file
-between steps.
+between steps. Between `keep_open()` and `let_go()` such a store keeps the connection it opens:
+a flow run keeps it from a model call's journal record to the step's commit (the loop lets it
+go after each commit, and while tools are slow), so a step pays for one open, not one a record.
 """
 
 from __future__ import annotations
@@ -43,13 +45,24 @@ class _Atomic:
         self.store = store
         self.con: duckdb.DuckDBPyConnection | None = None
         self.failed: BaseException | None = None
+        self.kept = False  # `con` is a cursor of the store's kept connection
 
     def begin(self) -> duckdb.DuckDBPyConnection:
         if self.con is None:
-            con = self.store._step_connection()
-            con.execute("BEGIN")
+            con, self.kept = self.store._step_connection()
+            try:
+                con.execute("BEGIN")
+            except BaseException:
+                self._done(con)
+                raise
             self.con = con
         return self.con
+
+    def _done(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.close()
+        if self.kept:
+            self.kept = False
+            self.store._cursor_closed()
 
     def commit(self) -> None:
         if self.con is None:
@@ -62,20 +75,20 @@ class _Atomic:
                 f"{type(self.failed).__name__}: {self.failed}"
             )
         self.con.execute("COMMIT")
-        self.con.close()
-        self.con = None
+        con, self.con = self.con, None
+        self._done(con)
 
     def close(self) -> None:
         import duckdb
 
         if self.con is not None:
+            con, self.con = self.con, None
             try:
-                self.con.execute("ROLLBACK")
+                con.execute("ROLLBACK")
             except duckdb.Error:
                 pass  # a failed COMMIT has already ended the transaction
             finally:
-                self.con.close()
-                self.con = None
+                self._done(con)
 
 
 _ATOMIC: ContextVar[_Atomic | None] = ContextVar("ctxlab_store_atomic", default=None)
@@ -102,6 +115,10 @@ class Connection:
         self.threads = threads
         self._con: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.RLock()
+        # hold=False: keep `_con` open (between `keep_open` and `let_go`), and how many atomic
+        # blocks have a cursor of it (it closes after the last of them).
+        self._keep = False
+        self._cursors = 0
         self._spill_dir: str | None = None
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -181,7 +198,7 @@ class Connection:
             yield scope.con
             return
         with self._lock:
-            if self.hold:
+            if self.hold or self._keep:
                 if self._con is None:
                     self._con = self._open()
                 yield self._con
@@ -231,15 +248,45 @@ class Connection:
             _ATOMIC.reset(token)
             scope.close()
 
-    def _step_connection(self) -> duckdb.DuckDBPyConnection:
-        """A connection of its own for an atomic block: with the store held, a second
-        connection to the same database (its own transaction); otherwise a new one."""
-        if not self.hold:
-            return self._open()
+    def _step_connection(self) -> tuple[duckdb.DuckDBPyConnection, bool]:
+        """A connection of its own for an atomic block, and whether it is a cursor of a kept
+        connection: with the store held or kept, a second connection to the same database
+        (its own transaction); otherwise a new one."""
         with self._lock:
+            if not self.hold and not self._keep:
+                return self._open(), False
             if self._con is None:
                 self._con = self._open()
-            return self._con.cursor()
+            cursor = self._con.cursor()
+            if self.hold:
+                return cursor, False
+            self._cursors += 1
+            return cursor, True
+
+    def _cursor_closed(self) -> None:
+        with self._lock:
+            self._cursors -= 1
+            self._close_unkept()
+
+    def keep_open(self) -> None:
+        """From now on until `let_go`, a `hold=False` store keeps the connection it opens
+        (the file stays locked to other processes meanwhile); a held store holds anyway."""
+        if not self.hold:
+            with self._lock:
+                self._keep = True
+
+    def let_go(self) -> None:
+        """End `keep_open`: the kept connection closes now, or when the last atomic block
+        using it ends."""
+        if not self.hold:
+            with self._lock:
+                self._keep = False
+                self._close_unkept()
+
+    def _close_unkept(self) -> None:
+        if not self.hold and not self._keep and not self._cursors and self._con is not None:
+            self._con.close()
+            self._con = None
 
     def close(self) -> None:
         with self._lock:

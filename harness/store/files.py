@@ -194,15 +194,20 @@ def insert_chunk(
     )
 
 
+# A blob that a message names (`messages.full_ref`, an offloaded original) is that message's
+# only copy of its text: deleting or overwriting the file leaves the blob's chunks in place.
+_UNNAMED = "NOT EXISTS (SELECT 1 FROM messages m WHERE m.full_ref = file_chunks.blob_id)"
+
+
 def delete_chunks(con: duckdb.DuckDBPyConnection, blob_id: str) -> None:
-    con.execute("DELETE FROM file_chunks WHERE blob_id = ?", [blob_id])
+    con.execute(f"DELETE FROM file_chunks WHERE blob_id = ? AND {_UNNAMED}", [blob_id])
 
 
 def delete_file(con: duckdb.DuckDBPyConnection, namespace: str, path: str) -> None:
     """Delete the file at `path` and its chunks."""
     con.execute(
         "DELETE FROM file_chunks WHERE blob_id = (SELECT blob_id FROM files "
-        "WHERE namespace = ? AND path = ?)",
+        f"WHERE namespace = ? AND path = ?) AND {_UNNAMED}",
         [namespace, path],
     )
     con.execute("DELETE FROM files WHERE namespace = ? AND path = ?", [namespace, path])
@@ -220,7 +225,10 @@ def delete_files(
     ).fetchall()
     blobs = [blob for _, _, blob in gone if blob is not None]
     if blobs:
-        con.execute("DELETE FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id)", [blobs])
+        con.execute(
+            f"DELETE FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id) AND {_UNNAMED}",
+            [blobs],
+        )
     return {path: at for path, at, _ in gone}
 
 

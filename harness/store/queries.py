@@ -11,12 +11,14 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from harness.messages import Message, Usage
 from harness.store.connection import read_only
 from harness.store.rows import row_to_message
+from harness.store.schema import FULL_REF_VERSION
 
 if TYPE_CHECKING:
     import duckdb
@@ -160,7 +162,18 @@ class Queries:
         return int(last) + 1
 
     def transcript(self, thread_id: str, run_id: str | None = None) -> list[Message]:
-        """Every message ever appended to a thread (or one run of it), in order."""
+        """Every message ever appended to a thread (or one run of it), in order; an offloaded
+        original is read back into `full_content` (see `full_texts`)."""
+        messages = self._transcript(thread_id, run_id)
+        texts = self.full_texts([m.full_ref for m in messages if m.full_ref is not None])
+        return [
+            replace(m, full_content=texts.get(m.full_ref))
+            if m.full_ref is not None and m.full_content is None
+            else m
+            for m in messages
+        ]
+
+    def _transcript(self, thread_id: str, run_id: str | None = None) -> list[Message]:
         sql = "SELECT * FROM messages WHERE thread_id = ?"
         params: list[Any] = [thread_id]
         if run_id:
@@ -168,16 +181,40 @@ class Queries:
             params.append(run_id)
         return [row_to_message(r) for r in self.query(sql + " ORDER BY seq", params)]
 
+    def full_texts(self, refs: Sequence[str]) -> dict[str, str]:
+        """The offloaded originals messages name (`Message.full_ref`), by ref: each is a blob
+        of `file_chunks`, kept while a message names it even once its file is gone."""
+        if not refs:
+            return {}
+        rows = self.query(
+            "SELECT blob_id, string_agg(decode(content), '' ORDER BY chunk) AS text "
+            "FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id) GROUP BY blob_id",
+            [sorted(set(refs))],
+        )
+        return {r["blob_id"]: r["text"] for r in rows}
+
+    def full_text(self, message: Message) -> str:
+        """The whole text of `message`: its offloaded original if it has one, else its
+        content."""
+        if message.full_content is not None:
+            return message.full_content
+        if message.full_ref is not None:
+            text = self.full_texts([message.full_ref]).get(message.full_ref)
+            if text is not None:
+                return text
+        return message.content
+
     def load_window(self, thread_id: str) -> list[Message]:
         """What the model saw last on this thread: the latest window snapshot plus every
-        message appended after it."""
+        message appended after it, as the run held them (an offloaded original stays a
+        `full_ref`, not read back)."""
         snap = self.query(
             "SELECT at_seq, message_ids FROM windows WHERE thread_id = ? "
             "ORDER BY at_seq DESC, created_at DESC LIMIT 1",
             [thread_id],
         )
         if not snap:
-            return self.transcript(thread_id)
+            return self._transcript(thread_id)
         at_seq, ids = snap[0]["at_seq"], json.loads(snap[0]["message_ids"])
         by_id = {
             r["message_id"]: row_to_message(r)
@@ -208,12 +245,23 @@ class Queries:
         """The thread's messages as rows, in order, without the synthetic ones compaction
         added (summaries, placeholders): `text` is the whole content, before any offloading;
         `tool_calls` the stored JSON."""
-        return self.query(
+        if self._names_full_refs():
+            return self.query(
+                "SELECT run_id, seq, message_id, role, text, tool_calls, tool_call_id, name "
+                "FROM message_texts WHERE thread_id = ? AND kind = 'message' ORDER BY seq",
+                [thread_id],
+            )
+        return self.query(  # a store from before schema v5, read without migrating it
             "SELECT run_id, seq, message_id, role, coalesce(full_content, content) AS text, "
             "tool_calls, tool_call_id, name FROM messages WHERE thread_id = ? "
             "AND kind = 'message' ORDER BY seq",
             [thread_id],
         )
+
+    def _names_full_refs(self) -> bool:
+        """Whether this store's schema has `messages.full_ref` and `message_texts`: a `Store`
+        always (it migrates on opening), a `Reader` of an older file not."""
+        return True
 
     def committed_steps(self, run_id: str) -> tuple[int, int]:
         """(the last step, the number of messages) the store holds of a run."""
@@ -388,6 +436,12 @@ class Reader(Queries):
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
+        self._version: int | None = None
+
+    def _names_full_refs(self) -> bool:
+        if self._version is None:
+            self._version = int(self.scalar("SELECT max(version) FROM schema_version") or 0)
+        return self._version >= FULL_REF_VERSION
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         cur = self.con.execute(sql, list(params or []))

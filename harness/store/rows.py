@@ -137,7 +137,7 @@ def message_row(
     return (
         thread_id, seq, run_id, step, msg.id, msg.role, msg.kind, msg.content, msg.full_content,
         calls, msg.tool_call_id, msg.name, msg.is_error, tokens,
-        json.dumps(msg.meta, default=str) if msg.meta else None, now(),
+        json.dumps(msg.meta, default=str) if msg.meta else None, now(), msg.full_ref,
     )  # fmt: skip
 
 
@@ -157,4 +157,5 @@ def row_to_message(row: dict[str, Any]) -> Message:
         kind=row["kind"],
         full_content=row["full_content"],
         meta=json.loads(row["meta"]) if row["meta"] else {},
+        full_ref=row.get("full_ref"),  # absent from stores before schema v5
     )

@@ -90,10 +90,28 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE events ADD COLUMN task_reason VARCHAR;
     """,
+    # 5: an offloaded original is stored once, as a blob in `file_chunks`, which the message
+    # names (`full_ref`) instead of holding a second copy in `full_content` (older rows keep
+    # theirs). `message_texts` gives every message's whole text (`text`), for SQL readers.
+    """
+    ALTER TABLE messages ADD COLUMN full_ref VARCHAR;
+    CREATE VIEW message_texts AS
+    SELECT m.thread_id, m.seq, m.run_id, m.step, m.message_id, m.role, m.kind, m.content,
+        m.tool_calls, m.tool_call_id, m.name, m.is_error, m.tokens, m.meta, m.created_at,
+        m.full_ref,
+        coalesce(m.full_content,
+                 (SELECT string_agg(decode(c.content), '' ORDER BY c.chunk) FROM file_chunks c
+                  WHERE c.blob_id = m.full_ref),
+                 m.content) AS text
+    FROM messages m;
+    """,
 ]
 
+# The first schema version whose messages name their offloaded original (`full_ref`).
+FULL_REF_VERSION = 5
+
 TABLE_COLUMNS = {
-    "messages": 16,
+    "messages": 17,
     "model_calls": 13,
     "events": 12,
     "windows": 7,
@@ -106,7 +124,7 @@ PLACEHOLDERS = {table: "(" + ",".join("?" * n) + ")" for table, n in TABLE_COLUM
 COLUMN_NAMES = {
     "messages": ("thread_id", "seq", "run_id", "step", "message_id", "role", "kind", "content",
                  "full_content", "tool_calls", "tool_call_id", "name", "is_error", "tokens",
-                 "meta", "created_at"),
+                 "meta", "created_at", "full_ref"),
     "model_calls": ("run_id", "step", "model", "input_tokens", "output_tokens",
                     "cached_tokens", "cache_write_tokens", "context_tokens", "latency_ms",
                     "cost_usd", "stop_reason", "encoding", "created_at"),

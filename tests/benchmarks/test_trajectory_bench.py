@@ -8,7 +8,8 @@ Run with `uv run pytest tests/benchmarks/test_trajectory_bench.py --benchmark-on
 in-process; peak RSS and RSS growth per step come from one run in a fresh interpreter (peak RSS
 is per process and never goes down), recorded in `extra_info`. Run the file directly for one
 measurement: `uv run python tests/benchmarks/test_trajectory_bench.py 200 3000 [memory|file]`
-(`shares` instead prints the share of each part: store, offload, tokens, tools, loop). The
+(`shares` instead prints the share of each part: store, offload, tokens, tools, loop; `tools`
+the cost of running a sync tool on the reused worker threads). The
 side-by-side with deepagents is `test_trajectory_vs_deepagents.py`.
 """
 
@@ -105,7 +106,18 @@ def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, A
     """One run in this process: ms per step, peak RSS, RSS growth per step after step 100."""
     path = ":memory:" if backend == "memory" else str(Path(db_dir) / "traj.duckdb")
     samples: dict[int, float] = {}
-    agent = build_agent(companies, rows, Store(path))
+    store = Store(path)
+    agent = build_agent(companies, rows, store)
+    writes: list[float] = []
+    write = store.write
+
+    def timed_write(batch: Any) -> None:
+        # CPU time: DuckDB works in the calling thread (threads=1), and the machine is shared.
+        begin = time.process_time()
+        write(batch)
+        writes.append(time.process_time() - begin)
+
+    store.write = timed_write  # type: ignore[method-assign]
 
     from harness.middleware.base import Middleware
 
@@ -128,6 +140,8 @@ def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, A
         "ms_per_step": elapsed * 1000 / steps,
         # CPU time is the steadier number on a machine shared with other work.
         "cpu_ms_per_step": cpu * 1000 / steps,
+        # `Store.write`, the step's rows in one transaction, CPU ms per step.
+        "store_write_ms_per_step": sum(writes) * 1000 / steps,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "rss_growth_mb_per_step_after_100": growth,
         "rss_mb_at": {k: round(v) for k, v in samples.items() if k in (1, 11, 101, 201, 401, 1001)},
@@ -170,6 +184,45 @@ def shares(companies: int, rows: int) -> dict[str, float]:
     return {k: round(v, 3) for k, v in out.items()}
 
 
+def tool_overhead_us(calls: int = 2_000) -> dict[str, float]:
+    """What running a sync tool costs beyond calling it: `Tool.run` of a tool that returns at
+    once, on the reused worker threads (its time limit kept), against the same tool written
+    async (no thread) and the bare function call; microseconds per call."""
+    import asyncio
+
+    from harness.tools import ToolContext
+
+    def bare(n: int) -> str:
+        return "ok"
+
+    async def bare_async(n: int) -> str:
+        return "ok"
+
+    sync_tool, async_tool = tool(bare), tool(bare_async)
+    ctx = ToolContext(state=None, call=ToolCall("c", "bare", {"n": 1}))  # type: ignore[arg-type]
+
+    async def per_call(t: Any) -> float:
+        for _ in range(50):  # warm the pool and pydantic
+            await t.run({"n": 1}, ctx)
+        begin = time.perf_counter()
+        for _ in range(calls):
+            await t.run({"n": 1}, ctx)
+        return (time.perf_counter() - begin) * 1e6 / calls
+
+    sync_us = asyncio.run(per_call(sync_tool))
+    async_us = asyncio.run(per_call(async_tool))
+    begin = time.perf_counter()
+    for _ in range(calls):
+        bare(1)
+    direct_us = (time.perf_counter() - begin) * 1e6 / calls
+    return {
+        "sync_tool_run_us": round(sync_us, 1),
+        "async_tool_run_us": round(async_us, 1),
+        "bare_call_us": round(direct_us, 2),
+        "sync_thread_overhead_us": round(sync_us - async_us, 1),
+    }
+
+
 def _measure_fresh(companies: int, rows: int, backend: str, db_dir: Path) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, __file__, str(companies), str(rows), backend, str(db_dir)],
@@ -206,6 +259,7 @@ def test_trajectory(benchmark, companies: int, rows: int, tmp_path: Path) -> Non
         memory_store=fresh,
         file_store=on_file,
         shares=shares(companies, rows),
+        tool_overhead=tool_overhead_us(),
     )
 
 
@@ -215,5 +269,7 @@ if __name__ == "__main__":
     folder = sys.argv[4] if len(sys.argv) > 4 else "/tmp"
     if where == "shares":
         print(json.dumps(shares(n_companies, n_rows)))
+    elif where == "tools":
+        print(json.dumps(tool_overhead_us()))
     else:
         print(json.dumps(measure(n_companies, n_rows, where, folder)))
