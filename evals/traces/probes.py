@@ -17,14 +17,11 @@ over the run, the longest distances first.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evals.scenarios.recorded.cues import Found, find_cue, spans
 from evals.traces.model import GroundTruth
-from evals.traces.to_scenario import common
-
-if TYPE_CHECKING:
-    from evals.traces.to_scenario import Point, Shown, Use, Walk
+from evals.traces.walk import Point, Shown, Use, Walk, common
 
 MAX_PROBES = 40
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
@@ -168,8 +165,6 @@ def _use_probe(walk: Walk, use: Use, many_turns: bool) -> dict[str, Any] | None:
 
 
 def _end(walk: Walk) -> Point:
-    from evals.traces.to_scenario import Point
-
     last = walk.turns[-1]
     return Point(last["id"], len(walk.turns) - 1, len(last["steps"]), 1 << 30, walk.tokens)
 

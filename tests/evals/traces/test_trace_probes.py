@@ -12,7 +12,8 @@ from trace_helpers import write_ledger
 from evals.traces.formats import read_traces
 from evals.traces.model import Message, ToolCall, Trace
 from evals.traces.probes import MAX_PROBES, trace_probes
-from evals.traces.to_scenario import tool_names, trace_to_scenario, walk_trace
+from evals.traces.to_scenario import tool_names, trace_to_scenario
+from evals.traces.walk import walk_trace
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
