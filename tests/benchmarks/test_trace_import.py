@@ -4,9 +4,10 @@ with `read_folder`, and a 10 MB Claude Code session streamed with `read_traces`
 (`trace_corpus.write_session`), each in a fresh process so its peak RSS is its own.
 
 #18 asks for the folder in under 2 minutes on 2 cores and the session under 300 MB peak
-RSS; the numbers go in `extra_info` and the notes, never in asserts. The `corpus` fixture
-is the one to time `evals.traces.importing.import_path` over (the whole import: parse,
-probes, scenario files) once it is merged.
+RSS; the numbers go in `extra_info` and the notes, never in asserts. The same folder is
+also timed through `evals.traces.importing.import_path`, the whole import a user runs
+(parse, redaction, probes, one scenario file per trace and the suite index), since the
+2-minute figure is for that, not for the parse alone.
 
 Run with `uv run pytest tests/benchmarks/test_trace_import.py --benchmark-only -s`.
 """
@@ -53,6 +54,23 @@ print(json.dumps({"seconds": round(time.perf_counter() - start, 2), "traces": tr
                   "rss_before_mb": round(before, 1), "peak_rss_mb": round(rss(), 1)}))
 """
 
+IMPORT = """
+import json, resource, sys, time
+from pathlib import Path
+from evals.traces.importing import import_path
+def rss():
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+before = rss()
+summary = import_path(Path(sys.argv[1]), Path(sys.argv[2]), window=int(sys.argv[3]))
+print(json.dumps({"seconds": round(summary.seconds, 2), "scenarios": len(summary.files),
+                  "probes": summary.probes, "skipped": len(summary.skipped),
+                  "rss_before_mb": round(before, 1), "peak_rss_mb": round(rss(), 1)}))
+"""
+
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -74,6 +92,14 @@ def _measure(path: Path) -> dict[str, float]:
     return json.loads(done.stdout)
 
 
+def _import(path: Path, out: Path, window: int) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT, str(path), str(out), str(window)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout)
+
+
 def test_read_a_folder_of_500_traces(benchmark, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     sizes = sorted(p.stat().st_size for p in corpus.iterdir())
     numbers = benchmark.pedantic(_measure, args=(corpus,), rounds=1, iterations=1)
@@ -87,3 +113,14 @@ def test_stream_a_10_mb_claude_code_session(benchmark, session: Path) -> None:  
     numbers = benchmark.pedantic(_measure, args=(session,), rounds=1, iterations=1)
     benchmark.extra_info.update(numbers, file_mb=round(session.stat().st_size / 2**20, 1))
     print(f"\n10 MB session ({session.stat().st_size / 2**20:.1f} MB): {numbers}")
+
+
+def test_import_a_folder_of_500_traces(  # type: ignore[no-untyped-def]
+    benchmark, corpus: Path, tmp_path: Path
+) -> None:
+    """The whole import at a window tight enough that most traces need compaction (the
+    case #18's users test), so probes are built over every trace, not skipped."""
+    out = tmp_path / "suite"
+    numbers = benchmark.pedantic(_import, args=(corpus, out, 8000), rounds=1, iterations=1)
+    benchmark.extra_info.update(numbers)
+    print(f"\nimport of 500 traces: {numbers}")
