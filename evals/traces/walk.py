@@ -263,6 +263,10 @@ def tokens(text: str) -> Iterator[str]:
             or ("_" in token.strip("_") and len(token) >= 4)
         ):
             yield token
+        if "/" in token:
+            # A number between slashes is a value of its own: the id in a URL path, the old
+            # text of `sed 's/limit = 35507/.../'`, which would otherwise hide in "35507/limit".
+            yield from (part for part in token.split("/") if len(part) >= 2 and part.isdigit())
 
 
 def shape_of(value: str) -> str:

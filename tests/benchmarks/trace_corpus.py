@@ -141,7 +141,8 @@ def _run(rng: random.Random, chars: int) -> Run:
                     f"Line {number} of {path} is the off-by-one.",
                     "edit_file",
                     {"path": path, "line": number, "old": line.strip(), "new": new.strip()},
-                    f"sed -i '{number}s/limit =/limit = 1 +/' {path}",
+                    # As agents write it: the line it replaces, copied from the file it read.
+                    f"sed -i '{number}s/{line.strip()}/{new.strip()}/' {path}",
                     f"Edited {path} at line {number}.",
                 )
             )

@@ -73,7 +73,10 @@ def spans(value: str, text: str) -> list[int]:
     """Where `value` stands as a whole token in `text` (not inside a longer number or word)."""
     if value not in text:
         return []
-    bound = re.compile(rf"(?<![\w.\-/]){re.escape(value)}(?![\w\-/]|\.\w)")
+    # A slash ends a number (the id in `/orders/48213`, the text of `sed 's/limit = 35507/'`)
+    # but not a name: "reports" in src/reports/x.py is part of the path.
+    slash = "" if value.isdigit() else "/"
+    bound = re.compile(rf"(?<![\w.\-{slash}]){re.escape(value)}(?![\w\-{slash}]|\.\w)")
     return [m.start() for m in bound.finditer(text)]
 
 

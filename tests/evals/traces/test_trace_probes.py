@@ -126,3 +126,22 @@ def test_a_value_that_turns_up_everywhere_is_neither_slotted_nor_probed() -> Non
     args = doc["turns"][0]["steps"][1]["calls"][0]["arguments"]
     assert args == {"status": "200", "request": "{{arg_1}}"}
     assert [p["answer"] for p in doc["probes"]] == ["REQ-7781"]
+
+
+def test_a_number_a_sed_substitution_copies_from_a_result_is_slotted_and_probed() -> None:
+    # Shell agents edit with `sed 's/old/new/'`: the old text between slashes is what the
+    # file showed, and a replay that lost the file must not get it for free.
+    listing = "\n".join(f"{n:>4}\t    limit = {1000 + 37 * n}" for n in range(1, 40))
+    trace = Trace("sed", "mini-swe-agent", "sed.traj.json")
+    trace.messages = [
+        Message("user", "Fix the off-by-one in lib/rates.py."),
+        Message("assistant", "", [ToolCall("a", "bash", {"command": "cat -n lib/rates.py"})]),
+        Message("tool", listing, tool_call_id="a"),
+        Message("assistant", "", [ToolCall("b", "bash", {"command": "sed -i '21s/limit = 1777/limit = 1 + 1777/' lib/rates.py"})]),  # noqa: E501
+        Message("tool", "", tool_call_id="b"),
+    ]  # fmt: skip
+    doc = trace_to_scenario(trace)
+    command = doc["turns"][0]["steps"][1]["calls"][0]["arguments"]["command"]
+    assert command == "sed -i '21s/limit = {{arg_2}}/limit = 1 + {{arg_2}}/' {{arg_1}}"
+    (probe,) = [p for p in doc["probes"] if p["answer"] == "1777"]
+    assert probe["source"] == "tool" and probe["at_step"] == 1
