@@ -232,9 +232,13 @@ class FileSystem:
         """Create or overwrite a text file stored as a blob (`file_chunks`) however short;
         returns the blob id. A message that names it (`Message.full_ref`) keeps it readable
         after the file is overwritten or deleted: offloading stores an original once.
-        `new=True`: the caller has just seen that there is no file at `path`."""
+        `new=True`: the caller has just seen that no file is at `path`, above it or below it
+        (`paths_at`), so only the write policy is checked here."""
         path = normalize(path)
-        self._check_file_path(path)
+        if new:
+            self._check_writable(path)
+        else:
+            self._check_file_path(path)
         with self.store.transaction() as con:
             self._changing(con, path, text)
             blob_id = store_content(
@@ -299,10 +303,19 @@ class FileSystem:
         file. Only the path's own namespace can clash: thread and durable paths never overlap,
         so a thread's file cannot block a shared path."""
         self._check_writable(path)
-        parents = [path[:i] for i in range(1, len(path)) if path[i] == "/"]
-        clash = self.store.file_clash(self.namespace(path), parents, path + "/")
-        if clash is not None:
-            _raise_clash(path, clash)
+        clashes = self.store.file_clashes(self.namespace(path), _parents(path), path + "/")
+        if clashes:
+            _raise_clash(path, clashes[0])
+
+    def paths_at(self, stem: str) -> tuple[set[str], bool]:
+        """The files whose path starts with `stem` (in its namespace), and whether a file
+        sits above it (then nothing at `stem` can be written), in one query: a caller that
+        picks a free path from these (and passes `new=True` to `write_blob`) needs no
+        query per candidate and no second clash check."""
+        stem = normalize(stem)
+        parents = _parents(stem)
+        found = self.store.file_clashes(self.namespace(stem), parents, stem)
+        return set(found) - set(parents), any(p in parents for p in found)
 
     def _check_batch(self, writes: Mapping[str, bytes], deletes: set[str]) -> None:
         """`_check_file_path` for many paths: one query for every path under their top-level
@@ -313,8 +326,7 @@ class FileSystem:
         stored = self.store.paths_under_tops(sorted({self.namespace(p) for p in writes}), tops)
         taken = (stored - deletes) | writes.keys()
         for path in writes:
-            parents = [path[:i] for i in range(1, len(path)) if path[i] == "/"]
-            above = next((p for p in parents if p in taken), None)
+            above = next((p for p in _parents(path) if p in taken), None)
             if above is not None:
                 _raise_clash(path, above)
         dirs = {p[:i] for p in taken for i in range(1, len(p)) if p[i] == "/"}
@@ -359,6 +371,11 @@ class FileSystem:
         with self.store.transaction() as con:
             self._changing(con, path, None)
             delete_content(con, [(self.namespace(path), path)])
+
+
+def _parents(path: str) -> list[str]:
+    """The directories above `path`: "/a", "/a/b" for "/a/b/c"."""
+    return [path[:i] for i in range(1, len(path)) if path[i] == "/"]
 
 
 def _raise_clash(path: str, other: str) -> None:

@@ -264,15 +264,18 @@ def _free_path(files: FileSystem, stem: str, suffix: str, content: str) -> tuple
     """`stem + suffix`, or `stem-2 + suffix`, ...: the first path that is free or already
     holds exactly `content` (a step replayed after a crash writes the same path again), and
     whether it is free. A provider that repeats tool-call ids must not send an earlier
-    preview to later data."""
+    preview to later data. One query finds every candidate taken (and a file where a
+    directory above them should be: then the path is not called free, and the write names
+    the clash)."""
+    taken, blocked = files.paths_at(stem)
     path = stem + suffix
     n = 1
-    while files.exists(path):
-        if _holds(files, path, content):
+    while path in taken or any(t.startswith(path + "/") for t in taken):
+        if path in taken and _holds(files, path, content):
             return path, False
         n += 1
         path = f"{stem}-{n}{suffix}"
-    return path, True
+    return path, not blocked
 
 
 def _holds(files: FileSystem, path: str, content: str) -> bool:

@@ -75,15 +75,15 @@ class FileRows:
             [*namespaces, path, prefix],
         )
 
-    def file_clash(self, namespace: str, parents: list[str], prefix: str) -> str | None:
-        """The path of a file of `namespace` that is one of `parents` or starts with
-        `prefix`, if there is one."""
+    def file_clashes(self, namespace: str, parents: list[str], prefix: str) -> list[str]:
+        """The paths of the files of `namespace` that are one of `parents` or start with
+        `prefix`, by path."""
         rows = self.query(
             "SELECT path FROM files WHERE namespace = ? "
-            "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?)) LIMIT 1",
+            "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?)) ORDER BY path",
             [namespace, parents, prefix],
         )
-        return str(rows[0]["path"]) if rows else None
+        return [str(r["path"]) for r in rows]
 
     def paths_under_tops(self, namespaces: list[str], tops: list[str]) -> set[str]:
         """The paths of the files of `namespaces` that are one of the top-level `tops` or lie

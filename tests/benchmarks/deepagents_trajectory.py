@@ -1,4 +1,4 @@
-"""The trajectory of `test_trajectory_bench.py` run on deepagents, for the side-by-side in
+"""The trajectory of `trajectory.py` run on deepagents, for the side-by-side in
 `test_trajectory_vs_deepagents.py`. Run it with an interpreter that has deepagents (never a
 dependency of ctxlab): `python deepagents_trajectory.py COMPANIES ROWS`; prints one JSON line.
 
@@ -10,34 +10,12 @@ in memory (no checkpointer) and so are its files.
 from __future__ import annotations
 
 import json
-import random
 import resource
 import sys
 import time
-from functools import cache
 from typing import Any
 
-REGIONS = ["EMEA", "APAC", "NA", "LATAM"]
-PRODUCTS = ["widgets", "gadgets", "sprockets", "gizmos", "doohickeys"]
-
-
-# The same texts as test_trajectory_bench.py (that module imports harness, absent here).
-@cache
-def _export_rows(rows: int) -> str:
-    rng = random.Random(rows)
-    lines = ["date,region,product,units,revenue"]
-    for i in range(rows):
-        lines.append(
-            f"2025-{1 + i % 12:02d}-{1 + i % 28:02d},{rng.choice(REGIONS)},"
-            f"{rng.choice(PRODUCTS)},{rng.randint(1, 99)},{rng.randint(1_000, 9_999)}"
-        )
-    return "\n".join(lines)
-
-
-def news_text(company: str) -> str:
-    rng = random.Random("news" + company)
-    words = ["revenue", "growth", "market", "share", "launch", "quarter", "guidance", "margin"]
-    return f"# {company} news\n\n" + " ".join(rng.choice(words) for _ in range(220))
+from trajectory_texts import export_text, news_text
 
 
 def measure(companies: int, rows: int) -> dict[str, Any]:
@@ -50,7 +28,7 @@ def measure(companies: int, rows: int) -> dict[str, Any]:
     @tool
     def market_export(company: str) -> str:
         """Download the market export of a company."""
-        return f"company,{company}\n{_export_rows(rows)}"
+        return export_text(company, rows)
 
     @tool
     def news(company: str) -> str:

@@ -1,231 +1,37 @@
-"""Per-step cost and memory on a long scripted trajectory (issue 12).
-
-Per company the model fetches a market export (`rows` CSV rows, ~95k characters at 3,000 rows:
-offloaded) and then a news page (kept in the window). The `full` strategy runs with a window
-large enough that only offloading acts. The scripted model counts its own usage, as in tests.
+"""Per-step cost and memory on the long scripted trajectory of `trajectory.py` (issues 12, 21).
 
 Run with `uv run pytest tests/benchmarks/test_trajectory_bench.py --benchmark-only`. Timing is
-in-process; peak RSS and RSS growth per step come from one run in a fresh interpreter (peak RSS
-is per process and never goes down), recorded in `extra_info`. Run the file directly for one
-measurement: `uv run python tests/benchmarks/test_trajectory_bench.py 200 3000 [memory|file]`
-(`shares` instead prints the share of each part: store, offload, tokens, tools, loop; `tools`
-the cost of running a sync tool on the reused worker threads). The
-side-by-side with deepagents is `test_trajectory_vs_deepagents.py`.
+in-process; peak RSS and RSS growth per step come from one run of `trajectory.py` in a fresh
+interpreter without pytest, recorded in `extra_info` with the share of each part and the cost
+of a sync tool.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import resource
 import subprocess
 import sys
-import time
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from trajectory import build_agent, shares, steps_for, tool_overhead_us
 
-from harness import Store, create_agent, tool
-from harness.messages import ModelResponse, ToolCall
-from harness.models import ScriptedModel
-from harness.profiles import ModelProfile
+from harness import Store
 
-# Only offloading acts: summarization never reaches its trigger in this window.
-WINDOW = ModelProfile(name="bench-traj", context_window=100_000_000, encoding="cl100k_base")
-REGIONS = ["EMEA", "APAC", "NA", "LATAM"]
-PRODUCTS = ["widgets", "gadgets", "sprockets", "gizmos", "doohickeys"]
-
-
-def export_text(company: str, rows: int) -> str:
-    """A CSV market export, ~32 characters a row (~97k characters at 3,000 rows). The rows are
-    made once per size: the benchmark times the harness, not the tool."""
-    return f"company,{company}\n{_export_rows(rows)}"
-
-
-@cache
-def _export_rows(rows: int) -> str:
-    rng = random.Random(rows)
-    lines = ["date,region,product,units,revenue"]
-    for i in range(rows):
-        lines.append(
-            f"2025-{1 + i % 12:02d}-{1 + i % 28:02d},{rng.choice(REGIONS)},"
-            f"{rng.choice(PRODUCTS)},{rng.randint(1, 99)},{rng.randint(1_000, 9_999)}"
-        )
-    return "\n".join(lines)
-
-
-def news_text(company: str) -> str:
-    """A short news page (~1.5k characters), small enough to stay in the window."""
-    rng = random.Random("news" + company)
-    words = ["revenue", "growth", "market", "share", "launch", "quarter", "guidance", "margin"]
-    body = " ".join(rng.choice(words) for _ in range(220))
-    return f"# {company} news\n\n{body}"
-
-
-def build_agent(companies: int, rows: int, store: Store) -> Any:
-    @tool
-    def market_export(company: str) -> str:
-        """Download the market export of a company."""
-        return export_text(company, rows)
-
-    @tool
-    def news(company: str) -> str:
-        """Fetch the latest news page of a company."""
-        return news_text(company)
-
-    script: list[ModelResponse] = []
-    for c in range(companies):
-        name = f"company-{c}"
-        script.append(
-            ModelResponse(tool_calls=(ToolCall(f"x{c}", "market_export", {"company": name}),))
-        )
-        script.append(ModelResponse(tool_calls=(ToolCall(f"n{c}", "news", {"company": name}),)))
-    script.append(ModelResponse(text="Done: every company reviewed."))
-    model = ScriptedModel(script, profile=WINDOW)
-    return create_agent(
-        model,
-        [market_export, news],
-        store=store,
-        strategy="full",
-        max_steps=len(script) + 1,
-    )
-
-
-def steps_for(companies: int) -> int:
-    return 2 * companies + 1
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
-
-
-def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, Any]:
-    """One run in this process: ms per step, peak RSS, RSS growth per step after step 100."""
-    path = ":memory:" if backend == "memory" else str(Path(db_dir) / "traj.duckdb")
-    samples: dict[int, float] = {}
-    store = Store(path)
-    agent = build_agent(companies, rows, store)
-    writes: list[float] = []
-    write = store.write
-
-    def timed_write(batch: Any) -> None:
-        # CPU time: DuckDB works in the calling thread (threads=1), and the machine is shared.
-        begin = time.process_time()
-        write(batch)
-        writes.append(time.process_time() - begin)
-
-    store.write = timed_write  # type: ignore[method-assign]
-
-    from harness.middleware.base import Middleware
-
-    class Sampler(Middleware):
-        name = "rss-sampler"
-
-        async def after_model(self, state: Any, response: Any) -> None:
-            samples[state.step] = _rss_mb()
-
-    agent.middleware = (*agent.middleware, Sampler())
-    start, cpu = time.perf_counter(), time.process_time()
-    result = agent.run_sync("Review every company: export, then news.")
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    agent.store.close()
-    steps = result.steps
-    last = max(samples)
-    growth = (samples[last] - samples[101]) / (last - 101) if last > 151 else None
-    return {
-        "steps": steps,
-        "ms_per_step": elapsed * 1000 / steps,
-        # CPU time is the steadier number on a machine shared with other work.
-        "cpu_ms_per_step": cpu * 1000 / steps,
-        # `Store.write`, the step's rows in one transaction, CPU ms per step.
-        "store_write_ms_per_step": sum(writes) * 1000 / steps,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "rss_growth_mb_per_step_after_100": growth,
-        "rss_mb_at": {k: round(v) for k, v in samples.items() if k in (1, 11, 101, 201, 401, 1001)},
-    }
-
-
-# Where the time of a run goes, by the cumulative time of these functions under cProfile
-# (file, function name); `loop` is the rest: the loop, the middleware, the scripted model.
-PARTS = {
-    "store": [("harness/store/writes.py", "write")],
-    "offload": [("harness/middleware/offload.py", "_offload_tool_result")],
-    "tokens": [("harness/middleware/offload.py", "_tokens_over"),
-               ("harness/tokens.py", "count_message")],
-    "tools": [("harness/loop.py", "_tool_step")],
-}  # fmt: skip
-
-
-def shares(companies: int, rows: int) -> dict[str, float]:
-    """The share of each part of a run (see PARTS), from one run under cProfile (which slows
-    it down, pure Python more than native code: read these as a guide, not as timings)."""
-    import cProfile
-    import pstats
-
-    agent = build_agent(companies, rows, Store(":memory:"))
-    profile = cProfile.Profile()
-    profile.enable()
-    agent.run_sync("Review every company: export, then news.")
-    profile.disable()
-    stats: Any = pstats.Stats(profile).stats
-    total = max(ct for (_, _, name), (_, _, _, ct, _) in stats.items() if name == "run_sync")
-    cumulative: dict[tuple[str, str], float] = {}
-    for (file, _, name), (_, _, _, ct, _) in stats.items():
-        for part in PARTS.values():
-            for suffix, fn in part:
-                if name == fn and file.endswith(suffix):
-                    cumulative[(suffix, fn)] = cumulative.get((suffix, fn), 0.0) + ct
-    out = {k: sum(cumulative.get(key, 0.0) for key in keys) / total for k, keys in PARTS.items()}
-    # Store writes of offloaded files happen inside the offload step, tokens inside offloading.
-    out["loop"] = 1 - sum(out.values())
-    return {k: round(v, 3) for k, v in out.items()}
-
-
-def tool_overhead_us(calls: int = 2_000) -> dict[str, float]:
-    """What running a sync tool costs beyond calling it: `Tool.run` of a tool that returns at
-    once, on the reused worker threads (its time limit kept), against the same tool written
-    async (no thread) and the bare function call; microseconds per call."""
-    import asyncio
-
-    from harness.tools import ToolContext
-
-    def bare(n: int) -> str:
-        return "ok"
-
-    async def bare_async(n: int) -> str:
-        return "ok"
-
-    sync_tool, async_tool = tool(bare), tool(bare_async)
-    ctx = ToolContext(state=None, call=ToolCall("c", "bare", {"n": 1}))  # type: ignore[arg-type]
-
-    async def per_call(t: Any) -> float:
-        for _ in range(50):  # warm the pool and pydantic
-            await t.run({"n": 1}, ctx)
-        begin = time.perf_counter()
-        for _ in range(calls):
-            await t.run({"n": 1}, ctx)
-        return (time.perf_counter() - begin) * 1e6 / calls
-
-    sync_us = asyncio.run(per_call(sync_tool))
-    async_us = asyncio.run(per_call(async_tool))
-    begin = time.perf_counter()
-    for _ in range(calls):
-        bare(1)
-    direct_us = (time.perf_counter() - begin) * 1e6 / calls
-    return {
-        "sync_tool_run_us": round(sync_us, 1),
-        "async_tool_run_us": round(async_us, 1),
-        "bare_call_us": round(direct_us, 2),
-        "sync_thread_overhead_us": round(sync_us - async_us, 1),
-    }
+HERE = Path(__file__).parent
 
 
 def _measure_fresh(companies: int, rows: int, backend: str, db_dir: Path) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, __file__, str(companies), str(rows), backend, str(db_dir)],
+        [
+            sys.executable,
+            str(HERE / "trajectory.py"),
+            str(companies),
+            str(rows),
+            backend,
+            str(db_dir),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -261,15 +67,3 @@ def test_trajectory(benchmark, companies: int, rows: int, tmp_path: Path) -> Non
         shares=shares(companies, rows),
         tool_overhead=tool_overhead_us(),
     )
-
-
-if __name__ == "__main__":
-    n_companies, n_rows = int(sys.argv[1]), int(sys.argv[2])
-    where = sys.argv[3] if len(sys.argv) > 3 else "memory"
-    folder = sys.argv[4] if len(sys.argv) > 4 else "/tmp"
-    if where == "shares":
-        print(json.dumps(shares(n_companies, n_rows)))
-    elif where == "tools":
-        print(json.dumps(tool_overhead_us()))
-    else:
-        print(json.dumps(measure(n_companies, n_rows, where, folder)))

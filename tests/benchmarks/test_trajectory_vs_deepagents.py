@@ -45,7 +45,7 @@ def _run(cmd: list[str]) -> dict[str, Any]:
 
 
 def pair(companies: int, rows: int, tmp: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    ours = _run([sys.executable, str(HERE / "test_trajectory_bench.py"), str(companies),
+    ours = _run([sys.executable, str(HERE / "trajectory.py"), str(companies),
                  str(rows), "memory", str(tmp)])  # fmt: skip
     theirs = _run([PYTHON, str(HERE / "deepagents_trajectory.py"), str(companies), str(rows)])
     return ours, theirs

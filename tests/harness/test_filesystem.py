@@ -385,3 +385,12 @@ def test_migration_moves_stray_shared_files_to_their_thread(tmp_path, monkeypatc
             {"/skills/a/SKILL.md": b"a", "/memories/AGENTS.md": b"m"}
         )
         FileSystem(store, "writer").delete("/skills")  # its writer can still clean it up
+
+
+def test_paths_at_sees_what_is_below_and_above_a_stem(fs: FileSystem) -> None:
+    fs.write("/a/b-2", "x")
+    fs.write("/a/b/c", "y")
+    fs.write("/z", "file")
+    assert fs.paths_at("/a/b") == ({"/a/b-2", "/a/b/c"}, False)
+    assert fs.paths_at("/z/q") == (set(), True)
+    assert fs.paths_at("/none") == (set(), False)

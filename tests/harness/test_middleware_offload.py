@@ -275,6 +275,22 @@ def test_repeated_tool_call_ids_get_distinct_files(bare_agent) -> None:
     assert files.read_text("/large_tool_results/dup-2").startswith("history of BBB\n")
 
 
+def test_an_offload_path_that_is_a_directory_moves_on_to_the_next_free_one(bare_agent) -> None:
+    # The model may have written notes under the path an id names: the original still gets a
+    # file of its own, chosen from one look at what is taken, and the notes stay.
+    model = ScriptedModel([reply("", call("export_for", "dup", ticker="AAA")), "done"])
+    agent = bare_agent(model, [export_for], [OffloadLargeResults()])
+    files = FileSystem(agent.store, "t")
+    files.write("/large_tool_results/dup/notes.md", "mine")
+    files.write("/large_tool_results/dup-2", "also mine")
+    agent.run_sync("go", thread_id="t")
+    (preview,) = [m for m in model.calls[1].messages if m.role == "tool"]
+    assert preview.meta["offload_path"] == "/large_tool_results/dup-3"
+    assert files.read_text("/large_tool_results/dup-3").startswith("history of AAA\n")
+    assert files.read_text("/large_tool_results/dup/notes.md") == "mine"
+    assert files.read_text("/large_tool_results/dup-2") == "also mine"
+
+
 def test_a_huge_result_is_counted_from_samples_and_previewed_without_splitting(bare_agent) -> None:
     row = '{"id":1,"name":"widget","price":12.5},'
     big = "[" + row * 60_000 + "{}]"  # 2.3 MB, one line

@@ -1,0 +1,37 @@
+"""The tool outputs of the benchmark trajectory, shared by `trajectory.py` (ctxlab) and
+`deepagents_trajectory.py` (which runs in an interpreter without ctxlab): nothing here imports
+beyond the standard library, so both sides replay exactly the same texts."""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+REGIONS = ["EMEA", "APAC", "NA", "LATAM"]
+PRODUCTS = ["widgets", "gadgets", "sprockets", "gizmos", "doohickeys"]
+
+
+def export_text(company: str, rows: int) -> str:
+    """A CSV market export, ~32 characters a row (~97k characters at 3,000 rows). The rows are
+    made once per size: the benchmark times the harness, not the tool."""
+    return f"company,{company}\n{_export_rows(rows)}"
+
+
+@cache
+def _export_rows(rows: int) -> str:
+    rng = random.Random(rows)
+    lines = ["date,region,product,units,revenue"]
+    for i in range(rows):
+        lines.append(
+            f"2025-{1 + i % 12:02d}-{1 + i % 28:02d},{rng.choice(REGIONS)},"
+            f"{rng.choice(PRODUCTS)},{rng.randint(1, 99)},{rng.randint(1_000, 9_999)}"
+        )
+    return "\n".join(lines)
+
+
+def news_text(company: str) -> str:
+    """A short news page (~1.5k characters), small enough to stay in the window."""
+    rng = random.Random("news" + company)
+    words = ["revenue", "growth", "market", "share", "launch", "quarter", "guidance", "margin"]
+    body = " ".join(rng.choice(words) for _ in range(220))
+    return f"# {company} news\n\n{body}"
