@@ -41,8 +41,11 @@ TOOL_OVERHEAD = 8
 # `count_over` first looks at this many characters per token of the limit: English runs ~4.5
 # characters a token, CSV and code fewer, so one look usually settles it.
 PREFIX_CHARS_PER_TOKEN = 4
-# How much of an offloaded text is counted to estimate its size for reports.
-SAMPLE_CHARS = 16_384
+# How much of an offloaded text is counted to estimate its size for reports, in SAMPLES slices
+# spread over it: a prefix alone misjudges a text whose head is unlike its body (a header, a
+# preamble), and four 1k slices cost a quarter of one 16k prefix (~0.3 ms against ~1.2 ms).
+SAMPLE_CHARS = 4_096
+SAMPLES = 4
 _TEXT_CACHE_SIZE = 64
 
 
@@ -130,8 +133,7 @@ class TokenCounter:
         ends where the tokenizer splits anyway (so its tokens are the whole text's first
         tokens) is looked at, from PREFIX_CHARS_PER_TOKEN characters per token of the limit,
         doubled while needed, and the tokenizer stops at the limit. The size is then an
-        estimate: the tokens of the first SAMPLE_CHARS or so, scaled by length (never below
-        `limit + 1`)."""
+        estimate (`_estimate`)."""
         if limit < 0:
             # The prefix would start at zero or fewer characters and never grow.
             raise ValueError(f"a token limit cannot be negative, got {limit}")
@@ -139,29 +141,33 @@ class TokenCounter:
             return None  # a token is at least one UTF-8 byte
         if pieces_at_least(text) > limit:
             # Proven over without tokenizing: only the size estimate needs the tokenizer.
-            cap = min(SAMPLE_CHARS, PREFIX_CHARS_PER_TOKEN * (limit + 1), len(text))
-            sample = _split_point(text, cap) or cap
-            n = self.count_text(text[:sample])
-            return max(limit + 1, round(n * len(text) / sample))
+            return self._estimate(text, limit)
         size = PREFIX_CHARS_PER_TOKEN * (limit + 1)
         while True:
             end = _split_point(text, size)
             if end is not None:
                 if self._count_till(text[:end], limit) is None:
-                    sample = end if end <= SAMPLE_CHARS else _split_point(text, SAMPLE_CHARS) or end
-                    n = self.count_text(text[:sample])
-                    return max(limit + 1, round(n * len(text) / sample))
+                    return self._estimate(text, limit)
             elif len(text) <= size + size // 2:
                 n = self.count_text(text)  # short enough to count whole
                 return n if n > limit else None
             size *= 2
             if size >= len(text) and end is None:
-                # One long line with nowhere safe to cut: the tokenizer stops at the limit,
-                # and the size is scaled from a sample (cut anywhere: it is an estimate).
+                # One long line with nowhere safe to cut: the tokenizer stops at the limit.
                 if self._count_till(text, limit) is not None:
                     return None
-                n = self.count_text(text[:SAMPLE_CHARS])
-                return max(limit + 1, round(n * len(text) / min(SAMPLE_CHARS, len(text))))
+                return self._estimate(text, limit)
+
+    def _estimate(self, text: str, limit: int) -> int:
+        """The size in tokens of `text`, known to be over `limit`: counted whole up to
+        SAMPLE_CHARS, else scaled from SAMPLES slices spread from its start to its end (cut
+        anywhere: it is an estimate, for reports); never below `limit + 1`."""
+        if len(text) <= SAMPLE_CHARS:
+            return max(limit + 1, self.count_text(text))
+        width = SAMPLE_CHARS // SAMPLES
+        stride = (len(text) - width) // (SAMPLES - 1)
+        n = sum(self.count_text(text[i * stride : i * stride + width]) for i in range(SAMPLES))
+        return max(limit + 1, round(n * len(text) / (width * SAMPLES)))
 
     def _count_till(self, text: str, limit: int) -> int | None:
         try:

@@ -77,6 +77,20 @@ def test_counts_are_shared_across_counters_but_never_across_contents() -> None:
     assert b.count_message(first) == a.count_message(first)
 
 
+def test_the_size_of_a_text_over_the_limit_is_sampled_from_its_whole_length() -> None:
+    # An export behind a prose preamble: a sample from the head alone read it as prose and
+    # reported about a third of its tokens (in the event a user reads); spread slices do not.
+    counter = TokenCounter()
+    preamble = "This export lists every order placed in the quarter, with notes. " * 250
+    body = "\n".join(
+        f"2026-{1 + i % 12:02d}-{1 + i % 28:02d},{i * 37 % 9973},{i}" for i in range(4_000)
+    )
+    text = preamble + body
+    exact = counter.count_text(text)
+    estimate = counter.count_over(text, 2_000)
+    assert estimate is not None and abs(estimate - exact) < exact * 0.15
+
+
 def test_count_over_estimates_a_long_text_from_a_bounded_prefix() -> None:
     counter = TokenCounter()
     text = "\n".join(f"row {i % 997:03d},EMEA,{i * 7 % 1000:03d}" for i in range(20_000))
