@@ -41,6 +41,9 @@ TOOL_OVERHEAD = 8
 # `count_over` first looks at this many characters per token of the limit: English runs ~4.5
 # characters a token, CSV and code fewer, so one look usually settles it.
 PREFIX_CHARS_PER_TOKEN = 4
+# How much of a text's head the cheap bound reads, per token of the limit: CSV, JSON and logs
+# have a run of letters or digits every 3-5 characters.
+PROOF_CHARS_PER_TOKEN = 8
 # How much of an offloaded text is counted to estimate its size for reports, in SAMPLES slices
 # spread over it: a prefix alone misjudges a text whose head is unlike its body (a header, a
 # preamble), and four 1k slices cost a quarter of one 16k prefix (~0.3 ms against ~1.2 ms).
@@ -139,7 +142,10 @@ class TokenCounter:
             raise ValueError(f"a token limit cannot be negative, got {limit}")
         if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
             return None  # a token is at least one UTF-8 byte
-        if pieces_at_least(text) > limit:
+        # A prefix's runs are at most the text's: a huge result is proven over from its head.
+        if runs_at_least(text[: PROOF_CHARS_PER_TOKEN * (limit + 1)]) > limit or (
+            pieces_at_least(text) > limit
+        ):
             # Proven over without tokenizing: only the size estimate needs the tokenizer.
             return self._estimate(text, limit)
         size = PREFIX_CHARS_PER_TOKEN * (limit + 1)
@@ -248,6 +254,20 @@ class TokenCounter:
 _CLASSES = bytes(
     ord("a") if chr(b).isalpha() else ord("0") if chr(b).isdigit() else ord(" ") for b in range(128)
 ).ljust(256, b" ")
+
+
+# ASCII letters and digits -> "a", apostrophes dropped, anything else -> " ".
+_ALNUM = _CLASSES.replace(b"0", b"a")
+
+
+def runs_at_least(text: str) -> int:
+    """A weaker lower bound than `pieces_at_least` at a fifth of its cost (one pass instead
+    of seven): the runs of ASCII letters and digits (joined across apostrophes). No piece
+    holds letters or digits of two runs, so each run holds at least one token. 0 for
+    non-ASCII text."""
+    if not text.isascii():
+        return 0
+    return (b" " + text.encode("ascii").translate(_ALNUM, b"'")).count(b" a")
 
 
 def pieces_at_least(text: str) -> int:

@@ -21,7 +21,13 @@ import tiktoken_ext.openai_public as openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.tokens import BUNDLED_ENCODINGS, TokenCounter, _split_point, pieces_at_least
+from harness.tokens import (
+    BUNDLED_ENCODINGS,
+    TokenCounter,
+    _split_point,
+    pieces_at_least,
+    runs_at_least,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,8 +160,15 @@ def test_pieces_at_least_never_exceeds_the_token_count(pieces: list[str]) -> Non
     for name in BUNDLED_ENCODINGS:
         assert bound <= len(reference(name).encode(text, disallowed_special=()))
     assert pieces_at_least(text + "é") == 0
+    # The cheap bound is weaker still, and of a prefix weaker than of the whole.
+    assert runs_at_least(text) <= bound
+    assert runs_at_least(text[: len(text) // 2]) <= runs_at_least(text)
+    assert runs_at_least(text + "é") == 0
 
 
 def test_pieces_at_least_counts_letter_runs_and_digit_triples() -> None:
     # "2025" is two pieces, "EMEA" one, "12" one, "3456" two: 6 a row.
     assert pieces_at_least("2025,EMEA,12,3456\n" * 10) == 60
+    # Runs alone: 4 a row; "don't" is one run, "a1b2" one.
+    assert runs_at_least("2025,EMEA,12,3456\n" * 10) == 40
+    assert runs_at_least("don't a1b2") == 2
