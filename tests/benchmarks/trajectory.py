@@ -74,6 +74,10 @@ def _rss_mb() -> float:
 def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, Any]:
     """One run in this process: ms per step, peak RSS, RSS growth per step after step 100."""
     path = ":memory:" if backend == "memory" else str(Path(db_dir) / "traj.duckdb")
+    if backend != "memory":
+        # A file left by an earlier run would be opened, cached and grown: start empty.
+        for leftover in (Path(path), Path(path + ".wal")):
+            leftover.unlink(missing_ok=True)
     samples: dict[int, float] = {}
     store = Store(path)
     agent = build_agent(companies, rows, store)
