@@ -26,17 +26,22 @@ from trace_corpus import write_corpus, write_session
 # The child reports its own peak RSS, and the RSS it had before reading (the interpreter and
 # the parsers' imports), so the reading's own share is the difference. Linux's VmHWM, not
 # getrusage: a child's ru_maxrss starts at its parent's (pytest's) high-water mark.
-PARSE = """
+RSS = """
 import json, resource, sys, time
 from pathlib import Path
-from evals.traces.formats import read_folder, read_traces
-from evals.traces.model import Skipped
 def rss():
     try:
         with open("/proc/self/status") as f:
             return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
     except OSError:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+PARSE = (
+    RSS
+    + """
+from evals.traces.formats import read_folder, read_traces
+from evals.traces.model import Skipped
 path = Path(sys.argv[1])
 before = rss()
 start = time.perf_counter()
@@ -53,23 +58,19 @@ print(json.dumps({"seconds": round(time.perf_counter() - start, 2), "traces": tr
                   "messages": messages, "tool_calls": calls, "skipped_files": skipped_files,
                   "rss_before_mb": round(before, 1), "peak_rss_mb": round(rss(), 1)}))
 """
+)
 
-IMPORT = """
-import json, resource, sys, time
-from pathlib import Path
+IMPORT = (
+    RSS
+    + """
 from evals.traces.importing import import_path
-def rss():
-    try:
-        with open("/proc/self/status") as f:
-            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
-    except OSError:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 before = rss()
 summary = import_path(Path(sys.argv[1]), Path(sys.argv[2]), window=int(sys.argv[3]))
 print(json.dumps({"seconds": round(summary.seconds, 2), "scenarios": len(summary.files),
                   "probes": summary.probes, "skipped": len(summary.skipped),
                   "rss_before_mb": round(before, 1), "peak_rss_mb": round(rss(), 1)}))
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -85,19 +86,20 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_session(tmp_path_factory.mktemp("trace-session") / "session.jsonl", mb=10)
 
 
-def _measure(path: Path) -> dict[str, float]:
+def _child(script: str, *args: object) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, "-c", PARSE, str(path)], capture_output=True, text=True, check=True
-    )
+        [sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
     return json.loads(done.stdout)
+
+
+def _measure(path: Path) -> dict[str, float]:
+    return _child(PARSE, path)
 
 
 def _import(path: Path, out: Path, window: int) -> dict[str, float]:
-    done = subprocess.run(
-        [sys.executable, "-c", IMPORT, str(path), str(out), str(window)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return json.loads(done.stdout)
+    return _child(IMPORT, path, out, window)
 
 
 def test_read_a_folder_of_500_traces(benchmark, corpus: Path) -> None:  # type: ignore[no-untyped-def]
