@@ -204,11 +204,14 @@ async def run_session(
         [store.runs_with_status(FINISHED)],
     )
     turns = []
-    for turn in range(first_turn, len(session.inputs)):
-        done = await _run_turn(store, spec, session, turn, runner, flow_run_id, on_start)
-        if on_done is not None:
-            await on_done(done)
-        turns.append(done)
+    # No write-behind: each step's rows commit before the next step's journal record, so a
+    # session resumed from any commit finds in the tables exactly the steps its journal ran.
+    with store.write_through():
+        for turn in range(first_turn, len(session.inputs)):
+            done = await _run_turn(store, spec, session, turn, runner, flow_run_id, on_start)
+            if on_done is not None:
+                await on_done(done)
+            turns.append(done)
     return turns
 
 

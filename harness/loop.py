@@ -94,6 +94,7 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
     for mw in reversed(_having(stack, "after_agent")):
         await mw.after_agent(state)
     state.flush()
+    state.store.flush()  # the run's rows are in their tables before it is marked finished
     state.store.let_go()
     return status
 

@@ -146,7 +146,9 @@ class RunState:
         self._scans[key] = (self.window_version, len(self.messages) if upto is None else upto)
 
     def flush(self) -> None:
-        """Commit what the step produced, in one transaction."""
+        """Hand what the step produced to the store, durable when this returns: committed in
+        one transaction, or, written behind, to the store's `write_log` (an in-memory store
+        has no crash to outlive)."""
         if self._window_row is not None:
             self._batch.add("windows", self._window_row)
             self._window_row = None

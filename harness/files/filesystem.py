@@ -50,6 +50,7 @@ from harness.files.search import (
 )
 from harness.files.storage import (
     StoredFile,
+    blob_rows,
     decode,
     delete_content,
     encode_text,
@@ -233,10 +234,17 @@ class FileSystem:
         returns the blob id. A message that names it (`Message.full_ref`) keeps it readable
         after the file is overwritten or deleted: offloading stores an original once.
         `new=True`: the caller has just seen that no file is at `path`, above it or below it
-        (`paths_at`), so only the write policy is checked here."""
+        (`paths_at`), so only the write policy is checked here, and a text of one chunk is
+        handed to the store as rows, written with the step's (`Store.write_rows`)."""
         path = normalize(path)
         if new:
             self._check_writable(path)
+            if self._grants.get(durable_prefix(path) or "") is None:  # no change hook to run
+                made = blob_rows(self.namespace(path), path, text, self.run_id, now())
+                if made is not None:
+                    blob_id, rows = made
+                    self.store.write_rows(rows)
+                    return blob_id
         else:
             self._check_file_path(path)
         with self.store.transaction() as con:

@@ -33,6 +33,7 @@ from harness.store.files import (
     insert_files,
     upsert_file,
 )
+from harness.store.pending import Rows
 
 CHUNK_CHARS = 1 << 18
 # Streaming fetches 1, 2, 4, ... chunks per query up to this: a page read costs one or two
@@ -157,17 +158,41 @@ def decode(data: bytes) -> str | None:
 def _write_text_chunks(
     con: duckdb.DuckDBPyConnection, blob_id: str, text: str
 ) -> tuple[int, int, int]:
-    size = 0
+    size = total_newlines = 0
+    for index, newlines_before, newlines, data in _text_chunks(text):
+        insert_chunk(con, blob_id, index, newlines_before, newlines, data)
+        size += len(data)
+        total_newlines += newlines
+    lines = total_newlines + (0 if text.endswith("\n") else 1)
+    return size, len(text), lines
+
+
+def _text_chunks(text: str) -> Iterator[tuple[int, int, int, bytes]]:
+    """(index, newlines before it, newlines in it, UTF-8 bytes) of each chunk of `text`,
+    encoded one at a time."""
     newlines_before = 0
     for index, start in enumerate(range(0, len(text), CHUNK_CHARS)):
         piece = text[start : start + CHUNK_CHARS]
-        data = encode_text(piece)
         newlines = piece.count("\n")
-        insert_chunk(con, blob_id, index, newlines_before, newlines, data)
-        size += len(data)
+        yield index, newlines_before, newlines, encode_text(piece)
         newlines_before += newlines
-    lines = newlines_before + (0 if text.endswith("\n") else 1)
-    return size, len(text), lines
+
+
+def blob_rows(
+    namespace: str, path: str, text: str, run_id: str | None, ts: datetime
+) -> tuple[str, Rows] | None:
+    """The rows that store `text` as a new file at `path` whose one chunk is a blob (what
+    `store_content(..., blob=True, new=True)` writes), and the blob id; None when `text`
+    needs more than one chunk (that is written chunk by chunk, never held twice)."""
+    if len(text) > CHUNK_CHARS:
+        return None
+    blob_id = uuid.uuid4().hex
+    chunks = [(blob_id, *chunk) for chunk in _text_chunks(text)]
+    newlines = sum(c[3] for c in chunks)
+    lines = newlines + (0 if text.endswith("\n") else 1)
+    size = sum(len(c[4]) for c in chunks)
+    row = (namespace, path, b"", True, size, run_id, ts, ts, blob_id, len(text), lines)
+    return blob_id, {"files": [row], "file_chunks": chunks}
 
 
 def _write_binary_chunks(con: duckdb.DuckDBPyConnection, blob_id: str, data: bytes) -> int:
@@ -321,6 +346,7 @@ def _after_newline(text: str, n: int) -> int:
 __all__ = [
     "CHUNK_CHARS",
     "StoredFile",
+    "blob_rows",
     "decode",
     "delete_content",
     "encode_text",

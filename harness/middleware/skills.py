@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pydantic
-import yaml
 
 from harness.files.filesystem import FileSystem
 from harness.files.paths import SHARED_NAMESPACE, FileError
@@ -112,6 +111,8 @@ def parse_header(text: str, folder: str) -> SkillHeader:
             f"the frontmatter is {len(frontmatter):,} characters long; the limit is "
             f"{MAX_FRONTMATTER_CHARS:,}"
         )
+    import yaml  # ~4 MB and 35 ms, only for agents that have skills
+
     try:
         data = yaml.safe_load(frontmatter)
     except yaml.YAMLError as exc:

@@ -10,11 +10,14 @@ chunking, the line index, the write policy) is decided in `harness.files`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import duckdb
+
+    from harness.store.pending import PendingRows
 
 # What a `StoredFile` is opened from.
 _FILE_COLUMNS = "path, content, is_text, size, blob_id, chars, lines"
@@ -30,6 +33,10 @@ class FileRows:
         def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]: ...
 
         def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any: ...
+
+        def reading_behind(
+            self,
+        ) -> AbstractContextManager[tuple[duckdb.DuckDBPyConnection, PendingRows]]: ...
 
     def file_row(self, namespace: str, path: str) -> dict[str, Any] | None:
         """The row a `StoredFile` opens from (`_FILE_COLUMNS`) of the file at `path` in
@@ -77,13 +84,16 @@ class FileRows:
 
     def file_clashes(self, namespace: str, parents: list[str], prefix: str) -> list[str]:
         """The paths of the files of `namespace` that are one of `parents` or start with
-        `prefix`, by path."""
-        rows = self.query(
-            "SELECT path FROM files WHERE namespace = ? "
-            "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?)) ORDER BY path",
-            [namespace, parents, prefix],
-        )
-        return [str(r["path"]) for r in rows]
+        `prefix`, by path; files still pending (write-behind) count, without writing them
+        first: an offload asks this each time, and the answer is all it needs."""
+        with self.reading_behind() as (con, pending):
+            rows = con.execute(
+                "SELECT path FROM files WHERE namespace = ? "
+                "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?))",
+                [namespace, parents, prefix],
+            ).fetchall()
+            waiting = pending.file_paths(namespace, parents, prefix)
+        return sorted({*(str(r[0]) for r in rows), *waiting})
 
     def paths_under_tops(self, namespaces: list[str], tops: list[str]) -> set[str]:
         """The paths of the files of `namespaces` that are one of the top-level `tops` or lie

@@ -105,22 +105,26 @@ MIGRATIONS: list[str] = [
                  m.content) AS text
     FROM messages m;
     """,
+    # 6: write-behind. A held store commits each step's rows here first (one statement), and
+    # writes them to their tables in bulk later; rows a dead process left are written by the
+    # next store to open the file. `blobs` holds the batch's bytes values, which `rows` (JSON)
+    # refers to by position; `error` marks a batch that could not be written, kept to be seen.
+    """
+    CREATE TABLE write_log (
+        writer VARCHAR NOT NULL, seq BIGINT NOT NULL, rows VARCHAR NOT NULL, blobs BLOB[],
+        logged_at TIMESTAMP NOT NULL, error VARCHAR
+    );
+    """,
 ]
 
 # The first schema version whose messages name their offloaded original (`full_ref`).
 FULL_REF_VERSION = 5
-
-TABLE_COLUMNS = {
-    "messages": 17,
-    "model_calls": 13,
-    "events": 12,
-    "windows": 7,
-    "summaries": 14,
-}
-PLACEHOLDERS = {table: "(" + ",".join("?" * n) + ")" for table, n in TABLE_COLUMNS.items()}
+# The first with `write_log`, which a held file store writes behind through.
+WRITE_LOG_VERSION = 6
 
 
-# The columns of each step table, in order: where a repair happened is named by column.
+# The columns of each table a step writes rows to, in order: where a repair happened is named
+# by column. `files` and `file_chunks` take an offloaded original's rows (one chunk).
 COLUMN_NAMES = {
     "messages": ("thread_id", "seq", "run_id", "step", "message_id", "role", "kind", "content",
                  "full_content", "tool_calls", "tool_call_id", "name", "is_error", "tokens",
@@ -129,11 +133,14 @@ COLUMN_NAMES = {
                     "cached_tokens", "cache_write_tokens", "context_tokens", "latency_ms",
                     "cost_usd", "stop_reason", "encoding", "created_at"),
     "events": ("run_id", "step", "middleware", "hook", "action", "tokens_before",
-               "tokens_after", "detail", "ms", "task_run_id", "created_at"),
+               "tokens_after", "detail", "ms", "task_run_id", "created_at", "task_reason"),
     "windows": ("thread_id", "run_id", "step", "at_seq", "message_ids", "reason", "created_at"),
     "summaries": ("run_id", "thread_id", "cycle", "step", "first_seq", "last_seq",
                   "message_ids", "tokens_before", "tokens_after", "summary_tokens", "model",
                   "history_path", "summary", "created_at"),
+    "files": ("namespace", "path", "content", "is_text", "size", "run_id", "created_at",
+              "modified_at", "blob_id", "chars", "lines"),
+    "file_chunks": ("blob_id", "chunk", "newlines_before", "newlines", "content"),
 }  # fmt: skip
 JSON_COLUMNS = frozenset({"tool_calls", "meta", "detail", "message_ids"})
 
@@ -146,8 +153,9 @@ def default_path() -> str:
     return os.environ.get("CTXLAB_DB", "ctxlab.duckdb")
 
 
-def migrate(con: duckdb.DuckDBPyConnection, path: str) -> None:
-    """Bring the store at `path` (open on `con`) to the newest schema; refuse a newer one."""
+def migrate(con: duckdb.DuckDBPyConnection, path: str) -> int:
+    """Bring the store at `path` (open on `con`) to the newest schema; refuse a newer one.
+    Returns the version it is at."""
     con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMP)")
     row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
     current = int(row[0]) if row else 0
@@ -159,3 +167,4 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> None:
     for version, sql in enumerate(MIGRATIONS[current:], start=current + 1):
         con.execute(sql)
         con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now()])
+    return max(current, len(MIGRATIONS))

@@ -9,8 +9,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harness.messages import Usage
+from harness.store.pending import Rows
 from harness.store.rows import StepBatch, storable_json, storable_text
-from harness.store.schema import PLACEHOLDERS, now
+from harness.store.schema import now
 
 if TYPE_CHECKING:
     import duckdb
@@ -23,28 +24,13 @@ class Writes:
 
         def execute(self, sql: str, params: Sequence[Any] | None = None) -> None: ...
 
+        def write_rows(self, rows: Rows) -> None: ...
+
         def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]: ...
 
     def write(self, batch: StepBatch) -> None:
-        """Write a step's rows, all tables, in one transaction: one multi-row insert per
-        table. (Measured with DuckDB 2.0 on a step's 1-5 rows a table, an Arrow scan or
-        `executemany` costs more than this; each statement costs ~0.5 ms whatever its form,
-        so the only saving left is statements: a one-table batch skips BEGIN/COMMIT.)"""
-        statements = [
-            (
-                f"INSERT INTO {table} VALUES " + ",".join([PLACEHOLDERS[table]] * len(rows)),
-                [v for row in rows for v in row],
-            )
-            for table, rows in batch.rows.items()
-            if rows
-        ]
-        if len(statements) <= 1:
-            for sql, params in statements:
-                self.execute(sql, params)
-            return
-        with self.transaction() as con:
-            for sql, params in statements:
-                con.execute(sql, params)
+        """Hand over a step's rows, all tables, to be stored together (`write_rows`)."""
+        self.write_rows(batch.rows)
 
     # -- runs ----------------------------------------------------------------------------
 

@@ -27,6 +27,8 @@ def test_building_an_agent_loads_neither_polars_pyarrow_nor_the_sdks() -> None:
         "create_agent(ScriptedModel(['hi']), store=Store(':memory:')).run_sync('hello')"
     )
     assert loaded.isdisjoint({"polars", "pyarrow", "openai", "anthropic"})
+    # Nor what only skills (yaml) and searches (regex) need: ~7 MB of every run's memory.
+    assert loaded.isdisjoint({"yaml", "regex"})
 
 
 def test_lazy_names_resolve_and_unknown_names_fail_clearly() -> None:

@@ -69,7 +69,7 @@ def test_window_is_latest_snapshot_plus_later_messages() -> None:
 
 
 def test_step_batch_is_one_transaction() -> None:
-    store = Store(":memory:")
+    store = Store(":memory:", write_behind=0)  # each batch written when it is handed over
     batch = StepBatch()
     batch.add(
         "messages", message_row(user("x"), thread_id="t", seq=1, run_id="r", step=0, tokens=1)

@@ -1,0 +1,264 @@
+"""Write-behind (`harness.store.pending`): a held store keeps each step's rows and writes them
+in bulk, while every read sees them, a file store commits each step to `write_log` first, and
+a store opened after a crash writes what the dead process logged."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from harness import Store, create_agent
+from harness.errors import StoreError
+from harness.files.filesystem import FileSystem
+from harness.messages import Message, user
+from harness.models import FunctionModel, RequestParams, call, reply
+from harness.store import StepBatch, message_row, now
+from harness.store.pending import decode_rows, encode_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _batch(text: str, seq: int, *, thread: str = "t") -> StepBatch:
+    batch = StepBatch()
+    batch.add(
+        "messages", message_row(user(text), thread_id=thread, seq=seq, run_id="r", step=0, tokens=1)
+    )
+    return batch
+
+
+def _in_tables(store: Store, sql: str) -> list[tuple[object, ...]]:
+    """What the tables hold now, without writing the pending rows first."""
+    with store.reading_behind() as (con, _pending):
+        return con.execute(sql).fetchall()
+
+
+def test_rows_wait_for_write_behind_batches_then_go_in_one_transaction() -> None:
+    store = Store(":memory:", write_behind=3)
+    store.write(_batch("a", 1))
+    store.write(_batch("b", 2))
+    assert _in_tables(store, "SELECT count(*) FROM messages") == [(0,)]
+    store.write(_batch("c", 3))  # the third batch writes all three
+    in_order = "SELECT content FROM messages ORDER BY seq"
+    assert _in_tables(store, in_order) == [("a",), ("b",), ("c",)]
+
+
+def test_every_read_of_the_store_sees_the_pending_rows() -> None:
+    store = Store(":memory:")
+    store.write(_batch("a", 1))
+    assert [m.content for m in store.transcript("t")] == ["a"]
+    store.write(_batch("b", 2))
+    assert store.scalar("SELECT count(*) FROM messages") == 2
+    store.write(_batch("c", 3))
+    assert store.frame("SELECT content FROM messages ORDER BY seq")["content"].to_list() == [
+        "a",
+        "b",
+        "c",
+    ]
+
+
+def test_a_store_that_does_not_hold_its_file_writes_each_batch_at_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.duckdb", hold=False)
+    assert store.write_behind == 0
+    store.write(_batch("a", 1))
+    con = duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True)
+    assert con.execute("SELECT content FROM messages").fetchall() == [("a",)]
+    con.close()
+
+
+def test_write_through_writes_the_pending_rows_and_each_batch_as_it_comes() -> None:
+    store = Store(":memory:")
+    store.write(_batch("a", 1))
+    with store.write_through():
+        assert _in_tables(store, "SELECT count(*) FROM messages") == [(1,)]
+        store.write(_batch("b", 2))
+        assert _in_tables(store, "SELECT count(*) FROM messages") == [(2,)]
+    store.write(_batch("c", 3))
+    assert _in_tables(store, "SELECT count(*) FROM messages") == [(2,)]
+
+
+def test_a_bad_batch_is_dropped_alone_and_named() -> None:
+    store = Store(":memory:")
+    bad = _batch("bad", 2)
+    bad.add("events", ("r", 0, "mw", "hook", "act", 1, 2, "{}", 0.1, None, None, "x"))  # no time
+    for batch in (_batch("a", 1), bad, _batch("c", 3)):
+        store.write(batch)  # nothing is written yet: nothing fails yet
+    with pytest.raises(StoreError, match=r"1 of 3 batches .*\(1 events, 1 messages\)"):
+        store.flush()
+    assert [m.content for m in store.transcript("t")] == ["a", "c"]
+    assert store.scalar("SELECT count(*) FROM events") == 0
+
+
+def test_a_file_store_logs_each_batch_until_it_is_written(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.duckdb")
+    store.write(_batch("a", 1))
+    store.write(_batch("b", 2))
+    logged = _in_tables(store, "SELECT rows, blobs FROM write_log ORDER BY seq")
+    assert [decode_rows(r, b)["messages"][0][7] for r, b in logged] == ["a", "b"]
+    store.flush()
+    assert _in_tables(store, "SELECT count(*) FROM write_log") == [(0,)]
+    assert _in_tables(store, "SELECT count(*) FROM messages") == [(2,)]
+    store.close()
+
+
+def test_the_log_keeps_timestamps_and_bytes() -> None:
+    at = now()
+    rows = {"file_chunks": [("b", 0, 0, 1, b"\x00\xffdata\n")], "x": [("caf\u00e9", at, None, 1.5)]}
+    assert decode_rows(*encode_rows(rows)) == rows
+
+
+# A process that writes behind and dies: `os._exit` skips every cleanup (atexit included).
+_DIES = """
+import os, sys
+sys.path.insert(0, {root!r})
+from harness import Store, create_agent, tool
+from harness.models import ScriptedModel, call, reply
+
+@tool
+def note(text: str) -> str:
+    '''Take a note.'''
+    return "noted"
+
+store = Store(sys.argv[1])
+model = ScriptedModel(
+    [reply("", call("note", call_id=f"n{{i}}", text=str(i))) for i in range(int(sys.argv[2]))]
+    + ["done"]
+)
+agent = create_agent(model, [note], store=store, memory=(), name="dies")
+{end}
+"""
+# Dies in its last model call, after every step before it was handed to the store.
+_DIE_IN_THE_MODEL = """
+import harness.models.scripted as scripted
+real = scripted.ScriptedModel.request
+async def request(self, *a, **k):
+    if self.remaining == 1:
+        os._exit(0)
+    return await real(self, *a, **k)
+scripted.ScriptedModel.request = request
+agent.run_sync("go", thread_id="dead")
+"""
+
+
+def _run_child(code: str, *args: str) -> None:
+    subprocess.run([sys.executable, "-c", code, *args], check=True, cwd=ROOT)
+
+
+def test_steps_a_killed_process_logged_are_written_by_the_next_store(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    _run_child(_DIES.format(root=str(ROOT), end=_DIE_IN_THE_MODEL), str(path), "5")
+    con = duckdb.connect(str(path), read_only=True)
+    logged = con.execute("SELECT count(*) FROM write_log").fetchone()
+    in_table = con.execute("SELECT count(*) FROM messages").fetchone()
+    con.close()
+    assert logged is not None and logged[0] > 0  # the steps were durable, not yet in messages
+    assert in_table == (0,)
+    with Store(path) as store:
+        roles = [m.role for m in store.transcript("dead")]
+        assert roles == ["user"] + ["assistant", "tool"] * 5
+        assert store.scalar("SELECT count(*) FROM write_log") == 0
+        assert store.scalar("SELECT count(*) FROM model_calls") == 5
+
+
+def test_a_process_that_exits_without_closing_its_store_leaves_it_written(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    end = """
+from harness.messages import user
+from harness.store import StepBatch, message_row
+b = StepBatch()
+b.add("messages", message_row(user("late"), thread_id="t", seq=1, run_id="r", step=0, tokens=1))
+store.write(b)  # pending when the interpreter exits
+"""
+    _run_child(_DIES.format(root=str(ROOT), end=end), str(path), "0")
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute("SELECT content FROM messages").fetchall() == [("late",)]
+    assert con.execute("SELECT count(*) FROM write_log").fetchone() == (0,)
+    con.close()
+
+
+def test_a_store_leaves_the_logged_rows_of_a_live_store_alone(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    writer = Store(path)
+    writer.write(_batch("a", 1))
+    other = Store(path, hold=False)  # opens the same database in this process
+    assert other.scalar("SELECT count(*) FROM messages") == 0  # not written twice below
+    writer.flush()
+    assert other.scalar("SELECT count(*) FROM messages") == 1
+    writer.close()
+
+
+def test_a_log_row_that_cannot_be_written_is_kept_marked_and_the_store_opens(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.duckdb"
+    Store(path).close()
+    good, good_blobs = encode_rows(_batch("kept", 1).rows)
+    con = duckdb.connect(str(path))
+    con.execute(
+        "INSERT INTO write_log VALUES ('dead-1', 1, '{not json', NULL, now(), NULL), "
+        "('dead-1', 2, ?, ?, now(), NULL), "
+        '(\'dead-1\', 3, \'{"messages": [["too", "short"]]}\', NULL, now(), NULL)',
+        [good, good_blobs],
+    )
+    con.close()
+    with Store(path) as store:
+        assert [m.content for m in store.transcript("t")] == ["kept"]
+        marked = store.query("SELECT seq, error FROM write_log ORDER BY seq")
+        assert [r["seq"] for r in marked] == [1, 3]
+        assert all(r["error"] for r in marked)
+    with Store(path) as again:  # marked rows are not tried again
+        assert again.scalar("SELECT count(*) FROM write_log WHERE error IS NOT NULL") == 2
+
+
+def test_an_offload_sees_a_pending_file_at_its_path() -> None:
+    store = Store(":memory:")
+    fs = FileSystem(store, "t", "r")
+    fs.write_blob("/large_tool_results/c1", "first\n", new=True)
+    assert _in_tables(store, "SELECT count(*) FROM files") == [(0,)]  # pending
+    taken, blocked = fs.paths_at("/large_tool_results/c1")
+    assert taken == {"/large_tool_results/c1"} and not blocked
+    assert fs.read_text("/large_tool_results/c1") == "first\n"
+
+
+def test_each_step_is_durable_before_the_next_model_call(tmp_path: Path) -> None:
+    """At every model call, every message of the request is either in `messages` or in a
+    committed `write_log` row."""
+    store = Store(tmp_path / "s.duckdb")
+    seen: list[int] = []
+
+    def respond(messages: Sequence[Message], params: RequestParams) -> object:
+        with store.reading_behind() as (con, _pending):
+            stored = {r[0] for r in con.execute("SELECT message_id FROM messages").fetchall()}
+            for text, blobs in con.execute("SELECT rows, blobs FROM write_log").fetchall():
+                stored |= {row[4] for row in decode_rows(text, blobs).get("messages", [])}
+        assert {m.id for m in messages} <= stored
+        seen.append(len(messages))
+        if len(seen) < 6:
+            return reply("", call("ls", call_id=f"c{len(seen)}", path="/"))
+        return "done"
+
+    agent = create_agent(FunctionModel(respond), store=store, memory=())
+    agent.run_sync("go", thread_id="t")
+    assert seen == [1, 3, 5, 7, 9, 11]
+    # The run is over: its rows are in their tables, the log is empty.
+    assert _in_tables(store, "SELECT count(*) FROM write_log") == [(0,)]
+    assert _in_tables(store, "SELECT count(*) FROM messages") == [(12,)]
+    store.close()
+
+
+def test_write_behind_must_be_a_whole_number() -> None:
+    with pytest.raises(StoreError, match="write_behind must be a whole number >= 0"):
+        Store(":memory:", write_behind=-1)
+    with pytest.raises(StoreError, match="write_behind"):
+        Store(":memory:", write_behind=True)  # type: ignore[arg-type]
+
+
+def test_the_log_names_a_value_it_cannot_keep() -> None:
+    with pytest.raises(TypeError, match="holds a set"):
+        encode_rows({"messages": [({1},)]})
+    assert json.loads(encode_rows({"t": [(1, "a")]})[0]) == {"t": [[1, "a"]]}
