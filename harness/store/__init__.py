@@ -2,13 +2,16 @@
 
 One `Store` per process. The transcript is append-only: compaction never rewrites `messages`,
 it adds synthetic messages (summaries, placeholders) and a `windows` row naming which messages
-the model sees from then on. Each agent step is written as one batch in one transaction.
+the model sees from then on. Each agent step's rows are handed over as one batch, durable
+before the next model call: written in one transaction, or, by a store that holds its file,
+logged and written behind with the next ones (`pending`).
 
 This package is the one place that writes SQL against the harness tables: `schema` (the
 tables and their migrations), `rows` (row mapping, text made storable), `connection` (opening,
-holding, transactions), `queries`, `writes` and `middleware_rows` (what callers ask for by
-name), and `files` (chunked file contents). Other code calls those; `execute`/`query` stay
-for a caller's own tables and the user's own SQL.
+holding, transactions, writing behind), `pending` (the rows written behind and their log),
+`bulk` (many rows in one statement), `queries`, `writes` and `middleware_rows` (what callers
+ask for by name), and `files` (chunked file contents). Other code calls those;
+`execute`/`query` stay for a caller's own tables and the user's own SQL.
 """
 
 from __future__ import annotations

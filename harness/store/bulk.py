@@ -20,14 +20,18 @@ if TYPE_CHECKING:
 VALUES_LIMIT = 96
 
 
-def column_types(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
-    """The SQL types of `table`'s columns, in order."""
+def column_types(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """The SQL types of every table's columns, in order, by table (one query: each costs
+    ~1 ms)."""
     rows = con.execute(
-        "SELECT data_type FROM duckdb_columns() WHERE database_name = current_database() "
-        "AND schema_name = 'main' AND table_name = ? ORDER BY column_index",
-        [table],
+        "SELECT table_name, data_type FROM duckdb_columns() "
+        "WHERE database_name = current_database() AND schema_name = 'main' "
+        "ORDER BY table_name, column_index"
     ).fetchall()
-    return [str(r[0]) for r in rows]
+    types: dict[str, list[str]] = {}
+    for table, data_type in rows:
+        types.setdefault(str(table), []).append(str(data_type))
+    return types
 
 
 def insert_rows(

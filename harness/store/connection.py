@@ -154,6 +154,9 @@ class Connection:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._through = 0  # `write_through` blocks open
+        # Rows a flush dropped where a read set it off (a tool's, which may swallow the
+        # error): raised again at the next hand-over, to fail the run that made them.
+        self._dropped: StoreError | None = None
         with self.transaction() as con:
             version = migrate(con, self.path)
         # A file store logs what it writes behind (an in-memory one has no crash to outlive).
@@ -235,7 +238,7 @@ class Connection:
             yield scope.con
             return
         with self._lock:
-            self.flush()
+            self._flush(keep=True)
             if self.hold or self._keep:
                 if self._con is None:
                     self._con = self._open()
@@ -291,7 +294,8 @@ class Connection:
         connection: with the store held or kept, a second connection to the same database
         (its own transaction); otherwise a new one."""
         with self._lock:
-            self.flush()  # the block's transaction sees, and follows, every step before it
+            # The block's transaction sees, and follows, every step before it.
+            self._flush(keep=True)
             if not self.hold and not self._keep:
                 return self._open(), False
             if self._con is None:
@@ -351,8 +355,12 @@ class Connection:
     def write_rows(self, rows: Rows) -> None:
         """Hand over a batch of rows (table -> rows, every column in order). A held store
         keeps it with the pending rows (on a file, committing it to `write_log` first), and
-        writes them all once `write_behind` batches or WRITE_BEHIND_BYTES wait; otherwise, and
-        inside an atomic block or `write_through`, it is written now, in one transaction."""
+        writes them all when `write_behind` batches or WRITE_BEHIND_BYTES wait as the next
+        one comes; otherwise, and inside an atomic block or `write_through`, it is written
+        now, in one transaction. If this raises, the batch was not taken."""
+        dropped = self.take_dropped()
+        if dropped is not None:
+            raise dropped  # the run that handed those rows over fails, at its next step
         rows = {table: table_rows for table, table_rows in rows.items() if table_rows}
         if not rows:
             return
@@ -365,13 +373,15 @@ class Connection:
                     # written now instead, in a transaction of its own that only inserts.
                     self._commit_rows(self._held(), rows, [])
                     return
-                seq = self._log(rows) if self._logged else None
-                self._pending.add(rows, seq)
                 if (
                     len(self._pending.batches) >= self.write_behind
                     or self._pending.size >= WRITE_BEHIND_BYTES
                 ):
+                    # Before this batch is taken: if writing the others fails, the caller
+                    # still holds it and may hand it over again without doubling it.
                     self.flush()
+                seq = self._log(rows) if self._logged else None
+                self._pending.add(rows, seq)
                 return
         if len(rows) == 1 and not in_atomic:  # one statement commits on its own
             with self.connection() as con:
@@ -387,6 +397,11 @@ class Connection:
         their `write_log` rows. If that fails, each batch is tried on its own: those that
         fail are dropped (on a file their log rows stay, marked with the error) and a
         `StoreError` names them."""
+        self._flush(keep=False)
+
+    def _flush(self, *, keep: bool) -> None:
+        """`flush`; `keep`: the caller is a read or write that has nothing to do with the
+        pending rows (a tool's), so their failure is also kept for the next hand-over."""
         with self._lock:
             if not self._pending:
                 return
@@ -400,9 +415,21 @@ class Connection:
                 if not _is_store_error(exc):
                     raise  # an interrupt: the rows stay pending
                 self._pending = PendingRows()
-                self._one_by_one(con, batches, exc)
+                try:
+                    self._one_by_one(con, batches, exc)
+                except StoreError as dropped:
+                    if keep:
+                        self._dropped = dropped
+                    raise
                 return
             self._pending = PendingRows()
+
+    def take_dropped(self) -> StoreError | None:
+        """The `StoreError` of rows a flush dropped where a read or another write set it
+        off (a tool's, which may have swallowed it), once; None if there is none."""
+        with self._lock:
+            dropped, self._dropped = self._dropped, None
+        return dropped
 
     @contextmanager
     def write_through(self) -> Iterator[None]:
@@ -436,9 +463,14 @@ class Connection:
         return self._con
 
     def _types_of(self, con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+        """The column types of `table`, read once per store (a table created later, the
+        caller's own, is read when first written)."""
         types = self._types.get(table)
         if types is None:
-            types = self._types[table] = column_types(con, table)
+            self._types = column_types(con)
+            types = self._types.get(table)
+            if types is None:
+                raise StoreError(f"no table {table!r} in store {self.path}")
         return types
 
     def _log(self, rows: Rows) -> int:

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import StoreError
 from harness.messages import Usage
 from harness.store.pending import Rows
 from harness.store.rows import StepBatch, storable_json, storable_text
@@ -25,6 +26,10 @@ class Writes:
         def execute(self, sql: str, params: Sequence[Any] | None = None) -> None: ...
 
         def write_rows(self, rows: Rows) -> None: ...
+
+        def flush(self) -> None: ...
+
+        def take_dropped(self) -> StoreError | None: ...
 
         def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]: ...
 
@@ -62,6 +67,14 @@ class Writes:
         usage: Usage,
         error: str | None = None,
     ) -> None:
+        """Record how a run ended. Rows written behind go to their tables first; if some
+        cannot, the run is still marked, and then the `StoreError` naming them is raised."""
+        try:
+            self.flush()
+        except StoreError as exc:
+            unwritten: StoreError | None = exc
+        else:
+            unwritten = self.take_dropped()
         self.execute(
             "UPDATE runs SET status = ?, ended_at = ?, steps = ?, input_tokens = ?, "
             "output_tokens = ?, cached_tokens = ?, cache_write_tokens = ?, cost_usd = ?, "
@@ -70,6 +83,8 @@ class Writes:
              usage.cache_write_tokens, usage.cost_usd,
              storable_text(error)[0] if error is not None else None, run_id],
         )  # fmt: skip
+        if unwritten is not None:
+            raise unwritten
 
     def set_run_started(self, run_id: str, started_at: datetime) -> None:
         """Give a run back the start time it had (a resumed run is written anew)."""

@@ -13,11 +13,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from harness import Store, create_agent
+from harness import Store, create_agent, tool
 from harness.errors import StoreError
 from harness.files.filesystem import FileSystem
 from harness.messages import Message, user
-from harness.models import FunctionModel, RequestParams, call, reply
+from harness.middleware.base import Middleware
+from harness.models import FunctionModel, RequestParams, ScriptedModel, call, reply
+from harness.state import RunState
 from harness.store import StepBatch, message_row, now
 from harness.store.pending import decode_rows, encode_rows
 
@@ -40,12 +42,14 @@ def _in_tables(store: Store, sql: str) -> list[tuple[object, ...]]:
 
 def test_rows_wait_for_write_behind_batches_then_go_in_one_transaction() -> None:
     store = Store(":memory:", write_behind=3)
-    store.write(_batch("a", 1))
-    store.write(_batch("b", 2))
+    for i, text in enumerate("abc", start=1):
+        store.write(_batch(text, i))
     assert _in_tables(store, "SELECT count(*) FROM messages") == [(0,)]
-    store.write(_batch("c", 3))  # the third batch writes all three
+    store.write(_batch("d", 4))  # a fourth batch writes the three before it, then waits
     in_order = "SELECT content FROM messages ORDER BY seq"
     assert _in_tables(store, in_order) == [("a",), ("b",), ("c",)]
+    store.flush()
+    assert _in_tables(store, in_order) == [("a",), ("b",), ("c",), ("d",)]
 
 
 def test_every_read_of_the_store_sees_the_pending_rows() -> None:
@@ -262,3 +266,67 @@ def test_the_log_names_a_value_it_cannot_keep() -> None:
     with pytest.raises(TypeError, match="holds a set"):
         encode_rows({"messages": [({1},)]})
     assert json.loads(encode_rows({"t": [(1, "a")]})[0]) == {"t": [[1, "a"]]}
+
+
+class BadRowOnce(Middleware):
+    """A buggy middleware: after the first model call it queues an event row without its
+    time, which DuckDB refuses (NOT NULL) when the step's rows are written."""
+
+    name = "bad-row"
+
+    async def after_model(self, state: RunState, response: object) -> None:
+        if state.step == 1:
+            state.add_row("events", (state.run_id, 1, "bad-row", "after_model", "x", None, None,
+                                     "{}", None, None, None, None))  # fmt: skip
+
+
+@tool
+def note(text: str) -> str:
+    """Take a note."""
+    return "noted"
+
+
+def test_a_run_whose_rows_cannot_be_written_behind_ends_failed_naming_them() -> None:
+    store = Store(":memory:")
+    model = ScriptedModel([reply("", call("note", call_id="n1", text="a")), "done"])
+    agent = create_agent(model, [note], store=store, memory=(), middleware=[BadRowOnce()])
+    with pytest.raises(StoreError, match="1 of 3 batches"):
+        agent.run_sync("go", thread_id="t")
+    (run,) = store.runs()
+    assert run["status"] == "failed"
+    assert (
+        "could not be stored and were dropped (1 events, 2 messages, 1 model_calls)"
+        in (run["error"])
+    )
+    # Only the bad step's rows are gone: the input and the last step stay.
+    assert [m.content for m in store.transcript("t")] == ["go", "done"]
+
+
+def test_rows_dropped_under_a_tools_read_still_fail_the_run_at_its_next_step() -> None:
+    store = Store(":memory:")
+    model = ScriptedModel([
+        reply("", call("ls", call_id="c1", path="/")),
+        reply("", call("ls", call_id="c2", path="/")),  # its read writes the bad step's rows
+        "never asked",
+    ])  # fmt: skip
+    agent = create_agent(model, store=store, memory=(), middleware=[BadRowOnce()])
+    with pytest.raises(StoreError, match="could not be stored and were dropped"):
+        agent.run_sync("go", thread_id="t")
+    assert model.remaining == 1  # the run stopped before a third model call
+    (run,) = store.runs()
+    assert run["status"] == "failed"
+    transcript = store.transcript("t")
+    assert transcript[-1].role == "tool" and transcript[-1].content.startswith("Error: StoreError")
+
+
+def test_a_batch_refused_with_the_others_is_not_doubled_when_handed_over_again() -> None:
+    store = Store(":memory:", write_behind=2)
+    bad = _batch("bad", 1)
+    bad.add("events", ("r", 0, "mw", "hook", "act", 1, 2, "{}", 0.1, None, None, "x"))
+    store.write(bad)
+    store.write(_batch("b", 2))
+    late = _batch("c", 3)
+    with pytest.raises(StoreError, match="1 of 2 batches"):
+        store.write(late)  # writing the two before it fails: `late` was not taken
+    store.write(late)
+    assert [m.content for m in store.transcript("t")] == ["b", "c"]
