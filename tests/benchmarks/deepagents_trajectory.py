@@ -10,12 +10,11 @@ in memory (no checkpointer) and so are its files.
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from typing import Any
 
-from trajectory_texts import export_text, news_text
+from trajectory_texts import export_text, news_text, peak_rss_mb
 
 
 def measure(companies: int, rows: int) -> dict[str, Any]:
@@ -75,7 +74,7 @@ def measure(companies: int, rows: int) -> dict[str, Any]:
         "steps": steps,
         "ms_per_step": elapsed * 1000 / steps,
         "cpu_ms_per_step": cpu * 1000 / steps,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
         "offloaded": offloaded,
     }
 

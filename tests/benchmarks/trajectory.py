@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trajectory_texts import export_text, news_text
+from trajectory_texts import export_text, news_text, peak_rss_mb
 
 from harness import Store, create_agent, tool
 from harness.messages import ModelResponse, ToolCall
@@ -115,7 +115,7 @@ def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, A
         "cpu_ms_per_step": cpu * 1000 / steps,
         # `Store.write`, the step's rows in one transaction, CPU ms per step.
         "store_write_ms_per_step": sum(writes) * 1000 / steps,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
         "rss_growth_mb_per_step_after_100": growth,
         "rss_mb_at": {k: round(v) for k, v in samples.items() if k in (1, 11, 101, 201, 401, 1001)},
     }

@@ -1,10 +1,12 @@
-"""The tool outputs of the benchmark trajectory, shared by `trajectory.py` (ctxlab) and
-`deepagents_trajectory.py` (which runs in an interpreter without ctxlab): nothing here imports
-beyond the standard library, so both sides replay exactly the same texts."""
+"""The tool outputs of the benchmark trajectory, and how its peak RSS is read, shared by
+`trajectory.py` (ctxlab) and `deepagents_trajectory.py` (which runs in an interpreter without
+ctxlab): nothing here imports beyond the standard library, so both sides replay exactly the
+same texts and are measured alike."""
 
 from __future__ import annotations
 
 import random
+import resource
 from functools import cache
 
 REGIONS = ["EMEA", "APAC", "NA", "LATAM"]
@@ -35,3 +37,14 @@ def news_text(company: str) -> str:
     words = ["revenue", "growth", "market", "share", "launch", "quarter", "guidance", "margin"]
     body = " ".join(rng.choice(words) for _ in range(220))
     return f"# {company} news\n\n{body}"
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS: Linux's VmHWM, which starts afresh at exec, where a child's
+    `ru_maxrss` starts at its parent's high-water mark (pytest's, hundreds of MB after the
+    import benchmarks)."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
