@@ -242,9 +242,9 @@ class FileSystem:
             if self._grants.get(durable_prefix(path) or "") is None:  # no change hook to run
                 made = blob_rows(self.namespace(path), path, text, self.run_id, now())
                 if made is not None:
-                    blob_id, rows = made
+                    new_blob, rows = made
                     self.store.write_rows(rows)
-                    return blob_id
+                    return new_blob
         else:
             self._check_file_path(path)
         with self.store.transaction() as con:

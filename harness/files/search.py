@@ -26,15 +26,15 @@ from harness.errors import HarnessError
 from harness.files.paths import MAX_PATH, FileError, dir_prefix, quoted
 from harness.files.storage import StoredFile
 
+if TYPE_CHECKING:
+    import regex  # loaded by the first search that needs it (~3 MB and 35 ms)
+
 WINDOW = 1 << 16
 OVERLAP = 4_096
 LONG_LINE = 2_000
 CONTEXT = 200
 MAX_MATCH_SHOWN = 1_000
 MAX_PATTERN_CHARS = 1_000
-
-if TYPE_CHECKING:
-    import regex  # loaded by the first search that needs it (~3 MB and 35 ms)
 SEARCH_SECONDS = 10.0
 # A glob compiles to a backtracking regex: more wildcards than this could take exponential time.
 MAX_GLOB_WILDCARDS = 32

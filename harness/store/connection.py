@@ -407,7 +407,9 @@ class Connection:
                 return
             pending = self._pending
             keys = [_log_key(self._writer, seq) for seq in pending.seqs]
-            batches = list(zip(pending.batches, keys or [None] * len(pending.batches), strict=True))
+            # An in-memory store logs nothing: its batches have no log rows to mark.
+            slots: list[str | None] = list(keys) if keys else [None] * len(pending.batches)
+            batches = list(zip(pending.batches, slots, strict=True))
             con = self._held()
             try:
                 self._commit_rows(con, pending.rows, keys)
