@@ -383,12 +383,9 @@ class Connection:
                 seq = self._log(rows) if self._logged else None
                 self._pending.add(rows, seq)
                 return
-        if len(rows) == 1 and not in_atomic:  # one statement commits on its own
-            with self.connection() as con:
-                for table, table_rows in rows.items():
-                    insert_rows(con, table, table_rows, self._types_of(con, table))
-            return
-        with self.transaction() as con:
+        # One statement commits on its own; more go in one transaction.
+        alone = len(rows) == 1 and not in_atomic
+        with self.connection() if alone else self.transaction() as con:
             for table, table_rows in rows.items():
                 insert_rows(con, table, table_rows, self._types_of(con, table))
 
@@ -407,9 +404,6 @@ class Connection:
                 return
             pending = self._pending
             keys = [_log_key(self._writer, seq) for seq in pending.seqs]
-            # An in-memory store logs nothing: its batches have no log rows to mark.
-            slots: list[str | None] = list(keys) if keys else [None] * len(pending.batches)
-            batches = list(zip(pending.batches, slots, strict=True))
             con = self._held()
             try:
                 self._commit_rows(con, pending.rows, keys)
@@ -417,6 +411,9 @@ class Connection:
                 if not _is_store_error(exc):
                     raise  # an interrupt: the rows stay pending
                 self._pending = PendingRows()
+                # An in-memory store logs nothing: its batches have no log rows to mark.
+                slots: list[str | None] = list(keys) if keys else [None] * len(pending.batches)
+                batches = list(zip(pending.batches, slots, strict=True))
                 try:
                     self._one_by_one(con, batches, exc)
                 except StoreError as dropped:
@@ -546,12 +543,11 @@ class Connection:
                     _mark_failed(con, key, exc)
             if not batches:
                 return
-            merged: Rows = {}
+            merged = PendingRows()
             for rows, _ in batches:
-                for table, table_rows in rows.items():
-                    merged.setdefault(table, []).extend(table_rows)
+                merged.add(rows, None)
             try:
-                self._commit_rows(con, merged, [k for _, k in batches if k is not None])
+                self._commit_rows(con, merged.rows, [k for _, k in batches if k is not None])
             except BaseException as exc:
                 if not _is_store_error(exc):
                     raise

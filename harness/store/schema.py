@@ -167,4 +167,4 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> int:
     for version, sql in enumerate(MIGRATIONS[current:], start=current + 1):
         con.execute(sql)
         con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now()])
-    return max(current, len(MIGRATIONS))
+    return len(MIGRATIONS)
