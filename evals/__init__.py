@@ -18,23 +18,23 @@ from typing import Any
 
 from harness.models import register_model
 
-# Names load on first use, so `ctxlab --help` (whose parsers live in evals.cli) does not import
+# Names load on first use, so `ctxlab --help` (whose parsers live in flows.cli) does not import
 # polars and the scenarios.
 _EXPORTS = {
-    "Aggregate": "evals.metrics",
-    "Cell": "evals.runner",
-    "EvalResult": "evals.metrics",
-    "ProbeResult": "evals.replay",
-    "aggregate": "evals.metrics",
-    "arun_cell": "evals.runner",
+    "Aggregate": "evals.analysis.metrics",
+    "Cell": "evals.run.cell",
+    "EvalResult": "evals.analysis.metrics",
+    "ProbeResult": "evals.scoring.records",
+    "aggregate": "evals.analysis.metrics",
+    "arun_cell": "evals.run.cell",
     "get_scenario": "evals.scenarios",
     "list_scenarios": "evals.scenarios",
-    "load_runs": "evals.storage",
-    "pareto_front": "evals.metrics",
-    "recommend": "evals.metrics",
-    "run_cell": "evals.runner",
-    "run_cells": "evals.runner",
-    "save_results": "evals.storage",
+    "load_runs": "evals.scoring.storage",
+    "pareto_front": "evals.analysis.metrics",
+    "recommend": "evals.analysis.metrics",
+    "run_cell": "evals.run.cell",
+    "run_cells": "evals.run.cell",
+    "save_results": "evals.scoring.storage",
 }
 
 

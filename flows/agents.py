@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from flows.errors import UnknownAgentError
 from harness.agent import Agent, create_agent
 from harness.models.base import Model
 from harness.steps import StepRunner
@@ -20,10 +21,6 @@ from harness.store import Store
 
 if TYPE_CHECKING:
     from evals.scenarios.base import Scenario
-
-
-class UnknownAgentError(LookupError):
-    """No agent is registered under a name and it is not an importable `module:attribute`."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +191,7 @@ def build_competitive(options: AgentOptions) -> Agent:
     """The articles' weekly competitive-analysis agent over the flagship scenario's data: the
     market-export, news and article tools, the `market-researcher` subagent, the `qbr-report`
     skill and long-term memory. With `simulated` it follows the scenario's plan offline."""
-    from evals.replay import scale_defaults
+    from evals.run.replay import scale_defaults
     from evals.simulated import SimulatedModel
 
     scenario, _week = _competitive_options(options)

@@ -238,7 +238,7 @@ def _print_next_steps(demo: DemoOutcome) -> None:
 def write_reports(demo: DemoOutcome, out_dir: Path) -> tuple[Path, Path]:
     """`demo.md` (what ran, the comparison, where to look) and `demo.png` (accuracy against
     cost, Pareto front marked)."""
-    from evals.report import write_plot
+    from evals.report.markdown import write_plot
 
     md_path, png_path = out_dir / "demo.md", out_dir / "demo.png"
     write_plot(demo.sweep["rows"], png_path, title=f"{SCENARIO} (small scale, simulated)")

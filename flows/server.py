@@ -28,14 +28,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from flows.errors import ServerError
 from flows.settings import LEAN_SERVER_ENV, QUIET_ENV
 
 DEFAULT_PORT = 4200
 STATE_FILE = "ctxlab-server-{port}.json"
-
-
-class ServerError(RuntimeError):
-    """The Prefect server could not be started or reached."""
 
 
 @dataclass(frozen=True)

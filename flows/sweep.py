@@ -28,13 +28,13 @@ from prefect.runtime import flow_run as current_flow_run
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from evals import Aggregate, Cell, EvalResult, aggregate, arun_cell, pareto_front, recommend
-from evals.arms import arm_params
-from evals.metrics import Recommendation, summaries
-from evals.results import CACHE_PRICE_SHARES
-from evals.runner import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
-from evals.stability import Stability, stability
-from evals.stats import DEFAULT_SEEDS
-from evals.storage import save_or_dump
+from evals.analysis.metrics import Recommendation, summaries
+from evals.analysis.stability import Stability, stability
+from evals.analysis.stats import DEFAULT_SEEDS
+from evals.run.arms import arm_params
+from evals.run.cell import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
+from evals.scoring.results import CACHE_PRICE_SHARES
+from evals.scoring.storage import save_or_dump
 from harness.store import default_path
 
 RUNNERS = ("thread", "process", "dask")

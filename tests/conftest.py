@@ -144,4 +144,4 @@ def _no_leaked_model_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # ---- end: command-line model profiles --------------------------------------------------------
 
-pytest_plugins = ["evals.pytest_plugin"]  # the ctxlab_gate fixture (evals)
+pytest_plugins = ["evals.gate.pytest_plugin"]  # the ctxlab_gate fixture (evals)

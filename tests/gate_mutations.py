@@ -1,6 +1,6 @@
 """Regressions the CI gate must catch, and harmless changes it must let pass, each patched into
 the harness or a scenario through a `pytest.MonkeyPatch` (no clone of the repo, no file
-changed): the gate's mutation test (tests/evals/test_evals_gate.py) runs the gate on the
+changed): the gate's mutation test (tests/evals/gate/test_evals_gate.py) runs the gate on the
 patched stack against a baseline written from the unpatched code in the same session."""
 
 from __future__ import annotations

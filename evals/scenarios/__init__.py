@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from evals.errors import UnknownScenarioError
 from evals.scenarios.base import SCALES, Scenario, Session, check_scale, load_spec
 from evals.scenarios.from_file import is_scenario_file, load_scenario_file, read_spec
 
@@ -20,10 +21,6 @@ SCENARIOS = {
     "research-subagents": "evals.scenarios.research_subagents",
     "long-horizon": "evals.scenarios.long_horizon",
 }
-
-
-class UnknownScenarioError(LookupError):
-    pass
 
 
 def list_scenarios() -> list[str]:

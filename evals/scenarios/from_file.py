@@ -25,6 +25,7 @@ from typing import Any
 import pydantic
 import yaml
 
+from evals.errors import ScenarioFileError, UnsafeYamlError
 from evals.scenarios.base import (
     FileCheck,
     Probe,
@@ -33,7 +34,7 @@ from evals.scenarios.base import (
     UserTurn,
     check_scale,
 )
-from evals.scenarios.recorded.format import (
+from evals.scenarios.format import (
     FORMAT,
     CueSpec,
     ProbeSpec,
@@ -42,16 +43,12 @@ from evals.scenarios.recorded.format import (
     StepSpec,
     reply_key,
 )
-from evals.scenarios.safe_yaml import UnsafeYamlError, read_yaml
+from evals.scenarios.safe_yaml import read_yaml
 from evals.simulated.plan import Act, Answer, Cue, Plan, Step, Turn
 from harness.middleware.subagents import SubAgent
 from harness.tools import Tool, ToolContext
 
 SUFFIXES = (".yaml", ".yml")
-
-
-class ScenarioFileError(ValueError):
-    """A scenario file that cannot be loaded; the message names the file, line and field."""
 
 
 # -- loading ------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from evals.errors import UnsafeYamlError
+
 # A recorded run of the flagship at small scale is ~160 KB; ~40 MB of replies parse in ~30 s.
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 100
@@ -25,10 +27,6 @@ PARSE_SECONDS = 60.0
 # libyaml's parser when PyYAML was built with it (about ten times faster); the constructor
 # and resolver are the safe ones either way.
 _Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class UnsafeYamlError(ValueError):
-    """A YAML file that is refused; the message is one line naming the file and the line."""
 
 
 class _Loader(_Base):  # type: ignore[misc, valid-type]

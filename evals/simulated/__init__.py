@@ -11,6 +11,7 @@ without the harness importing `evals`; `install()` registers it directly.
 
 from typing import Any
 
+from evals.errors import BudgetExceededError
 from evals.simulated.breaks import BREAKS, Break, get_break
 from evals.simulated.model import SimulatedModel
 from evals.simulated.plan import (
@@ -41,7 +42,7 @@ from evals.simulated.reader import (
 )
 from evals.simulated.request import render
 from evals.simulated.summarizer import SUMMARY_MARKER, extractive_summary
-from evals.simulated.usage import BudgetExceededError, CallRecord, cacheable
+from evals.simulated.usage import CallRecord, cacheable
 from harness.models import register_model
 
 

@@ -37,6 +37,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evals.errors import BudgetExceededError
 from evals.simulated.breaks import Break
 from evals.simulated.cursor import Cursor, cursor_from
 from evals.simulated.drafting import compose, findings
@@ -70,7 +71,7 @@ from evals.simulated.summarizer import (
     memory_request,
     summary_units,
 )
-from evals.simulated.usage import BudgetExceededError, CallRecord, PrefixCache
+from evals.simulated.usage import CallRecord, PrefixCache
 from harness.errors import ContextOverflowError
 from harness.messages import Message, ModelResponse, StopReason, Usage
 from harness.models.base import Model, ModelSettings, RequestParams

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import regex
 
+from evals.errors import CueTooSlowError
 from evals.simulated.plan import Cue
 
 POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
@@ -222,11 +223,6 @@ def find(cue: Cue, texts: Sequence[str]) -> str | None:
     """The value of the newest occurrence of `cue` in `texts` (the ideal reader)."""
     hits = occurrences(cue.patterns, texts)
     return hits[0][1] if hits else None
-
-
-class CueTooSlowError(ValueError):
-    """A cue's regex ran out of its time budget: a scenario file's cue is someone else's
-    regex, and a nested repeat can take exponential time."""
 
 
 def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:

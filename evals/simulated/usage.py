@@ -12,17 +12,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.errors import HarnessError
 from harness.messages import Message
 from harness.models.base import RequestParams
 from harness.tokens import TokenCounter
 
 CACHE_MIN_TOKENS = 1024
 CACHE_STEP_TOKENS = 128
-
-
-class BudgetExceededError(HarnessError):
-    """A live replay reached its spending cap (`max_usd`) before a real-model call."""
 
 
 def cacheable(shared: int) -> int:

@@ -5,10 +5,12 @@
     ctxlab server [start|stop|status]   the long-lived local Prefect server and its UI
     ctxlab serve                    the weekly-competitive-analysis deployment on its schedule
     ctxlab sweep --scenario S --grid k=v1,v2   an eval sweep, one Prefect task per cell
-    ctxlab scenarios | eval | report | check   (from `evals`)
+    ctxlab scenarios | eval | report | check | export   the eval commands
 
-One module per command here (evals/cli has the others). Each command imports what it needs
-when it runs, so `ctxlab --help` answers at once.
+One module per command (eval's suite and --tuned paths in eval_suite.py and eval_tuned.py;
+running.py and options.py hold what the eval commands share, common.py what the agent
+commands share). Each command imports what it needs when it runs, so `ctxlab --help` answers
+at once.
 """
 
 from __future__ import annotations
@@ -19,19 +21,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from flows.cli import demo, run, serve, server, sql, sweep
 from flows.cli.common import DEBUG_HELP
+from flows.errors import UsageError
 from flows.settings import apply_defaults
-
-
-class UsageError(Exception):
-    """A mistake on the command line: reported in one line on stderr, exit 2."""
-
-    def __init__(self, prog: str, message: str) -> None:
-        super().__init__(message)
-        self.prog = prog
 
 
 class Parser(argparse.ArgumentParser):
@@ -139,14 +134,21 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (demo, run, server, serve, sweep, sql):
         module.add_parser(sub)
 
-    from evals.cli import register
-
-    register(sub)
+    add_eval_commands(sub)
     for command in sub.choices.values():
         command.set_defaults(parser=command)
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help=DEBUG_HELP)  # fmt: skip
     return parser
+
+
+def add_eval_commands(subparsers: Any) -> None:
+    """Add the eval commands (`scenarios`, `eval`, `report`, `check`, `export`) to `subparsers`."""
+    # Loaded here, not at the top: importing `flows.cli` for `main` stays light.
+    from flows.cli import check, eval, export, report, scenarios
+
+    for module in (scenarios, eval, report, check, export):
+        module.add_parser(subparsers)
 
 
 def _version() -> str:

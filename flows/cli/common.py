@@ -16,7 +16,7 @@ DEBUG_HELP = "show the traceback of a failure instead of writing it to a log fil
 
 def count(text: str) -> int:
     """An argparse type: a whole number, 1 or more."""
-    from evals.cli.options import count_arg
+    from flows.cli.options import count_arg
 
     return count_arg(text)
 
@@ -32,7 +32,7 @@ def server_options(parser: argparse.ArgumentParser, *, ephemeral: bool = True) -
 
 
 def parse_sets(items: Sequence[str]) -> dict[str, Any]:
-    from evals.runner import parse_setting
+    from evals.run.cell import parse_setting
 
     return dict(parse_setting(item) for item in items)
 

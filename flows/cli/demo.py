@@ -22,7 +22,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from evals.cli.options import writable_store
+    from flows.cli.options import writable_store
     from flows.demo import run_demo
 
     db = args.db or os.environ.get("CTXLAB_DB") or None

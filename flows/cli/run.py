@@ -8,8 +8,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from evals.cli.options import add_model_options, plural
 from flows.cli import common
+from flows.cli.options import add_model_options, plural
 
 if TYPE_CHECKING:
     from flows.server import ServerInfo
@@ -50,8 +50,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from evals.cli.options import usage_errors, use_model_options, writable_store
     from flows.agents import resolve_params
+    from flows.cli.options import usage_errors, use_model_options, writable_store
     from harness.store import Store, default_path
 
     if not args.agent and not args.resume:

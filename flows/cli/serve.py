@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evals.cli.options import add_model_options
 from flows.cli import common
+from flows.cli.options import add_model_options
 
 
 def add_parser(subparsers: Any) -> None:
@@ -46,8 +46,8 @@ def _timezone(name: str) -> str:
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    from evals.cli.options import usage_errors, use_model_options, writable_store
     from flows.agents import COMPETITIVE
+    from flows.cli.options import usage_errors, use_model_options, writable_store
     from flows.cli.run import check_agent
     from flows.deploy import serve_weekly
     from flows.server import using_server

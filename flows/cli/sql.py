@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evals.cli.options import plural
+from flows.cli.options import plural
 
 SQL_EXAMPLE = "SELECT middleware, action, count(*) FROM events GROUP BY ALL"
 

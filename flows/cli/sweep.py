@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from evals.cli.options import DEFAULT_SEEDS, add_model_options, seeds_arg
 from flows.cli import common
+from flows.cli.options import DEFAULT_SEEDS, add_model_options, seeds_arg
 
 
 def add_parser(subparsers: Any) -> None:
@@ -57,8 +57,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def sweep_command(args: argparse.Namespace) -> int:
-    from evals.cli.options import usage_errors, use_model_options, writable_store
-    from evals.runner import check_cells
+    from evals.run.cell import check_cells
+    from flows.cli.options import usage_errors, use_model_options, writable_store
     from flows.sweep import eval_sweep, expand, parse_grid, print_sweep, task_runner
     from harness.store import default_path
 

@@ -9,8 +9,8 @@ The numbers (time, peak RSS, accuracy and tokens per arm) go in the benchmark's 
 from pathlib import Path
 
 from evals import run_cell
-from evals.cli import STRATEGIES
 from evals.scenarios import get_scenario
+from flows.cli.options import STRATEGIES
 
 
 def _replay_all() -> dict:

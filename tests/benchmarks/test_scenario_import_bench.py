@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from recorded_helpers import record_flagship
 
-from evals.scenarios.recorded.importer import import_run, write_scenario
+from evals.sources.thread_import import import_run, write_scenario
 
 
 @pytest.fixture(scope="module")

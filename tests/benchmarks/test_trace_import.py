@@ -5,7 +5,7 @@ with `read_folder`, and a 10 MB Claude Code session streamed with `read_traces`
 
 #18 asks for the folder in under 2 minutes on 2 cores and the session under 300 MB peak
 RSS; the numbers go in `extra_info` and the notes, never in asserts. The same folder is
-also timed through `evals.traces.importing.import_path`, the whole import a user runs
+also timed through `evals.sources.trace_import.import_path`, the whole import a user runs
 (parse, redaction, probes, one scenario file per trace and the suite index), since the
 2-minute figure is for that, not for the parse alone.
 
@@ -40,8 +40,8 @@ def rss():
 PARSE = (
     RSS
     + """
-from evals.traces.formats import read_folder, read_traces
-from evals.traces.model import Skipped
+from evals.sources.formats import read_folder, read_traces
+from evals.sources.trace import Skipped
 path = Path(sys.argv[1])
 before = rss()
 start = time.perf_counter()
@@ -63,7 +63,7 @@ print(json.dumps({"seconds": round(time.perf_counter() - start, 2), "traces": tr
 IMPORT = (
     RSS
     + """
-from evals.traces.importing import import_path
+from evals.sources.trace_import import import_path
 before = rss()
 summary = import_path(Path(sys.argv[1]), Path(sys.argv[2]), window=int(sys.argv[3]))
 print(json.dumps({"seconds": round(summary.seconds, 2), "scenarios": len(summary.files),

@@ -114,7 +114,7 @@ def test_a_mistake_is_one_line_and_exit_2_before_any_work(
     capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:  # fmt: skip
     monkeypatch.setattr("flows.cli.common.run_flow", no_work)
-    monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
+    monkeypatch.setattr("flows.cli.running.run_with_progress", no_work)
     assert main(argv) == 2
     line = one_line_error(capsys)
     assert line.startswith(f"ctxlab {argv[0]}: ")
@@ -243,7 +243,7 @@ def test_an_unknown_model_runs_with_a_profile_from_the_command_line(
         seen.append(get_profile(cells[0].model))
         raise RuntimeError("stop before calling the provider")
 
-    monkeypatch.setattr("evals.cli.running.run_with_progress", stop)
+    monkeypatch.setattr("flows.cli.running.run_with_progress", stop)
     argv = ["eval", "--scenario", CA, "--strategy", "full", "--model", GPT, "--no-save"]
     assert main([*argv, "--window", "128000", "--price", "2.5,1.25,10"]) == 1
     assert "stop before calling the provider" in one_line_error(capsys)
@@ -270,7 +270,7 @@ def test_window_alone_caps_a_known_model_and_keeps_its_prices(
         seen.append((get_profile(cells[0].model), cells[0].window))
         raise RuntimeError("stop before calling the provider")
 
-    monkeypatch.setattr("evals.cli.running.run_with_progress", stop)
+    monkeypatch.setattr("flows.cli.running.run_with_progress", stop)
     argv = ["eval", "--scenario", CA, "--strategy", "full", "--model", "openai:gpt-6.2-sol"]
     assert main([*argv, "--no-save", "--window", "16000"]) == 1
     ((profile, window),) = seen
@@ -296,7 +296,7 @@ def test_a_parameter_goes_only_to_the_arms_that_take_it(
         seen.extend(cells)
         raise _Stop
 
-    monkeypatch.setattr("evals.cli.running.run_with_progress", capture)
+    monkeypatch.setattr("flows.cli.running.run_with_progress", capture)
     with pytest.raises(_Stop):
         main(["eval", "--scenario", CA, "--set", "summarize.trigger=0.7", "--seeds", "1",
               "--no-save", "--debug"])  # fmt: skip
@@ -311,7 +311,7 @@ def test_the_first_ctrl_c_stops_a_busy_step_at_once() -> None:
     import asyncio
     import signal
 
-    from evals.cli.running import interrupt_at_once
+    from flows.cli.running import interrupt_at_once
 
     count = 0
 
@@ -330,10 +330,10 @@ def test_the_first_ctrl_c_stops_a_busy_step_at_once() -> None:
 def test_an_interrupted_eval_stores_the_finished_runs_and_names_the_rest(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    import evals.runner
-    from evals.storage import load_runs
+    import evals.run.cell
+    from evals.scoring.storage import load_runs
 
-    real = evals.runner.arun_cell
+    real = evals.run.cell.arun_cell
     calls = 0
 
     async def first_then_ctrl_c(*args: Any, **kwargs: Any) -> Any:
@@ -343,7 +343,7 @@ def test_an_interrupted_eval_stores_the_finished_runs_and_names_the_rest(
             raise KeyboardInterrupt
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(evals.runner, "arun_cell", first_then_ctrl_c)
+    monkeypatch.setattr(evals.run.cell, "arun_cell", first_then_ctrl_c)
     db = tmp_path / "store.duckdb"
     argv = ["eval", "--scenario", "support-transcript", "--strategy", "full", "--strategy",
             "mask", "--seeds", "2", "--db", str(db)]  # fmt: skip
@@ -372,8 +372,8 @@ def test_help_shows_defaults_suites_and_the_store_variable(
 
 
 def test_the_suites_named_in_help_are_the_gate_s() -> None:
-    from evals.check import SUITES
-    from evals.cli import SUITE_NAMES
+    from evals.gate.check import SUITES
+    from flows.cli.options import SUITE_NAMES
 
     assert tuple(SUITES) == SUITE_NAMES
 

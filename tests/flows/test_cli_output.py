@@ -80,7 +80,7 @@ def test_the_sweep_table_marks_a_recommendation_a_seed_decides_as_unstable(
     from eval_helpers import result
 
     from evals import aggregate, pareto_front, recommend
-    from evals.stability import stability
+    from evals.analysis.stability import stability
     from flows.sweep import table_rows
 
     # `full` wins on four seeds and falls on the fifth, so the cheaper `mask` ties with it
@@ -129,7 +129,7 @@ def count(rows: list[bytes], color: tuple[int, int, int]) -> int:
 
 
 def test_the_plot_has_a_legend(tmp_path: Path) -> None:
-    from evals.plot import ORANGE, RED, Point, scatter
+    from evals.report.plot import ORANGE, RED, Point, scatter
 
     path = scatter([Point("a", 0.1, 0.2)], tmp_path / "p.png", title="t", x_label="x")
     # Nothing is on the front or overflowed: those colours are the legend's keys.
@@ -138,7 +138,7 @@ def test_the_plot_has_a_legend(tmp_path: Path) -> None:
 
 
 def test_the_plot_draws_text_as_it_is_spelt() -> None:
-    from evals.plot import Canvas
+    from evals.report.plot import Canvas
 
     lower, upper = Canvas(200, 30), Canvas(200, 30)
     lower.text(0, 0, "recorded:run_ab12")
@@ -147,7 +147,7 @@ def test_the_plot_draws_text_as_it_is_spelt() -> None:
 
 
 def test_the_plot_names_each_setting_in_full_in_a_table_under_it(tmp_path: Path) -> None:
-    from evals.plot import LINE, SETTING_CHARS, Point, scatter, wrap
+    from evals.report.plot import LINE, SETTING_CHARS, Point, scatter, wrap
 
     long = "summarize [summarize.trigger=0.5, offload.tool_token_limit=2500, mask.keep=10]"
     assert len(long) > SETTING_CHARS
@@ -166,7 +166,7 @@ def test_the_plot_names_each_setting_in_full_in_a_table_under_it(tmp_path: Path)
 
 
 def test_the_plots_number_labels_never_overlap_however_crowded() -> None:
-    from evals.plot import Canvas, label_spots
+    from evals.report.plot import Canvas, label_spots
 
     # 49 settings on a 7x7 grid 12 px apart: far closer than any name would fit.
     spots = {(300 + 12 * i, 200 + 12 * j): str(7 * i + j + 1) for i in range(7) for j in range(7)}
@@ -180,8 +180,8 @@ def test_the_plots_number_labels_never_overlap_however_crowded() -> None:
 
 
 def test_the_plot_crosses_out_a_setting_that_overflowed(tmp_path: Path) -> None:
-    from evals.plot import RED
-    from evals.report import write_plot
+    from evals.report.markdown import write_plot
+    from evals.report.plot import RED
 
     def red(overflow_rate: float) -> int:
         rows = [row("full", {}), row("none", {}, accuracy=0.2, overflow_rate=overflow_rate)]
@@ -201,7 +201,7 @@ def test_report_run_covers_every_scenario(
         seen.extend(cells)
         raise RuntimeError("enough")
 
-    monkeypatch.setattr("evals.cli.running.run_with_progress", record)
+    monkeypatch.setattr("flows.cli.running.run_with_progress", record)
     assert main(["report", "--run", "--db", str(tmp_path / "r.duckdb")]) == 1
     assert {c.scenario for c in seen} == set(list_scenarios())
     assert {c.reader for c in seen} == {"fallible", "ideal"}
@@ -294,7 +294,7 @@ def test_check_prints_its_verdict_as_json(
         say("REGRESSION  competitive-analysis/full/small/seed=0: accuracy 90.0% -> 80.0%")
         return 1
 
-    monkeypatch.setattr("evals.check.run_check", gate)
+    monkeypatch.setattr("evals.gate.check.run_check", gate)
     assert main(["check", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["passed"] is False and doc["suite"] == "ci"

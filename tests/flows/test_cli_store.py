@@ -41,7 +41,7 @@ def test_a_corrupted_store_fails_before_any_work(
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     monkeypatch.setattr("flows.cli.common.run_flow", no_work)
-    monkeypatch.setattr("evals.cli.running.run_with_progress", no_work)
+    monkeypatch.setattr("flows.cli.running.run_with_progress", no_work)
     monkeypatch.setattr("flows.demo.run_demo", no_work)
     assert main([*argv, "--db", corrupted]) == 1
     line = one_line_error(capsys)
@@ -64,7 +64,7 @@ def test_results_that_cannot_be_saved_go_to_json_next_to_the_store(
     def disk_full(*_args: Any, **_kwargs: Any) -> Any:
         raise OSError("No space left on device")
 
-    monkeypatch.setattr("evals.storage.save_results", disk_full)
+    monkeypatch.setattr("evals.scoring.storage.save_results", disk_full)
     db = tmp_path / "results.duckdb"
     argv = [
         "eval",

@@ -73,8 +73,8 @@ def _reference() -> list[dict]:
     import asyncio
     from dataclasses import replace
 
-    from evals.replay import replay
-    from evals.results import from_replay
+    from evals.run.replay import replay
+    from evals.scoring.results import from_replay
 
     scenario = get_scenario("competitive-analysis", 0, "small")
     week_1 = replace(

@@ -14,7 +14,7 @@ import pytest
 from flow_helpers import artifacts, task_runs_of
 
 from evals import load_runs
-from evals.storage import results_from_frame
+from evals.scoring.storage import results_from_frame
 from flows.cli import main
 from flows.server import ServerInfo
 from flows.sweep import eval_sweep, expand, parse_grid, task_runner

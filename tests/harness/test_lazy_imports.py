@@ -55,7 +55,9 @@ def test_ctxlab_help_imports_neither_the_eval_package_nor_prefect() -> None:
     )  # fmt: skip
     loaded = set(out.stdout.split())
     assert {name.split(".")[0] for name in loaded}.isdisjoint({*HEAVY, "prefect", "rich"})
-    assert loaded.isdisjoint({"evals.metrics", "evals.scenarios", "evals.runner", "flows.server"})
+    assert loaded.isdisjoint(
+        {"evals.analysis.metrics", "evals.scenarios", "evals.run.cell", "flows.server"}
+    )
 
 
 def test_import_evals_still_registers_the_simulated_model() -> None:

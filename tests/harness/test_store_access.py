@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.storage import open_store
+from evals.scoring.storage import open_store
 from flows.cli import main
 from harness.errors import QueryError, StoreError
 from harness.store import Store

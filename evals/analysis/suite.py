@@ -1,0 +1,182 @@
+"""A suite run arm by arm, with the trace as the statistical unit.
+
+Intervals resample traces, not probes (`stats.trace_bootstrap`); differences against `full` are
+paired by probe within each trace. "Recall at retained tokens" bins each probe by the tokens in
+the window when it was asked and sets the fallible reader's accuracy beside the ideal one's on
+the same probes. A scenario file's `source.original` is shown beside ctxlab's. The suite's files
+and index: scenarios/suite.py.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evals.analysis.stats import Interval, paired_trace_difference, trace_bootstrap
+from evals.scenarios.suite import ORIGINAL_INTS, Suite, Trace
+from evals.scoring.results import EvalResult
+
+# Bins of "recall at retained tokens": a probe counts in the first bin its window fits.
+TOKEN_BINS = (2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 1_000_000)
+
+
+def window_at_use(run: EvalResult) -> float | None:
+    """Mean tokens in the window when the run's probes were asked (answered probes only)."""
+    asked = [p.window_tokens for p in run.probe_results if p.status == "answered"]
+    return round(statistics.fmean(asked), 1) if asked else None
+
+
+def trace_line(
+    run: EvalResult, trace: Trace, ideal: EvalResult | None, *, probes: bool = False
+) -> dict[str, Any]:
+    """One run of one trace, as `ctxlab eval --json` prints it: the single scenario's fields,
+    then the trace, the ideal reader's accuracy on the same arm, the window at the points of
+    use, and the original harness's own numbers (empty when the trace has none)."""
+    return {
+        **run.to_dict(probes=probes),
+        "trace": trace.trace,
+        "scenario_file": trace.file.name,
+        "trace_format": trace.format,
+        "import_skipped": len(trace.skipped),
+        "ideal_accuracy": None if ideal is None else ideal.accuracy,
+        "window_tokens_at_use_mean": window_at_use(run),
+        "original": trace.original,
+    }
+
+
+def _correct(run: EvalResult) -> dict[tuple[int, str], float]:
+    return {(run.seed, p.id): float(p.correct) for p in run.probe_results}
+
+
+def suite_summary(
+    suite: Suite,
+    runs: Sequence[tuple[Trace, EvalResult]],
+    ideal: Mapping[tuple[str, str], EvalResult],
+    *,
+    base: str = "full",
+) -> dict[str, Any]:
+    """The suite's one summary: per arm, accuracy with an interval over traces, the paired
+    difference against `base`, the ideal reader beside it, ctxlab's tokens and cost beside the
+    original harness's, and recall at retained tokens."""
+    arms: dict[str, dict[str, dict[tuple[int, str], float]]] = {}
+    by_arm: dict[str, list[tuple[Trace, EvalResult]]] = {}
+    for trace, run in runs:
+        arms.setdefault(run.strategy, {}).setdefault(trace.trace, {}).update(_correct(run))
+        by_arm.setdefault(run.strategy, []).append((trace, run))
+    out = []
+    for arm, mine in by_arm.items():
+        per_trace = {t: list(v.values()) for t, v in arms[arm].items()}
+        accuracy = _interval(per_trace)
+        ideal_runs = {t.trace: ideal[(t.trace, arm)] for t, _ in mine if (t.trace, arm) in ideal}
+        ideal_acc = _interval({t: [float(p.correct) for p in r.probe_results]
+                               for t, r in ideal_runs.items()})  # fmt: skip
+        diff = None
+        if base in arms and arm != base:
+            try:
+                diff = paired_trace_difference(arms[arm], arms[base])
+            except ValueError:
+                diff = None
+        elif arm == base:
+            diff = Interval(0.0, 0.0, 0.0)
+        traces = list(dict.fromkeys(t.trace for t, _ in mine))
+
+        def per_trace_mean(
+            attr: str, rs: list[tuple[Trace, EvalResult]] = mine, ts: list[str] = traces
+        ) -> float:
+            """Summed over traces, each trace's mean over its seeds."""
+            return math.fsum(
+                statistics.fmean(float(getattr(r, attr)) for t2, r in rs if t2.trace == t)
+                for t in ts
+            )
+
+        out.append(
+            {
+                "strategy": arm, "traces": len(traces), "runs": len(mine),
+                "accuracy_mean": None if accuracy is None else _round(accuracy.mean),
+                "accuracy_ci95": _ci(accuracy),
+                "ideal_accuracy_mean": None if ideal_acc is None else _round(ideal_acc.mean),
+                "ideal_accuracy_ci95": None if ideal_acc is None else _ci(ideal_acc),
+                f"accuracy_vs_{base}_mean": None if diff is None else _round(diff.mean),
+                f"accuracy_vs_{base}_ci95": None if diff is None else _ci(diff),
+                f"tied_with_{base}": None if diff is None else diff.contains(0.0),
+                "input_tokens_total": round(per_trace_mean("input_tokens"), 1),
+                "output_tokens_total": round(per_trace_mean("output_tokens"), 1),
+                "cached_input_tokens_total": round(per_trace_mean("cached_input_tokens"), 1),
+                "cost_usd_total": round(per_trace_mean("cost_usd"), 6),
+                "compactions_total": round(per_trace_mean("summaries"), 1),
+                "overflow_rate": _round(statistics.fmean(float(r.overflowed) for _, r in mine)),
+                "recall_at_retained_tokens": recall_at_tokens(
+                    [r for _, r in mine], ideal_runs, {r.scenario: t.trace for t, r in mine}
+                ),
+            }
+        )  # fmt: skip
+    return {
+        "suite_summary": True,
+        "suite": str(suite.directory),
+        "traces": len(suite.traces),
+        "import_skipped": len(suite.skipped),
+        "original": original_totals(suite.traces),
+        "arms": out,
+    }
+
+
+def original_totals(traces: Sequence[Trace]) -> dict[str, Any]:
+    """The original harness's numbers summed over the traces that carry each (with how many
+    do), so a total is never read as covering traces that did not report it."""
+    out: dict[str, Any] = {"traces_with_original": sum(bool(t.original) for t in traces)}
+    for key in (*ORIGINAL_INTS, "cost_usd"):
+        have = [t.original[key] for t in traces if key in t.original]
+        out[key] = (round(math.fsum(have), 6) if key == "cost_usd" else sum(have)) if have else None
+        out[f"{key}_traces"] = len(have)
+    return out
+
+
+def recall_at_tokens(
+    runs: Sequence[EvalResult],
+    ideal: Mapping[str, EvalResult],
+    trace_of: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """Probes binned by the tokens in the window when they were asked (`TOKEN_BINS`): per
+    bin, how many, the fallible reader's accuracy and the ideal reader's on the same probes
+    (of the same trace and arm). Probes never asked (overflow) or scored from a file have no
+    point of use and are left out."""
+    bins: dict[int, list[tuple[float, float | None]]] = {}
+    for run in runs:
+        other = ideal.get(trace_of.get(run.scenario, ""))
+        ideal_by_id = {p.id: float(p.correct) for p in other.probe_results} if other else {}
+        for p in run.probe_results:
+            if p.status != "answered":
+                continue
+            edge = next((b for b in TOKEN_BINS if p.window_tokens <= b), TOKEN_BINS[-1])
+            bins.setdefault(edge, []).append((float(p.correct), ideal_by_id.get(p.id)))
+    rows = []
+    for edge in sorted(bins):
+        got = bins[edge]
+        ideal_vals = [i for _, i in got if i is not None]
+        rows.append(
+            {
+                "window_tokens_up_to": edge, "probes": len(got),
+                "accuracy": _round(statistics.fmean(c for c, _ in got)),
+                "ideal_accuracy": _round(statistics.fmean(ideal_vals)) if ideal_vals else None,
+            }
+        )  # fmt: skip
+    return rows
+
+
+def _interval(per_trace: Mapping[str, list[float]]) -> Interval | None:
+    if not any(per_trace.values()):
+        return None
+    return trace_bootstrap(per_trace)
+
+
+def _round(value: float) -> float:
+    return round(value, 6)
+
+
+def _ci(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [_round(v) for v in interval.as_list()]
+
+
+__all__ = ["recall_at_tokens", "suite_summary", "trace_line"]

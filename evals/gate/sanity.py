@@ -1,0 +1,198 @@
+"""`ctxlab check --sanity`: the eval tests itself. Break arms starve the reader of what a
+probe's answer could come from; accuracy must follow the data, or the eval is measuring
+something else (a leak through the plan, a grep that cannot miss).
+
+For each scenario (small scale, `full`, the default reader) and each break arm:
+- `empty-window`: only memory-derived probes may pass;
+- `blank-tools`: no probe whose answer comes from a tool result may pass;
+- `corrupt-digits`: no such probe whose answer holds a digit may pass;
+- `withhold-summaries`: where the normal run summarized, at least one probe fewer passes;
+- `relabel` (scenarios that name their entities): entity names swapped in pairs in every
+  domain tool's output, in the main stack and in every subagent's; no probe whose answer comes
+  from a tool result may pass, so the bound is the data-free floor (the share of probes
+  answered from the plan's own words, memory or a skill);
+- `questions-only` (scenario files): only the probe questions asked so far are in the window;
+  the bound is the empty window's accuracy, and a probe that passes here but not on an empty
+  window leaks its answer through another probe's question.
+The bound is the accuracy the probes that may pass allow; an arm fails when its accuracy is
+over the bound or when a probe that may not pass passed (`leaks`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from evals.run.replay import MiddlewareFactory, replay
+from evals.scenarios import get_scenario, list_scenarios
+from evals.scenarios.base import Probe, Scenario
+from evals.scenarios.from_file import is_scenario_file
+from evals.scoring.records import Replay
+from evals.simulated import BREAKS, DEFAULT_READER
+from evals.simulated.breaks import FILE_ONLY, Relabel
+from harness.middleware.base import Middleware
+
+STRATEGY = "full"
+
+
+@dataclass(frozen=True)
+class SanityResult:
+    scenario: str
+    arm: str
+    accuracy: float
+    bound: float | None  # None: nothing to break in this scenario (see `note`)
+    leaks: tuple[str, ...]
+    probes: int
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        if self.bound is None:
+            return True
+        return self.accuracy <= self.bound + 1e-9 and not self.leaks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario, "arm": self.arm, "accuracy": self.accuracy,
+            "bound": self.bound, "leaks": list(self.leaks), "probes": self.probes, "ok": self.ok,
+            "note": self.note,
+        }  # fmt: skip
+
+    def line(self) -> str:
+        head = f"{'ok' if self.ok else 'FAILED':<6} {self.scenario:<22} {self.arm:<19}"
+        if self.bound is None:
+            return f"{head} {self.note}"
+        leaks = f"; leaked: {', '.join(self.leaks[:5])}" if self.leaks else ""
+        return f"{head} accuracy {self.accuracy:6.1%} (bound {self.bound:6.1%}){leaks}"
+
+
+def may_pass(probe: Probe, arm: str) -> bool:
+    """Whether `probe` can still be answered right under the break `arm`."""
+    if arm == "empty-window":
+        return probe.source == "memory"
+    if arm == "blank-tools":
+        return probe.source != "tool"
+    if arm == "corrupt-digits":
+        digits = [probe.answer, *(probe.check.contains if probe.check else ())]
+        return probe.source != "tool" or not any(re.search(r"\d", v) for v in digits)
+    if arm == "relabel":  # pasted user data is not a tool's output: relabelling leaves it
+        return probe.source != "tool"
+    raise ValueError(f"no per-probe rule for break arm {arm!r}")
+
+
+def _accuracy(run: Replay) -> float:
+    return round(sum(p.correct for p in run.probes) / len(run.probes), 6) if run.probes else 0.0
+
+
+def default_arms(file: bool) -> tuple[str, ...]:
+    """The break arms for a built-in scenario, or (`file`) for a scenario file."""
+    return tuple(a for a in BREAKS if file or a not in FILE_ONLY)
+
+
+def relabel_middleware(scenario: Scenario) -> MiddlewareFactory:
+    """`Relabel` on every domain tool of `scenario` (its subagents' tools included); the
+    replay's agents hand it to their subagents, so both stacks read the swapped data."""
+    tools = {t.name for t in scenario.tools}
+    tools |= {t.name for s in scenario.subagents for t in (s.tools or ())}
+
+    def build() -> list[Middleware]:
+        return [Relabel(scenario.entities, tools)]
+
+    return build
+
+
+async def check_scenario(
+    scenario: Scenario, *, reader: str = DEFAULT_READER, arms: Sequence[str] | None = None
+) -> list[SanityResult]:
+    """Run `scenario` normally and under each break arm (default: those of a built-in
+    scenario); one result per arm."""
+    normal = await replay(scenario, STRATEGY, seed=scenario.seed, reader=reader)
+    runs: dict[str, Replay] = {}
+
+    async def broken(arm: str) -> Replay:
+        if arm not in runs:
+            view = BREAKS[arm]
+            middleware = None
+            if arm == "questions-only":
+                view = replace(view, questions=frozenset(p.question for p in scenario.probes))
+            elif arm == "relabel":
+                middleware = relabel_middleware(scenario)
+            runs[arm] = await replay(
+                scenario, STRATEGY, seed=scenario.seed, reader=reader, view=view,
+                middleware=middleware,
+            )  # fmt: skip
+        return runs[arm]
+
+    out = []
+    for arm in arms if arms is not None else default_arms(False):
+        if arm == "relabel" and not scenario.entities:
+            out.append(SanityResult(scenario.name, arm, 0.0, None, (), len(scenario.probes),
+                                    "names no entities: nothing to relabel"))  # fmt: skip
+            continue
+        run = await broken(arm)
+        floor = await broken("empty-window") if arm == "questions-only" else None
+        out.append(_judge(scenario, arm, normal, run, floor))
+    for run in (normal, *runs.values()):
+        if run.store is not None:
+            run.store.close()
+    return out
+
+
+def _judge(
+    scenario: Scenario, arm: str, normal: Replay, broken: Replay, floor: Replay | None = None
+) -> SanityResult:
+    accuracy = _accuracy(broken)
+    n = len(broken.probes)
+    if arm == "withhold-summaries":
+        if not normal.summaries:
+            return SanityResult(scenario.name, arm, accuracy, None, (), n,
+                                "no summaries in the normal run: nothing to withhold")  # fmt: skip
+        bound = round(max(_accuracy(normal) - 1 / n, 0.0), 6)
+        return SanityResult(scenario.name, arm, accuracy, bound, (), n)
+    if arm == "questions-only":
+        assert floor is not None
+        empty = {p.id for p in floor.probes if p.correct}
+        leaks = tuple(p.id for p in broken.probes if p.correct and p.id not in empty)
+        return SanityResult(scenario.name, arm, accuracy, _accuracy(floor), leaks, n)
+    allowed = {p.id for p in scenario.probes if may_pass(p, arm)}
+    leaks = tuple(p.id for p in broken.probes if p.correct and p.id not in allowed)
+    bound = round(len(allowed) / len(scenario.probes), 6)
+    return SanityResult(scenario.name, arm, accuracy, bound, leaks, n)
+
+
+def run_sanity(
+    scenarios: Sequence[str] | None = None,
+    *,
+    reader: str = DEFAULT_READER,
+    seed: int = 0,
+    as_json: bool = False,
+    say: Callable[[str], None] = print,
+) -> int:
+    """`ctxlab check --sanity`: 0 when every break arm drives accuracy under its bound."""
+    results: list[SanityResult] = []
+    for name in scenarios or list_scenarios():
+        arms = default_arms(is_scenario_file(name))
+        scenario = get_scenario(name, seed, "small")
+        results += asyncio.run(check_scenario(scenario, reader=reader, arms=arms))
+    for r in results:
+        say(json.dumps(r.to_dict(), sort_keys=True) if as_json else r.line())
+    bad = [r for r in results if not r.ok]
+    if not as_json:
+        verdict = "FAILED" if bad else "passed"
+        say(f"sanity {verdict}: {len(results) - len(bad)}/{len(results)} break arms "
+            f"({reader} reader, {STRATEGY}, small scale, seed {seed})")  # fmt: skip
+    return 1 if bad else 0
+
+
+__all__ = [
+    "SanityResult",
+    "check_scenario",
+    "default_arms",
+    "may_pass",
+    "relabel_middleware",
+    "run_sanity",
+]

@@ -1,0 +1,1 @@
+"""Reports: markdown.py writes the tables under reports/, plot.py the figures."""

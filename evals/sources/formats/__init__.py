@@ -1,0 +1,182 @@
+"""Trace files of other harnesses, parsed into `Trace`s (evals/sources/trace.py), one module
+per format. `read_traces` is the one entry point: it recognises the format from the head of
+the file (`detect_format`) unless told, and yields every trace the file holds; a folder's
+files come from `iter_trace_files`.
+
+Every parser keeps the sound part of a file and records each record it could not use in
+`Trace.skipped` (file and line); a file with nothing sound raises `TraceFormatError` whose
+message says why in one line, naming the file.
+
+What every trace read here guarantees, whatever the format: the system prompt is
+`Trace.system` (leading system/developer messages are moved there; a later one stays a
+`system` message); every tool call has exactly one `tool` message answering it, after it,
+and every `tool` message answers an earlier call (`source.finish` drops the rest, recorded
+in `skipped`); call ids are unique within a trace; compaction indexes point into
+`messages` as they finally are; no trace has zero messages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from evals.errors import TraceFormatError
+from evals.sources.formats.source import check_text, finish
+from evals.sources.trace import Skipped, Trace, Where
+
+__all__ = ["FORMATS", "detect_format", "iter_trace_files", "read_folder", "read_traces"]
+
+FORMATS: tuple[str, ...] = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "claude-code",
+    "mini-swe-agent",
+    "otel-genai",
+)
+
+HEAD_BYTES = 64 * 1024
+TAIL_BYTES = 4 * 1024  # mini-swe-agent writes `trajectory_format` last
+
+
+# No lookbehind for the backslash of an escaped quote: a pattern that starts with one loses
+# re's literal-prefix scan and is ~20x slower on a 64 KB head; `_signed` checks it instead.
+def _key(name: str) -> re.Pattern[str]:
+    return re.compile(rf'"{name}"\s*:')
+
+
+def _typed(*names: str) -> re.Pattern[str]:
+    return re.compile(rf'"type"\s*:\s*"({"|".join(names)})"')
+
+
+def _signed(sign: re.Pattern[str], text: str) -> bool:
+    """True when `sign` occurs in `text` other than inside an escaped string (`\\"...`)."""
+    return any(m.start() == 0 or text[m.start() - 1] != "\\" for m in sign.finditer(text))
+
+
+# In order: a Claude Code event holds Anthropic blocks, a Responses item may hold a role.
+_SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
+    ("otel-genai", (_key("resourceSpans"), _key("scopeSpans"))),
+    (
+        "mini-swe-agent",
+        (re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent'), _key("mini_version")),
+    ),
+    # A session log links events by parentUuid; `claude -p --output-format stream-json`
+    # marks a subagent's events by the Task call instead.
+    ("claude-code", (_key("parentUuid"), _key("leafUuid"), _key("parent_tool_use_id"))),
+    (
+        "openai-responses",
+        (
+            _typed(
+                "function_call",
+                "function_call_output",
+                "input_text",
+                "output_text",
+                "response_item",  # a Codex CLI rollout line
+            ),
+        ),
+    ),
+    (
+        "anthropic",
+        (_typed("tool_use", "tool_result", "thinking", "redacted_thinking"), _key("tool_use_id")),
+    ),
+    # A bare list of mini-swe-agent messages has no `trajectory_format`: its v2 action fence
+    # or an observation opening a user message says it (a Chat tool message may hold one too).
+    (
+        "mini-swe-agent",
+        (
+            re.compile(r"```mswea_bash_command|<mswea_bash_command>"),
+            re.compile(r'"role"\s*:\s*"user"\s*,\s*"content"\s*:\s*"<returncode>'),
+        ),
+    ),
+    ("openai-chat", (_key("role"),)),
+)
+
+_MODULES = {name: name.replace("-", "_") for name in FORMATS}
+
+
+def detect_format(path: Path) -> str:
+    """The format of the trace file `path`, from its head (and its last few kilobytes).
+    Raises `TraceFormatError` naming the file when it is binary or recognisably none."""
+    with open(path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+        size = f.seek(0, 2)
+        tail = b""
+        if size > HEAD_BYTES:
+            f.seek(max(HEAD_BYTES, size - TAIL_BYTES))
+            tail = f.read()
+    check_text(path, head)
+    text = head.decode("utf-8", errors="replace") + tail.decode("utf-8", errors="replace")
+    start = text.lstrip("\ufeff \t\r\n")[:1]
+    if start not in ("{", "["):
+        what = "an empty file" if not start else f"not JSON or JSONL (starts with {start!r})"
+        raise TraceFormatError(f"{path}: {what}, not a trace")
+    for name, signs in _SIGNS:
+        if any(_signed(sign, text) for sign in signs):
+            return name
+    raise TraceFormatError(
+        f"{path}: JSON, but no known trace format (no messages with roles, no spans); "
+        f"give --format, one of {', '.join(FORMATS)}"
+    )
+
+
+def read_traces(path: Path, format: str = "auto") -> Iterator[Trace]:
+    """Every trace in the file `path`, in the file's order, read as `format` (or the format
+    `detect_format` recognises). Raises `TraceFormatError` when the file holds no sound trace,
+    or `ValueError` for an unknown format name."""
+    path = Path(path)
+    name = detect_format(path) if format == "auto" else format
+    if name not in _MODULES:
+        raise ValueError(f"unknown trace format {name!r}; choose one of {', '.join(FORMATS)}")
+    module = importlib.import_module(f"evals.sources.formats.{_MODULES[name]}")
+    found = 0
+    why = "no messages"
+    for trace in module.read(path):
+        finish(trace)
+        if not trace.messages:
+            why = trace.skipped[0].reason if trace.skipped else "no messages"
+            continue
+        found += 1
+        yield trace
+    if not found:
+        raise TraceFormatError(f"{path}: nothing sound to import as {name}: {why}")
+
+
+def iter_trace_files(folder: Path) -> Iterator[Path]:
+    """The files under `folder` to read as traces, sorted, at any depth; hidden files and
+    folders (a name starting with '.') are left out, and so are the files of a Claude Code
+    session's `subagents/` folder (its session reads them). Binary files are not: `read_traces`
+    refuses each in one line, which a folder import records as skipped (`read_folder`)."""
+    folder = Path(folder)
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts) or not path.is_file():
+            continue
+        if _subagent_of_a_session(path):
+            continue  # read with its session, as one of its subagents
+        yield path
+
+
+def _subagent_of_a_session(path: Path) -> bool:
+    """True for a file under `<session>/subagents/` beside a Claude Code `<session>.jsonl`."""
+    session_dir = path.parent.parent
+    return (
+        path.parent.name == "subagents"
+        and (session_dir.parent / f"{session_dir.name}.jsonl").is_file()
+    )
+
+
+def read_folder(folder: Path, format: str = "auto") -> Iterator[Trace | Skipped]:
+    """Every trace of every file under `folder`; a file with nothing sound comes as a
+    `Skipped` naming it and why, so one bad file never stops the rest."""
+    for path in iter_trace_files(folder):
+        try:
+            yield from read_traces(path, format)
+        except (TraceFormatError, UnicodeDecodeError, OSError) as exc:
+            reason = str(exc).removeprefix(f"{path}: ")
+            yield Skipped(Where(str(path)), reason)
+        except Exception as exc:  # a shape no parser foresaw: this file only, said so
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            yield Skipped(Where(str(path)), f"could not be read ({type(exc).__name__}: {first})")

@@ -1,0 +1,179 @@
+"""The agent's steps as intentions: a recorded assistant message becomes a plan step whose
+note and written arguments hold a `{{slot}}` (with a cue, cues.py) wherever they repeat a
+figure, name or phrase a tool result showed, so a replay writes what *its* context shows."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evals.sources.cues import Found, Source, find_cue, spans
+
+# Where the agent writes things down: its note, and the text it puts in files.
+WRITTEN_ARGS = {"write_file": ("content",), "edit_file": ("new_string",)}
+_SEGMENT = re.compile(r"[\n;:()\[\]]|, |\. ")
+_FIGURE = re.compile(r"(?<![\w.\-/])-?\d[\d,]*(?:\.\d+)?(?![\w\-/]|\.\d)")
+
+
+@dataclass
+class Fact:
+    """A value the agent wrote down that it had read in a tool result."""
+
+    slot: str
+    value: str
+    found: Found
+    read_turn: int
+    uses: list[tuple[int, str]] = field(default_factory=list)  # (turn, where)
+    decision: str | None = None  # the decision sentence it is the reason of, if any
+    context: str = ""  # the line it was first written in
+
+
+# -- the agent's steps as intentions -------------------------------------------------------
+
+
+class Planner:
+    """Turns recorded assistant messages into plan steps, slotting what was read."""
+
+    def __init__(self, literal: Sequence[str]) -> None:
+        self.literal = literal  # replayed verbatim: the system prompt first, the user turns
+        self.facts: dict[str, Fact] = {}
+        # (value, turn, where, line) of what the user said and the agent wrote down later
+        self.user_said: list[tuple[str, int, str, str]] = []
+
+    def step(
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
+        turn: int, where: str,
+    ) -> dict[str, Any]:  # fmt: skip
+        slots: dict[str, Found] = {}
+        self._user_uses(note, calls, sources, turn, where)
+        note = self._slotted(note, sources, turn, where, slots)
+        out_calls = []
+        for name, args in calls:
+            args = dict(args)
+            for key in WRITTEN_ARGS.get(name, ()):
+                if isinstance(args.get(key), str):
+                    args[key] = self._slotted(args[key], sources, turn, f"{where} {name}", slots)
+            out_calls.append({"tool": name, "arguments": args})
+        step: dict[str, Any] = {"note": note, "calls": out_calls}
+        if slots:
+            step["slots"] = {
+                name: {"patterns": list(f.cue.patterns), "lookalikes": list(f.cue.lookalikes)}
+                for name, f in slots.items()
+            }
+        return step
+
+    def _user_uses(
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
+        turn: int, where: str,
+    ) -> None:  # fmt: skip
+        """What the agent wrote down now that the user had said in an earlier turn."""
+        said = [s.text for s in sources if s.kind == "user" and s.turn < turn]
+        if not said:
+            return
+        texts = [note, *(str(a.get(k, "")) for n, a in calls for k in WRITTEN_ARGS.get(n, ()))]
+        for text in texts:
+            for value in candidates(text, said, self.literal[:1]):
+                at = spans(value, text)
+                self.user_said.append((value, turn, where, _line_around(text, at[0])))
+
+    def _slotted(
+        self, text: str, sources: list[Source], turn: int, where: str, slots: dict[str, Found]
+    ) -> str:
+        chosen: list[tuple[int, int, Fact]] = []
+        for value in self._candidates(text, sources):
+            at = spans(value, text)
+            fact = self._fact(value, sources, turn, _line_around(text, at[0]) if at else "")
+            if fact is None:
+                continue
+            for start in spans(value, text):
+                end = start + len(value)
+                if all(end <= s or start >= e for s, e, _ in chosen):
+                    chosen.append((start, end, fact))
+        if not chosen:
+            return text
+        out, last = [], 0
+        for start, end, fact in sorted(chosen, key=lambda c: c[0]):
+            out += [text[last:start], "{{" + fact.slot + "}}"]
+            last = end
+            slots[fact.slot] = fact.found
+            fact.uses.append((turn, where))
+            fact.decision = fact.decision or _decision_of(text, start)
+        out.append(text[last:])
+        return "".join(out)
+
+    def _candidates(self, text: str, sources: list[Source]) -> list[str]:
+        """Values in `text` that a tool result showed and the user or the prompt did not."""
+        return candidates(text, [s.text for s in sources if s.kind == "tool"], self.literal)
+
+    def _fact(self, value: str, sources: list[Source], turn: int, context: str) -> Fact | None:
+        fact = self.facts.get(value)
+        found = find_cue(value, sources, context)
+        if found is None or "tool" not in found.kinds:
+            return fact
+        if not found.unique and not _FIGURE.fullmatch(value):
+            # A name no label tells apart (a column of firm names): a slot would copy
+            # whichever firm the reader met first. Figures are slotted whatever the label.
+            return fact
+        if fact is None:
+            read = min(s.turn for s in sources if s.kind == "tool" and spans(value, s.text))
+            fact = Fact(f"fact_{len(self.facts) + 1}", value, found, read, context=context)
+            self.facts[value] = fact
+        else:
+            fact.found = found  # every form it has been written in so far
+        return fact
+
+
+def candidates(text: str, shown: Sequence[str], excluded: Sequence[str]) -> list[str]:
+    """Values in `text` (names, clauses of four words or more, figures) that one of `shown`
+    holds and none of `excluded` does: longest first, so a phrase wins over a figure in it."""
+
+    def taken(value: str) -> bool:
+        if any(value in t for t in excluded):
+            return False
+        return any(spans(value, t) for t in shown)
+
+    found: dict[str, None] = {}
+    for segment in _SEGMENT.split(text):
+        words = segment.strip(" .,-*#_\t").split()
+        for k in range(len(words), 0, -1):
+            phrase = " ".join(words[-k:])
+            if _phrase_like(words[-k:]) and taken(phrase):
+                found[phrase] = None
+                break
+    for m in _FIGURE.finditer(text):
+        value = m.group()
+        if len(value.lstrip("-")) >= 2 and taken(value):
+            found[value] = None
+    return sorted(found, key=len, reverse=True)
+
+
+def _line_around(text: str, start: int) -> str:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    return text[line_start : len(text) if line_end < 0 else line_end]
+
+
+def _phrase_like(words: list[str]) -> bool:
+    """A name (capitalised words) or a clause of four words or more: what an agent copies."""
+    text = " ".join(words)
+    if len(words) >= 4 and len(text) >= 20:
+        return True
+    named = all(w[:1].isupper() for w in words) and any(c.islower() for c in text)
+    return named and len(words) <= 4 and len(text) >= 4
+
+
+# A value after one of these, in a sentence of the agent's, is the reason of a decision.
+_DECISION = re.compile(r"(?i)\b(reason|because|due to|since)\b")
+
+
+def _decision_of(text: str, start: int) -> str | None:
+    """The decision sentence a value at `start` gives the reason of (it follows a decision
+    marker in the same sentence), else None."""
+    line_start = max(text.rfind("\n", 0, start), text.rfind(". ", 0, start)) + 1
+    head = text[line_start:start]
+    markers = list(_DECISION.finditer(head))
+    if not markers:
+        return None
+    return head[: markers[-1].start()].strip(" -;:,")

@@ -1,0 +1,232 @@
+"""A parsed trace of another harness (evals/sources/trace.py) as a replayable `ctxlab-scenario/1`
+scenario (evals/scenarios/format.py), the same document `ctxlab scenarios import`
+writes for a ctxlab run.
+
+The original model's decisions are the plan: each user message is a turn, each assistant
+message that called tools a step (its calls and its text as the note), its last plain answer
+the turn's final text. Values the agent passes on that it was shown earlier are slots
+(walk.py). The recorded results are the tools' replies, in order (`occurrence` for repeated
+identical calls). Subagent runs (Claude Code sidechains) are tasks the parent's call starts.
+Probes come from evals/sources/trace_probes.py. Every string is redacted before anything is built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from evals.scenarios.format import (
+    FORMAT,
+    ModelSpec,
+    ScenarioFile,
+    SubagentSpec,
+    TaskSpec,
+    TurnSpec,
+)
+from evals.sources.leaks import drop_leaks
+from evals.sources.recording import BUILTIN_TOOLS
+from evals.sources.redact import Redactor
+from evals.sources.thread_import import _profile_window, probe_counts
+from evals.sources.trace import GroundTruth, Message, ToolCall, ToolDef, Trace
+from evals.sources.trace_probes import in_asked_order, trace_probes
+from evals.sources.walk import Walk, walk_trace
+from harness.errors import UnknownModelError
+
+DEFAULT_WINDOW = 128_000
+# Tools a replay's harness provides itself (its file tools, subagents, compaction): a trace's
+# own tool of that name is renamed, so its recorded result answers it, not ctxlab's store.
+RESERVED_TOOLS = frozenset({*BUILTIN_TOOLS, "compact_conversation"})
+
+
+# -- the document --------------------------------------------------------------------------
+
+
+def trace_to_scenario(
+    trace: Trace, *, window: int | None = None, redactor: Redactor | None = None
+) -> dict[str, Any]:
+    """The `ctxlab-scenario/1` document (a dict, validated through `ScenarioFile`) that
+    replays `trace`. Raises `ValueError` naming the field when the trace makes no valid file."""
+    redactor = redactor or Redactor()
+    trace = redact_trace(trace, redactor)
+    names = tool_names(trace)
+    walk = walk_trace(trace, names)
+    probes = trace_probes(walk, _renamed_truth(trace.ground_truth, names))
+    probes, leaked = drop_leaks(probes)
+    probes = in_asked_order(probes, walk)
+    tools = _tools(trace, names, walk)
+    declared = {t["name"] for t in tools}
+    steps = sum(len(t["steps"]) for t in walk.turns) + sum(len(t["steps"]) for t in walk.tasks)
+    try:
+        spec = ScenarioFile.model_validate(
+            dict(
+                format=FORMAT,
+                name=f"trace:{trace.id}",
+                title=f"Trace {trace.id} ({trace.format})",
+                description=f"Imported from {Path(trace.source).name} ({trace.format}): "
+                f"{len(walk.turns)} user turns, {steps} steps, {len(walk.replies)} recorded "
+                "tool replies.",
+                source={
+                    "format": trace.format,
+                    "trace": trace.id,
+                    "file": Path(trace.source).name,  # the name only: where it lives is the user's
+                    "model": trace.model,
+                    "metadata": _kept_metadata(trace.metadata),
+                    "ground_truth": _truth_summary(trace.ground_truth),
+                    "skipped": [f"{s.where}: {s.reason}" for s in trace.skipped][:50],
+                    "tool_names": {a: b for a, b in names.items() if a != b and b in declared},
+                    "original": trace.original_usage(),
+                },
+                model=ModelSpec(
+                    window=window or original_window(trace.model),
+                    max_steps=max(100, 2 * steps + 10),
+                ),
+                system_prompt=walk.system,
+                tools=tools,
+                subagents=[
+                    SubagentSpec(
+                        name=kind, description=f"The recorded {kind} subagent.", tools=sorted(used)
+                    )
+                    for kind, used in walk.subagents.items()
+                ],  # fmt: skip
+                turns=[TurnSpec.model_validate(t) for t in walk.turns],
+                tasks=[TaskSpec.model_validate(t) for t in walk.tasks],
+                replies=walk.replies,
+                probe_counts=probe_counts(probes, leaked),
+                probes=probes,
+            )
+        )
+    except pydantic.ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(k) for k in err["loc"])
+        raise ValueError(f"trace {trace.id} makes no valid {FORMAT} file: {where}: "
+                         f"{err['msg']}") from None  # fmt: skip
+    # What the loader builds from the file (the plan, whose turns and questions must start with
+    # distinct lines): refused here, in a line, rather than when the eval loads it.
+    from evals.scenarios.from_file import _script
+
+    _script(spec, 0)
+    doc: dict[str, Any] = spec.model_dump(exclude_unset=True)
+    doc["source"]["redactions"] = redactor.count
+    return doc
+
+
+def original_window(model: str | None) -> int:
+    """The window of the model that ran the trace, where ctxlab has its profile, else
+    `DEFAULT_WINDOW` (most real traces fit it; `--window` tests a tighter one)."""
+    if not model:
+        return DEFAULT_WINDOW
+    try:
+        return _profile_window(model)
+    except UnknownModelError:  # a model ctxlab has no profile of: the common case
+        return DEFAULT_WINDOW
+
+
+def _kept_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The record's scalar fields (task id, reward, branch, version): what names the run.
+    Nested ones (a benchmark's whole `info`) are the trace's business, not the scenario's."""
+    return {
+        str(k): v for k, v in metadata.items()
+        if isinstance(v, str | int | float | bool) and len(str(v)) <= 200
+    }  # fmt: skip
+
+
+def _truth_summary(truth: GroundTruth) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if truth.outcome:
+        out["outcome"] = {
+            k: v for k, v in truth.outcome.items() if isinstance(v, str | int | float | bool)
+        }
+    if truth.actions:
+        out["actions"] = [a.name for a in truth.actions]
+    if truth.patch_files:
+        out["patch_files"] = list(truth.patch_files)
+    return out
+
+
+# -- redaction and names -------------------------------------------------------------------
+
+
+def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
+    """A copy of `trace` with every string redacted (texts, arguments, tool definitions,
+    ground truth, metadata, subagents), so no slot, cue or probe is built from a secret."""
+    r = redactor
+
+    def message(m: Message) -> Message:
+        calls = [
+            ToolCall(c.id, c.name, r.value(c.arguments),
+                     r.text(c.raw_arguments) if c.raw_arguments is not None else None)
+            for c in m.tool_calls
+        ]  # fmt: skip
+        return dataclasses.replace(m, text=r.text(m.text), tool_calls=calls)
+
+    truth = trace.ground_truth
+    return dataclasses.replace(
+        trace,
+        messages=[message(m) for m in trace.messages],
+        system=r.text(trace.system),
+        tools=[ToolDef(t.name, r.text(t.description), r.value(t.parameters)) for t in trace.tools],
+        subagents=[redact_trace(s, r) for s in trace.subagents],
+        ground_truth=GroundTruth(
+            actions=[dataclasses.replace(a, arguments=r.value(a.arguments)) for a in truth.actions],
+            outcome=r.value(truth.outcome),
+            patch_files=[r.text(p) for p in truth.patch_files],
+            answer=r.text(truth.answer) if truth.answer is not None else None,
+        ),
+        metadata=r.value(trace.metadata),
+    )
+
+
+def tool_names(trace: Trace) -> dict[str, str]:
+    """Each tool name of the trace (and its subagents) -> the name the scenario gives it: valid
+    for a tool (`^[a-zA-Z0-9_-]{1,64}$`), never one of the harness's own (`_recorded` is added),
+    and never two tools one name."""
+    seen: list[str] = [t.name for t in trace.tools]
+    for t in (trace, *trace.subagents):
+        seen += [c.name for m in t.messages for c in m.tool_calls]
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in dict.fromkeys(seen):
+        new = re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_") or "tool"
+        if new.lower() in RESERVED_TOOLS:
+            new = f"{new}_recorded"
+        new = new[:64]
+        base, n = new, 2
+        while new in taken:
+            new = f"{base[: 64 - len(str(n)) - 1]}_{n}"
+            n += 1
+        taken.add(new)
+        out[name] = new
+    return out
+
+
+def _renamed_truth(truth: GroundTruth, names: dict[str, str]) -> GroundTruth:
+    actions = [dataclasses.replace(a, name=names.get(a.name, a.name)) for a in truth.actions]
+    return dataclasses.replace(truth, actions=actions)
+
+
+def _tools(trace: Trace, names: dict[str, str], walk: Walk) -> list[dict[str, Any]]:
+    """The trace's tools where it lists them, else as its calls show them; every argument a
+    call passed is a property (the replay refuses arguments its tool does not declare)."""
+    defs: dict[str, dict[str, Any]] = {}
+    for t in trace.tools:
+        params = t.parameters if isinstance(t.parameters, dict) else {}
+        props = params.get("properties")
+        defs[names[t.name]] = {
+            "name": names[t.name],
+            "description": t.description,
+            "parameters": {"type": "object",
+                           "properties": dict(props) if isinstance(props, dict) else {}},
+        }  # fmt: skip
+    for reply in walk.replies:
+        tool = defs.setdefault(reply["tool"], {
+            "name": reply["tool"], "description": f"The recorded {reply['tool']} tool.",
+            "parameters": {"type": "object", "properties": {}},
+        })  # fmt: skip
+        for key in reply["arguments"]:
+            tool["parameters"]["properties"].setdefault(key, {})
+    used = {r["tool"] for r in walk.replies}
+    return [d for name, d in defs.items() if name in used or name not in RESERVED_TOOLS]

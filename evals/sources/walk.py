@@ -1,0 +1,477 @@
+"""A trace of another harness (evals/sources/trace.py) walked in order: the turns, steps,
+tasks and recorded replies a replay follows, and every use of a value the run was shown
+earlier (a tool result or a user message), which the probes (probes.py) are built from.
+
+A value a step passes to a tool (an argument, a token of a command, a figure in a file it
+writes) that an earlier tool result or user message showed is a `{{slot}}` with a cue
+(plan.py, cues.py), so a replay whose window lost the value passes something else and the
+recorded reply, keyed by tool and arguments, is not found: that is where strategies part.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evals.scenarios.format import reply_key
+from evals.simulated.plan import escape_slots
+from evals.sources.cues import Found, Source, find_cue, spans
+from evals.sources.plan import Planner
+from evals.sources.redact import MASK
+from evals.sources.trace import ToolCall, Trace
+from harness.tokens import TokenCounter
+
+# Arguments that hold what the agent writes into a file (Claude Code's Write/Edit, the
+# str_replace editors, ctxlab's own).
+CONTENT_ARGS = frozenset({"content", "new_string", "new_str", "file_text", "new_content"})
+COMMAND_ARGS = frozenset({"command", "cmd", "script", "code"})
+WHOLE_VALUE_CHARS = 120
+# A value standing in more places than this (a line number, a count, a status) is no one
+# source's fact: no slot, no probe, and no cue search, which costs a pattern per place.
+MAX_OCCURRENCES = 12
+# A token worth asking about: an id, a number, a path or file name, a date, a snake_case name.
+_TOKEN = re.compile(r"(?<![\w.\-/#])#?[A-Za-z0-9_][\w\-./]*(?<![.\-/])(?![\w\-/]|\.\w)")
+_FILE = re.compile(r"\w\.[A-Za-z][A-Za-z0-9]{0,5}$")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:]+)?$")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?$")
+
+UseKind = Literal["argument", "command", "content", "answer"]
+
+
+@dataclass(frozen=True)
+class Point:
+    """A place in the replay: before step `step` (0-based) of turn `turn`; `step` is the
+    turn's step count for its final answer. `message` indexes the trace's messages."""
+
+    turn: str
+    turn_index: int
+    step: int
+    message: int
+    tokens: int  # tokens of the trace before this point
+
+
+@dataclass(frozen=True)
+class Use:
+    """A value the agent used at `point` that an earlier tool result or user message showed."""
+
+    value: str
+    point: Point
+    kind: UseKind
+    tool: str | None  # the (renamed) tool of the call, None for an answer
+    argument: str | None
+    whole: bool  # the whole argument, not a token in it
+    ordinal: int  # 1-based among the values of its shape in the same text
+    of: int  # how many values of its shape that text holds
+    shape: str  # "file path", "number", "date", "identifier"
+    context: str  # where it was used, for `find_cue`'s choice among labels
+
+
+@dataclass
+class Shown:
+    """A text the agent was shown: a tool result or a user message, with its place."""
+
+    source: Source
+    message: int
+    tokens: int  # tokens of the trace up to the end of this text
+    step: int  # steps made before it, in the whole trace (for provenance)
+
+
+@dataclass
+class Walk:
+    """A trace walked in order: what the scenario replays and what probes are built from."""
+
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    subagents: dict[str, set[str]] = field(default_factory=dict)  # kind -> tools it used
+    replies: list[dict[str, Any]] = field(default_factory=list)
+    shown: list[Shown] = field(default_factory=list)
+    agent: list[tuple[int, str]] = field(default_factory=list)  # (message, text) it wrote
+    uses: list[Use] = field(default_factory=list)
+    calls: list[tuple[Point, str, dict[str, Any]]] = field(default_factory=list)
+    system: str = ""
+    tokens: int = 0
+
+    def before(self, message: int) -> list[Source]:
+        """The tool results and user messages shown before trace message `message`."""
+        return [s.source for s in self.shown if s.message < message]
+
+    def first_shown(self, value: str, message: int) -> Shown | None:
+        """Where `value` first appeared, if a tool result or user message showed it before
+        message `message` and the agent had not written it earlier (it came from the source,
+        not from the agent)."""
+        for shown in self.shown:
+            if shown.message >= message:
+                return None
+            if spans(value, shown.source.text):
+                wrote = [i for i, t in self.agent if i < shown.message and spans(value, t)]
+                return None if wrote else shown
+        return None
+
+
+class TracePlanner(Planner):
+    """The recorded-run planner (plan.py), which slots the figures and names a note or a
+    written file repeats from a tool result, extended to the calls' arguments: a string
+    argument (or a token of it) that a tool result or a user message showed is a slot too."""
+
+    def __init__(self, literal: Sequence[str], system: str) -> None:
+        super().__init__(literal)
+        self.system = system
+        self.slots_by_value: dict[str, str] = {}
+
+    def _candidates(self, text: str, sources: list[Source]) -> list[str]:
+        found = super()._candidates(text, sources)
+        return [v for v in found if not common(v, (s.text for s in sources if s.kind == "tool"))]
+
+    def trace_step(
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], walk: Walk, message: int,
+        turn: int, where: str,
+    ) -> dict[str, Any]:  # fmt: skip
+        sources = [
+            *walk.before(message),
+            *(Source(f"agent {i}", "agent", t, turn) for i, t in walk.agent if i < message),
+        ]
+        step = self.step(escape_slots(note), [(n, _escaped(a)) for n, a in calls], sources, turn,
+                         where)  # fmt: skip
+        slots = dict(step.get("slots", {}))
+        for call in step["calls"]:
+            if call["tool"] == "task":
+                continue  # a subagent's task is recognised by its text: it stays as recorded
+            for key, value in call["arguments"].items():
+                if not isinstance(value, str):
+                    continue
+                if key in CONTENT_ARGS:  # what it writes: the figures and names it repeats
+                    found: dict[str, Found] = {}
+                    value = self._slotted(value, sources, turn, where, found)
+                    slots.update({name: {"patterns": list(f.cue.patterns),
+                                         "lookalikes": list(f.cue.lookalikes)}
+                                  for name, f in found.items()})  # fmt: skip
+                    call["arguments"][key] = self._argument(value, walk, message, slots, False)
+                else:
+                    call["arguments"][key] = self._argument(value, walk, message, slots)
+        # The note often repeats the call (mini-swe-agent's fenced command): the values slotted
+        # in the call are slotted in the note too, or the note would keep what the call lost.
+        for value, slot in sorted(self.slots_by_value.items(), key=lambda kv: -len(kv[0])):
+            if slot in slots or _uses_slot(step, slot):
+                step["note"] = _replace_spans(step["note"], value, slot)
+        used = _used_slots(step)
+        if used:
+            step["slots"] = {s: slots[s] for s in slots if s in used}
+        else:
+            step.pop("slots", None)
+        return step
+
+    def _argument(
+        self, text: str, walk: Walk, message: int, slots: dict[str, Any], whole: bool = True
+    ) -> str:
+        for value in argument_values(text) if whole else sorted(set(tokens(text)), key=len,
+                                                                   reverse=True):  # fmt: skip
+            if value in self.system or "{{" in value:
+                continue
+            shown = walk.first_shown(value, message)
+            if shown is None or common(value, (s.text for s in walk.before(message))):
+                continue
+            found = find_cue(value, walk.before(message))
+            if found is None or not found.unique:
+                continue  # no label tells it apart: a slot would copy whichever came first
+            slot = self.slots_by_value.setdefault(value, f"arg_{len(self.slots_by_value) + 1}")
+            slots[slot] = {"patterns": list(found.cue.patterns),
+                           "lookalikes": list(found.cue.lookalikes)}  # fmt: skip
+            text = _replace_spans(text, value, slot)
+        return text
+
+
+def common(value: str, texts: Iterable[str]) -> bool:
+    """Whether `value` stands in more than `MAX_OCCURRENCES` places of `texts`."""
+    n = 0
+    for text in texts:
+        if value in text:
+            n += len(spans(value, text))
+            if n > MAX_OCCURRENCES:
+                return True
+    return False
+
+
+def _escaped(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: _escape_value(v) for k, v in args.items()}
+
+
+def _escape_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_slots(value)
+    if isinstance(value, dict):
+        return {k: _escape_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escape_value(v) for v in value]
+    return value
+
+
+def _replace_spans(text: str, value: str, slot: str) -> str:
+    starts = spans(value, text)
+    if not starts:
+        return text
+    out, last = [], 0
+    for start in starts:
+        if text[max(0, start - 2) : start] == "{{":
+            continue
+        out += [text[last:start], "{{" + slot + "}}"]
+        last = start + len(value)
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _used_slots(step: dict[str, Any]) -> set[str]:
+    from evals.simulated.plan import SLOT
+
+    used = set(SLOT.findall(step["note"]))
+    for call in step["calls"]:
+        used |= set(SLOT.findall(json.dumps(call["arguments"])))
+    return used
+
+
+def _uses_slot(step: dict[str, Any], slot: str) -> bool:
+    return slot in _used_slots(step)
+
+
+def argument_values(text: str) -> list[str]:
+    """The values in an argument worth a slot or a probe: the whole argument when it is one
+    short line, else the tokens that look like ids, numbers, paths, dates or snake_case
+    names; longest first, so a path wins over a number in it."""
+    stripped = text.strip()
+    out: dict[str, None] = {}
+    if MASK in stripped:
+        stripped = ""  # what redaction took out is nobody's answer
+    if stripped and "\n" not in stripped and len(stripped) <= WHOLE_VALUE_CHARS:
+        out[stripped] = None
+    for token in tokens(text):
+        out[token] = None
+    return sorted(out, key=len, reverse=True)
+
+
+def tokens(text: str) -> Iterator[str]:
+    """The tokens of `text` that name something: an id, a number of two digits or more, a
+    path or file name, a date, a snake_case name."""
+    for m in _TOKEN.finditer(text):
+        token = m.group()
+        digits = sum(c.isdigit() for c in token)
+        if (
+            (digits and len(token) >= 2 and (digits >= 2 or not _NUMBER.match(token)))
+            or "/" in token
+            or _FILE.search(token)
+            or ("_" in token.strip("_") and len(token) >= 4)
+        ):
+            yield token
+        if "/" in token:
+            # A number between slashes is a value of its own: the id in a URL path, the old
+            # text of `sed 's/limit = 35507/.../'`, which would otherwise hide in "35507/limit".
+            yield from (part for part in token.split("/") if len(part) >= 2 and part.isdigit())
+
+
+def shape_of(value: str) -> str:
+    if _DATE.match(value):
+        return "date"
+    if _NUMBER.match(value):
+        return "number"
+    if "/" in value or _FILE.search(value):
+        return "file path"
+    return "identifier"
+
+
+def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
+    """The trace's turns, steps, tasks and replies, and every use of a value shown earlier."""
+    walk = Walk(system=trace.system)
+    counter = TokenCounter()
+    subs = {s.parent_call_id: s for s in trace.subagents if s.parent_call_id}
+    users = [m.text for m in trace.messages if m.role == "user"]
+    planner = TracePlanner([trace.system, *users], trace.system)
+    calls_by_id: dict[str, tuple[str, dict[str, Any]]] = {}
+    turn: dict[str, Any] | None = None
+    pending_note = ""
+    keys: set[str] = set()
+    steps_so_far = 0
+    for i, m in enumerate(trace.messages):
+        tokens_before = walk.tokens
+        walk.tokens += counter.count_text(m.text) + sum(
+            counter.count_text(json.dumps(c.arguments)) for c in m.tool_calls
+        )
+        if m.role == "user" or turn is None and m.role == "assistant":
+            text = (m.text if m.role == "user" else "") or "Go on with the task."
+            key = text.strip().split("\n", 1)[0].strip()
+            if key in keys:  # the plan tells turns apart by their first line
+                text = f"(turn {len(walk.turns) + 1}) {text}"
+            keys.add(text.strip().split("\n", 1)[0].strip())
+            turn = {"id": f"u{len(walk.turns):03d}", "text": text, "steps": [], "final": "Done."}
+            walk.turns.append(turn)
+            pending_note = ""
+            if m.role == "user":
+                walk.shown.append(Shown(Source(f"turn {len(walk.turns)} user message", "user",
+                                               m.text, len(walk.turns) - 1),
+                                        i, walk.tokens, steps_so_far))  # fmt: skip
+                continue
+        assert turn is not None
+        index = len(walk.turns) - 1
+        if m.role == "tool":
+            name, args = calls_by_id.get(m.tool_call_id or "", (m.tool_name or "tool", {}))
+            walk.shown.append(Shown(Source(f"step {steps_so_far} {name} result", "tool", m.text,
+                                           index), i, walk.tokens, steps_so_far))  # fmt: skip
+            if m.tool_call_id in subs:
+                continue  # the subagent's answer: a replay's task gives its own
+            walk.replies.append(
+                {
+                    "tool": name,
+                    "arguments": args,
+                    "occurrence": _occurrence(walk, name, args),
+                    "content": m.text,
+                }
+            )
+            continue
+        if m.role != "assistant":
+            continue  # a system message mid-run: the replay's harness sends its own
+        point = Point(turn["id"], index, len(turn["steps"]), i, tokens_before)
+        if not m.tool_calls:
+            if m.text.strip():
+                turn["final"] = m.text
+                pending_note = m.text
+                _answer_uses(walk, m.text, point)
+                walk.agent.append((i, m.text))
+            continue
+        calls: list[tuple[str, dict[str, Any]]] = []
+        for c in m.tool_calls:
+            name = names.get(c.name, c.name)
+            sub = subs.get(c.id)
+            if sub is not None:
+                prompt = _task(walk, sub, c, names, counter)
+                calls_by_id[c.id] = ("task", {})
+                calls.append(("task", {"description": prompt, "subagent_type": _kind(c)}))
+                continue
+            calls_by_id[c.id] = (name, c.arguments)
+            calls.append((name, c.arguments))
+            walk.calls.append((point, name, c.arguments))
+            _call_uses(walk, name, c.arguments, point)
+        note = m.text or ""
+        if pending_note and turn["final"] == pending_note:
+            # a plain message followed by more calls in the same turn: it was a note
+            note = f"{pending_note}\n{note}".strip()
+            turn["final"] = "Done."
+        pending_note = ""
+        where = f"turn {index + 1} step {len(turn['steps']) + 1}"
+        turn["steps"].append(planner.trace_step(note, calls, walk, i, index, where))
+        steps_so_far += 1
+        walk.agent.append((i, _rendered(m.text, calls)))
+    return walk
+
+
+def _rendered(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    parts = [note] if note else []
+    for name, args in calls:
+        parts.append(f"[{name}]\n" + "\n".join(f"{k}: {v}" for k, v in args.items()))
+    return "\n".join(parts)
+
+
+def _kind(call: ToolCall) -> str:
+    kind = str(call.arguments.get("subagent_type") or "general-purpose")
+    return re.sub(r"[^A-Za-z0-9_\-]+", "-", kind).strip("-") or "general-purpose"
+
+
+def _task(walk: Walk, sub: Trace, call: ToolCall, names: dict[str, str],
+          counter: TokenCounter) -> str:  # fmt: skip
+    """The subagent run `sub` as a task of the walk; returns its prompt (what the parent's
+    `task` call passes, and what the replayed subagent recognises its task by)."""
+    first = next((m.text for m in sub.messages if m.role == "user" and m.text.strip()), "")
+    prompt = first or str(call.arguments.get("prompt") or call.arguments.get("description")
+                          or f"Task {len(walk.tasks) + 1}.")  # fmt: skip
+    taken = {t["prompt"].strip().split("\n", 1)[0] for t in walk.tasks}
+    if prompt.strip().split("\n", 1)[0] in taken:
+        return prompt  # the same task again: a replay follows the first recording
+    inner = Walk(system=sub.system)
+    inner.shown.append(Shown(Source("task prompt", "user", prompt, 0), -1, 0, 0))
+    planner = TracePlanner([sub.system, prompt], sub.system)
+    calls_by_id: dict[str, tuple[str, dict[str, Any]]] = {}
+    steps: list[dict[str, Any]] = []
+    final = "Done."
+    used = walk.subagents.setdefault(_kind(call), set())
+    for i, m in enumerate(sub.messages):
+        if m.role == "tool":
+            name, args = calls_by_id.get(m.tool_call_id or "", (m.tool_name or "tool", {}))
+            inner.shown.append(Shown(Source(f"task {len(walk.tasks)} {name} result", "tool",
+                                            m.text, 0), i, 0, 0))  # fmt: skip
+            walk.replies.append(
+                {
+                    "tool": name,
+                    "arguments": args,
+                    "occurrence": _occurrence(walk, name, args),
+                    "content": m.text,
+                }
+            )
+            continue
+        if m.role != "assistant":
+            continue
+        if not m.tool_calls:
+            final = m.text or final
+            continue
+        calls = []
+        for c in m.tool_calls:
+            name = names.get(c.name, c.name)
+            calls_by_id[c.id] = (name, c.arguments)
+            calls.append((name, c.arguments))
+            used.add(name)
+        steps.append(planner.trace_step(m.text, calls, inner, i, 0, f"task {len(walk.tasks)}"))
+        inner.agent.append((i, _rendered(m.text, calls)))
+    walk.tasks.append({"prompt": prompt, "steps": steps, "final": final})
+    return prompt
+
+
+def _occurrence(walk: Walk, name: str, args: dict[str, Any]) -> int:
+    key = reply_key(name, args)
+    return 1 + sum(reply_key(r["tool"], r["arguments"]) == key for r in walk.replies)
+
+
+def _call_uses(walk: Walk, name: str, args: dict[str, Any], point: Point) -> None:
+    for key, value in args.items():
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int | float):
+            text, whole_only = str(value), True
+        elif isinstance(value, str):
+            text, whole_only = value, False
+        else:
+            continue
+        if key in CONTENT_ARGS:
+            kind: UseKind = "content"
+        elif key in COMMAND_ARGS or name.lower() in ("bash", "shell", "terminal"):
+            kind = "command"
+        else:
+            kind = "argument"
+        values = [text] if whole_only else argument_values(text)
+        _add_uses(walk, values, text, point, kind, name, key)
+
+
+def _answer_uses(walk: Walk, text: str, point: Point) -> None:
+    from evals.sources.plan import candidates
+
+    shown = [s.source.text for s in walk.shown if s.message < point.message]
+    values = list(dict.fromkeys([*tokens(text), *candidates(text, shown, [walk.system])]))
+    _add_uses(walk, values, text, point, "answer", None, None)
+
+
+def _add_uses(
+    walk: Walk, values: list[str], text: str, point: Point, kind: UseKind, tool: str | None,
+    argument: str | None,
+) -> None:  # fmt: skip
+    whole = text.strip()
+    shapes: dict[str, list[str]] = {}
+    kept = [v for v in values if v not in walk.system]  # the prompt is always in view
+    for value in sorted(kept, key=lambda v: text.find(v)):
+        if value != whole:
+            shapes.setdefault(shape_of(value), []).append(value)
+    for value in kept:
+        if walk.first_shown(value, point.message) is None:
+            continue
+        same = shapes.get(shape_of(value), [value])
+        walk.uses.append(Use(
+            value, point, kind, tool, argument, value == whole,
+            same.index(value) + 1 if value in same else 1, len(same), shape_of(value),
+            f"{tool or 'answer'} {argument or ''}",
+        ))  # fmt: skip

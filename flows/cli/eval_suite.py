@@ -1,0 +1,79 @@
+"""`ctxlab eval --scenario DIR`: every scenario file of a suite (evals/scenarios/suite.py) under the
+arms, with the options of a single scenario. One seed unless told (the trace is the unit; a
+recorded scenario's seed only changes the reader's draws), and with the simulated model's
+fallible reader, each arm once more with the ideal reader for "recall at retained tokens"."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from flows.cli import running
+from flows.cli.options import (
+    STRATEGIES,
+    one_way_to_seeds,
+    usage_errors,
+    use_model_options,
+)
+
+
+def suite_command(args: argparse.Namespace) -> int:
+    from evals.analysis.suite import suite_summary, trace_line
+    from evals.run.arms import params_by_arm
+    from evals.run.cell import Cell, check_cells, parse_setting
+    from evals.scenarios.suite import load_suite
+
+    if args.grid or args.train_seeds is not None:
+        args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
+    one_way_to_seeds(args)
+    use_model_options(args)
+    with usage_errors(args):
+        suite = load_suite(args.scenario)
+        params = dict(parse_setting(s) for s in args.set)
+        seeds = list(range(args.seeds) if args.seeds else (args.seed or [0]))
+        by_arm = params_by_arm(params, args.strategy or STRATEGIES)
+        planned: list[tuple[int, Cell]] = []
+        for k, trace in enumerate(suite.traces):
+            for arm, arm_params in by_arm.items():
+                for seed in seeds:
+                    cell = Cell(str(trace.file), arm, dict(arm_params), seed, args.scale,
+                                args.model, args.reader, window=args.window,
+                                judge=args.judge)  # fmt: skip
+                    planned.append((k, cell))
+                # The ideal reader draws nothing, so one seed of it stands for all.
+                if args.model == "simulated" and args.reader == "fallible":
+                    ideal = Cell(str(trace.file), arm, dict(arm_params), seeds[0], args.scale,
+                                 args.model, "ideal", window=args.window)  # fmt: skip
+                    planned.append((k, ideal))
+        check_cells([c for _, c in planned])
+    results = running.run_and_store(args, [c for _, c in planned])
+    runs, ideal = [], {}
+    for (k, cell), result in zip(planned, results, strict=True):
+        trace = suite.traces[k]
+        if cell.reader == args.reader:
+            runs.append((trace, result))
+        else:
+            ideal[(trace.trace, result.strategy)] = result
+    if args.reader == "ideal":
+        ideal = {(t.trace, r.strategy): r for t, r in runs if r.seed == seeds[0]}
+    summary = suite_summary(suite, runs, ideal)
+    if args.out:
+        from evals.report.markdown import write_suite_report
+
+        written = write_suite_report(summary, args.out, suite.directory.resolve().name)
+        if not args.json:
+            print("\n".join(f"wrote {p}" for p in written))
+    if args.json:
+        for trace, result in runs:
+            line = trace_line(result, trace, ideal.get((trace.trace, result.strategy)),
+                              probes=args.probes)  # fmt: skip
+            print(json.dumps(line, sort_keys=True, default=str))
+        print(json.dumps(summary, sort_keys=True, default=str))
+    else:
+        from evals.report.markdown import render_suite
+
+        print("\n".join(render_suite(summary)))
+    return 0
+
+
+__all__ = ["suite_command"]

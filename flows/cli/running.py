@@ -1,0 +1,140 @@
+"""Running a batch of eval cells for `ctxlab eval` and `ctxlab report --run`: a progress bar
+on stderr, Ctrl-C at once, and what was stored when it came."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from flows.cli.options import plural
+
+
+def store_on_interrupt(
+    args: argparse.Namespace, db: str | None, cells: Sequence[Any], finished: list
+) -> None:
+    """After Ctrl-C: store the runs that finished (unless `db` is None, --no-save) and say on
+    stderr which runs are stored and which are not, so the user knows what to re-run."""
+    done = {(r.strategy, r.seed) for r in finished}
+    left = [c for c in cells if (c.label or c.strategy, c.seed) not in done]
+    prog = args.parser.prog
+    if finished and db is not None:
+        from evals.scoring.storage import save_or_dump
+
+        batch = save_or_dump(db, finished)
+        print(f"{prog}: interrupted; stored the {plural(len(finished), 'finished run')} "
+              f"(batch {batch}) in {db}: {_runs(finished)}", file=sys.stderr)  # fmt: skip
+    elif finished:
+        print(f"{prog}: interrupted; stored nothing (--no-save); finished: {_runs(finished)}",
+              file=sys.stderr)  # fmt: skip
+    else:
+        print(f"{prog}: interrupted before the first run finished; stored nothing",
+              file=sys.stderr)  # fmt: skip
+    if left:
+        print(f"{prog}: not stored (not run or cut short): {_runs(left)}", file=sys.stderr)
+
+
+def _runs(runs: Sequence[Any]) -> str:
+    """Runs (cells or results) as `full seeds 0-4; mask seed 0`, one part per arm."""
+    from evals.run.tuning import seed_span
+
+    seeds: dict[str, list[int]] = {}
+    for run in runs:
+        label = getattr(run, "label", None) or run.strategy
+        seeds.setdefault(label, []).append(run.seed)
+    return "; ".join(
+        f"{arm} seed{'s' if len(s) > 1 else ''} {seed_span(s)}" for arm, s in seeds.items()
+    )
+
+
+@contextmanager
+def interrupt_at_once() -> Iterator[None]:
+    """The first Ctrl-C stops the run where it is. `asyncio.run` otherwise takes it over and
+    only cancels its task, which waits for the running step to yield: a step busy in a loop
+    would ignore every Ctrl-C but the second."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    interrupted = threading.Event()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    except Exception as exc:
+        # A library can turn the interrupt into its own error (DuckDB: "Query interrupted").
+        if interrupted.is_set():
+            raise KeyboardInterrupt from exc
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run_with_progress(
+    cells: list, *, max_usd: float | None, quiet: bool, finished: list | None = None
+) -> list:
+    """Run `cells` under a progress bar; each result is also appended to `finished` as it
+    comes, so an interrupted batch still knows what it completed."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from evals.run.cell import run_cells
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    console = _console()
+    hidden = quiet or not console.is_terminal  # else a stray blank line when piped
+    with Progress(*columns, transient=True, disable=hidden, console=console) as bar:
+        overall = bar.add_task("runs", total=len(cells))
+        turns = bar.add_task("turns", total=1)
+
+        def step(cell: Any, done: int, total: int) -> None:
+            bar.update(
+                turns, completed=done, total=total, description=f"{cell.strategy} seed {cell.seed}"
+            )
+
+        def done(cell: Any, result: Any) -> None:
+            if finished is not None:
+                finished.append(result)
+            bar.advance(overall)
+
+        with interrupt_at_once():
+            return run_cells(cells, max_usd=max_usd, on_result=done, progress=step)
+
+
+def run_and_store(args: argparse.Namespace, cells: list) -> list:
+    """Run `cells` and store their results in `args.db` (unless `--no-save`): the store is
+    opened for writing first, so a locked or read-only file fails before any work, and an
+    interrupted batch stores what it finished."""
+    from flows.cli.options import writable_store
+    from harness.store import default_path
+
+    db = args.db or default_path()
+    if not args.no_save:
+        writable_store(db)
+    finished: list = []
+    try:
+        results = run_with_progress(cells, max_usd=args.max_usd, quiet=args.json, finished=finished)
+    except KeyboardInterrupt:
+        store_on_interrupt(args, None if args.no_save else db, cells, finished)
+        raise
+    if not args.no_save:
+        from evals.scoring.storage import save_or_dump
+
+        batch = save_or_dump(db, results)
+        if not args.json:
+            print(f"stored {plural(len(results), 'run')} (batch {batch}) in {db}")
+    return results
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)

@@ -1,0 +1,75 @@
+"""What `ctxlab scenarios import` masks before a recorded run becomes a shareable file, and
+what it keeps: one case per secret shape (the secret is fake, the shape is real)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals.sources.redact import MASK, Redactor
+
+PEM = "\n".join(
+    ["-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+     "AAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACD1", "-----END OPENSSH PRIVATE KEY-----"]
+)  # fmt: skip
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkphbmUifQ."
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
+# (the text around a secret, the secret): the secret must go, the text around it stay
+SHAPES = {
+    "openai": ("key {} in the env", "sk-proj-AbCdEf0123456789XyZ_abcd"),
+    "anthropic": ("ANTHROPIC={}", "sk-ant-api03-Zq7Zq7Zq7Zq7Zq7"),
+    "azure key": ("api-key: {}", "0123456789abcdef0123456789abcdef"),
+    "azure header": ('{{"Ocp-Apim-Subscription-Key": "{}"}}', "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+    "stripe live": ("charge with {} now", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    "stripe test": ("{}", "sk_test_51HqLyjWDarjtT1zdp7dcXYZ"),
+    "stripe restricted": ("{}", "rk_live_51HqLyjWDarjtT1zdp7dc"),
+    "aws key id": ("aws_access_key_id = {}", "AKIAIOSFODNN7EXAMPLE"),
+    "aws secret": ("aws_secret_access_key = {}", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    "aws json": ('"SecretAccessKey": "{}"', "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    "jwt": ("cookie session={}; path=/", JWT),
+    "private key": ("found this:\n{}\nin the repo", PEM),
+    "password": ("postgres password={} host=db", "hunter2"),
+    "passwd": ("passwd: {}", "c0rrect-horse"),
+    "secret": ("client_secret='{}'", "Sh4red-Secr3t"),
+    "env password": ('DB_PASSWORD="{}"', "pa55word!"),
+    "x-api-key": ("x-api-key: {}", "live_7Hq2Lr9Xk4Vb8Np3"),
+    "bearer": ("Authorization: Bearer {}", "abc123.def456-ghi789"),
+    "basic auth": ("Authorization: Basic {}", "dXNlcjpwYXNzd29yZA=="),
+    "access token": ("access_token={}", "ya29a0AfH6SMBx1234567890abc"),
+    "github": ("remote with {}", "ghp_16C7e42F292c6912E7710c838347Ae178B4a"),
+    "github fine-grained": ("{}", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop"),
+    "slack": ("SLACK={}", "xoxb-123456789012-1234567890123-AbCdEfGhIj"),
+    "google": ("maps key {}", "AIzaSyA1234567890abcdefghijklmnopqrstu"),
+    "e-mail": ("write to {} today", "jane.doe@example.com"),
+    "home path": ("opened {} for you", "/home/jane/work/ctxlab.duckdb"),
+    "mac home": ("saved to {}", "/Users/jane/Desktop/report.md"),
+    "windows home": ("saved to {}", "C:\\Users\\jane\\report.md"),
+}
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_each_secret_shape_is_masked(name: str) -> None:
+    around, secret = SHAPES[name]
+    redactor = Redactor()
+    out = redactor.text(around.format(secret))
+    assert out == around.format(MASK)
+    assert redactor.count == 1
+
+
+def test_ordinary_trace_text_is_kept() -> None:
+    ordinary = [
+        "fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b, see the diff",  # 40-hex id
+        "blob 9e107d9d372bb6826bd81d3542a419d6 matched the checksum",  # a 32-hex checksum
+        "run 0f8fad5b-d9cb-469f-a165-70867728950e finished",  # a UUID
+        "max_tokens=4096, input tokens: 12,345, tool_token_limit=20000",
+        "key: revenue_musd, token budget: 8000",
+        "The password policy asks for 12 characters; the secret of their growth is price.",
+        "/notes/acme.md and /large_tool_results/call_7.txt and /memory/home/notes.md",
+        "Fjordline Shipping reported revenue_musd = 41.2 in Q3 (source: export row 17)",
+        "a sketch of ask-questions-first: sk-etch is not a key",
+    ]
+    redactor = Redactor()
+    assert [redactor.text(t) for t in ordinary] == ordinary
+    assert redactor.count == 0
