@@ -96,3 +96,40 @@ def test_the_graph_sees_type_checking_and_lazy_imports_and_finds_a_circle(
     assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
     (pkg / "c.py").write_text("import json\n")
     assert find_cycle(import_graph("pkg", tmp_path)) is None
+
+
+def subpackage_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph folded onto the package's first level (`evals.run.cell` counts as
+    `evals.run`): a circle here is two subpackages each reaching into the other, even when no
+    two modules do. The package's own `__init__` is left out: it only names the public API."""
+    top = next(iter(graph)).split(".")[0]
+
+    def fold(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    folded: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if module == top:
+            continue
+        here = fold(module)
+        folded.setdefault(here, set()).update(fold(t) for t in targets if t != top)
+        folded[here].discard(here)
+    return folded
+
+
+@pytest.mark.parametrize("package", ["evals", "flows"])
+def test_the_subpackages_import_one_way(package: str) -> None:
+    cycle = find_cycle(subpackage_graph(import_graph(package)))
+    assert cycle is None, f"subpackages of {package} import both ways: {' -> '.join(cycle or [])}"
+
+
+def test_a_circle_between_subpackages_is_found_without_a_module_circle(tmp_path: Path) -> None:
+    for folder in ("pkg", "pkg/low", "pkg/high"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "pkg/low/a.py").write_text("")
+    (tmp_path / "pkg/low/b.py").write_text("from pkg.high import c\n")
+    (tmp_path / "pkg/high/c.py").write_text("from pkg.low import a\n")
+    graph = import_graph("pkg", tmp_path)
+    assert find_cycle(graph) is None
+    assert find_cycle(subpackage_graph(graph)) == ["pkg.high", "pkg.low", "pkg.high"]
