@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evals.analysis.stats import Interval, paired_trace_difference, trace_bootstrap
-from evals.scenarios.suite import ORIGINAL_INTS, Suite, Trace
+from evals.scenarios.suite import ORIGINAL_INTS, Suite, SuiteFile
 from evals.scoring.results import EvalResult
 
 # Bins of "recall at retained tokens": a probe counts in the first bin its window fits.
@@ -29,7 +29,7 @@ def window_at_use(run: EvalResult) -> float | None:
 
 
 def trace_line(
-    run: EvalResult, trace: Trace, ideal: EvalResult | None, *, probes: bool = False
+    run: EvalResult, trace: SuiteFile, ideal: EvalResult | None, *, probes: bool = False
 ) -> dict[str, Any]:
     """One run of one trace, as `ctxlab eval --json` prints it: the single scenario's fields,
     then the trace, the ideal reader's accuracy on the same arm, the window at the points of
@@ -52,7 +52,7 @@ def _correct(run: EvalResult) -> dict[tuple[int, str], float]:
 
 def suite_summary(
     suite: Suite,
-    runs: Sequence[tuple[Trace, EvalResult]],
+    runs: Sequence[tuple[SuiteFile, EvalResult]],
     ideal: Mapping[tuple[str, str], EvalResult],
     *,
     base: str = "full",
@@ -61,7 +61,7 @@ def suite_summary(
     difference against `base`, the ideal reader beside it, ctxlab's tokens and cost beside the
     original harness's, and recall at retained tokens."""
     arms: dict[str, dict[str, dict[tuple[int, str], float]]] = {}
-    by_arm: dict[str, list[tuple[Trace, EvalResult]]] = {}
+    by_arm: dict[str, list[tuple[SuiteFile, EvalResult]]] = {}
     for trace, run in runs:
         arms.setdefault(run.strategy, {}).setdefault(trace.trace, {}).update(_correct(run))
         by_arm.setdefault(run.strategy, []).append((trace, run))
@@ -83,7 +83,7 @@ def suite_summary(
         traces = list(dict.fromkeys(t.trace for t, _ in mine))
 
         def per_trace_mean(
-            attr: str, rs: list[tuple[Trace, EvalResult]] = mine, ts: list[str] = traces
+            attr: str, rs: list[tuple[SuiteFile, EvalResult]] = mine, ts: list[str] = traces
         ) -> float:
             """Summed over traces, each trace's mean over its seeds."""
             return math.fsum(
@@ -122,7 +122,7 @@ def suite_summary(
     }
 
 
-def original_totals(traces: Sequence[Trace]) -> dict[str, Any]:
+def original_totals(traces: Sequence[SuiteFile]) -> dict[str, Any]:
     """The original harness's numbers summed over the traces that carry each (with how many
     do), so a total is never read as covering traces that did not report it."""
     out: dict[str, Any] = {"traces_with_original": sum(bool(t.original) for t in traces)}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.errors import UnknownScenarioError
-from evals.scenarios.base import SCALES, Scenario, Session, check_scale, load_spec
+from evals.scenarios.base import SCALES, Scenario, ScenarioSession, check_scale, load_spec
 from evals.scenarios.from_file import is_scenario_file, load_scenario_file, read_spec
 
 # name -> module with `build(seed, scale) -> Scenario`
@@ -95,7 +95,7 @@ def export_scenario(scenario: Scenario, directory: str | Path) -> list[Path]:
     return written
 
 
-def _session(s: Session) -> dict[str, Any]:
+def _session(s: ScenarioSession) -> dict[str, Any]:
     return {"id": s.id, "thread": s.thread, "turns": [asdict(t) for t in s.turns]}
 
 

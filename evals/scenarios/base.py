@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pydantic
 import yaml
 
-from evals.simulated.plan import Act, Answer, Cue, Plan, Step, Turn
+from evals.simulated.plan import Act, Answer, Cue, Plan, PlanTurn, Step
 from harness.middleware.subagents import SubAgent
 from harness.profiles import ModelProfile, get_profile
 from harness.tools import Tool
@@ -84,7 +84,7 @@ class UserTurn:
 
 
 @dataclass(frozen=True)
-class Session:
+class ScenarioSession:
     id: str
     thread: str
     turns: tuple[UserTurn, ...]
@@ -99,7 +99,7 @@ class Scenario:
     description: str
     seed: int
     scale: Scale
-    sessions: tuple[Session, ...]
+    sessions: tuple[ScenarioSession, ...]
     plan: Plan
     probes: tuple[Probe, ...]
     tools: tuple[Tool, ...]
@@ -225,8 +225,8 @@ class Script:
         self.name = name
         self.seed = seed
         self._sessions: list[tuple[str, str, list[UserTurn]]] = []
-        self._turns: list[Turn] = []
-        self._tasks: list[Turn] = []
+        self._turns: list[PlanTurn] = []
+        self._tasks: list[PlanTurn] = []
         self._probes: list[Probe] = []
 
     def session(self, session_id: str) -> None:
@@ -244,14 +244,14 @@ class Script:
 
     def turn(self, text: str, steps: tuple[Step, ...], final: str) -> None:
         self._user(text)
-        self._turns.append(Turn(prompt=text, steps=steps, final=final, session=self._index))
+        self._turns.append(PlanTurn(prompt=text, steps=steps, final=final, session=self._index))
 
     def ask(self, probe: Probe) -> None:
         """A probe asked now, as the next user turn."""
         self._probes.append(replace(probe, session=self._index))
         self._user(probe.question, probe.id)
         answer = Answer(id=probe.id, cue=probe.cue)
-        self._turns.append(Turn(prompt=probe.question, steps=(answer,), session=self._index))
+        self._turns.append(PlanTurn(prompt=probe.question, steps=(answer,), session=self._index))
 
     def check(self, probe: Probe) -> None:
         """A probe scored from a file once the current session ends."""
@@ -260,14 +260,14 @@ class Script:
         self._probes.append(replace(probe, session=self._index))
 
     def task(self, prompt: str, steps: tuple[Step, ...]) -> None:
-        self._tasks.append(Turn(prompt=prompt, steps=steps, final="No notable findings."))
+        self._tasks.append(PlanTurn(prompt=prompt, steps=steps, final="No notable findings."))
 
-    def build(self) -> tuple[tuple[Session, ...], Plan, tuple[Probe, ...]]:
+    def build(self) -> tuple[tuple[ScenarioSession, ...], Plan, tuple[Probe, ...]]:
         ids = [p.id for p in self._probes]
         if len(set(ids)) != len(ids):
             raise ValueError(f"duplicate probe ids in {self.name}")
         sessions = tuple(
-            Session(sid, thread, tuple(turns)) for sid, thread, turns in self._sessions
+            ScenarioSession(sid, thread, tuple(turns)) for sid, thread, turns in self._sessions
         )
         return (
             sessions,

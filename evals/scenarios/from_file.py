@@ -30,7 +30,7 @@ from evals.scenarios.base import (
     FileCheck,
     Probe,
     Scenario,
-    Session,
+    ScenarioSession,
     UserTurn,
     check_scale,
 )
@@ -44,7 +44,7 @@ from evals.scenarios.format import (
     reply_key,
 )
 from evals.scenarios.safe_yaml import read_yaml
-from evals.simulated.plan import Act, Answer, Cue, Plan, Step, Turn
+from evals.simulated.plan import Act, Answer, Cue, Plan, PlanTurn, Step
 from harness.middleware.subagents import SubAgent
 from harness.tools import Tool, ToolContext
 
@@ -130,7 +130,9 @@ def resume_text(turn_id: str, step: int) -> str:
     return f"Go on with the task where you left off (turn {turn_id}, step {step + 1})."
 
 
-def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, tuple[Probe, ...]]:
+def _script(
+    spec: ScenarioFile, seed: int
+) -> tuple[tuple[ScenarioSession, ...], Plan, tuple[Probe, ...]]:
     asked: dict[str, list[ProbeSpec]] = {}
     inside: dict[str, dict[int, list[ProbeSpec]]] = {}
     for p in spec.probes:
@@ -141,12 +143,12 @@ def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, t
         else:
             inside.setdefault(p.after, {}).setdefault(p.at_step, []).append(p)
     turns: list[UserTurn] = []
-    plan: list[Turn] = []
+    plan: list[PlanTurn] = []
 
     def ask(probes: list[ProbeSpec]) -> None:
         for p in probes:
             turns.append(UserTurn(id=f"probe-{p.id}", text=p.question, probe=p.id))
-            plan.append(Turn(prompt=p.question, steps=(Answer(p.id, _cue(p.cue)),)))
+            plan.append(PlanTurn(prompt=p.question, steps=(Answer(p.id, _cue(p.cue)),)))
 
     ask(asked.get("start", []))
     for t in spec.turns:
@@ -157,15 +159,15 @@ def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, t
         begin, text, turn_id = 0, t.text, t.id
         for cut in cuts:
             turns.append(UserTurn(id=turn_id, text=text))
-            plan.append(Turn(prompt=text, steps=steps[begin:cut], final=PAUSED))
+            plan.append(PlanTurn(prompt=text, steps=steps[begin:cut], final=PAUSED))
             ask(inside[t.id][cut])
             begin, text, turn_id = cut, resume_text(t.id, cut), f"{t.id}.step-{cut + 1}"
         turns.append(UserTurn(id=turn_id, text=text))
-        plan.append(Turn(prompt=text, steps=steps[begin:], final=t.final))
+        plan.append(PlanTurn(prompt=text, steps=steps[begin:], final=t.final))
         ask(asked.get(t.id, []))
     ask(asked.get("end", []))
     tasks = tuple(
-        Turn(prompt=t.prompt, steps=tuple(_step(s) for s in t.steps), final=t.final)
+        PlanTurn(prompt=t.prompt, steps=tuple(_step(s) for s in t.steps), final=t.final)
         for t in spec.tasks
     )
     try:
@@ -185,7 +187,7 @@ def _script(spec: ScenarioFile, seed: int) -> tuple[tuple[Session, ...], Plan, t
         for p in spec.probes
     )  # fmt: skip
     thread = re.sub(r"[^A-Za-z0-9_.\-]+", "-", f"{spec.name}-{seed}-recorded")
-    return (Session("recorded", thread, tuple(turns)),), built, probes
+    return (ScenarioSession("recorded", thread, tuple(turns)),), built, probes
 
 
 def _planted(origin: Any) -> str:

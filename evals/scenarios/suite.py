@@ -22,7 +22,7 @@ ORIGINAL_INTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_cr
 
 
 @dataclass(frozen=True)
-class Trace:
+class SuiteFile:
     """One scenario file of a suite: the file, the trace it was imported from (the file's name
     without an index), its trace format, what its import skipped, and `source.original`."""
 
@@ -36,7 +36,7 @@ class Trace:
 @dataclass(frozen=True)
 class Suite:
     directory: Path
-    traces: tuple[Trace, ...]
+    traces: tuple[SuiteFile, ...]
     skipped: tuple[Any, ...] = ()
 
 
@@ -89,7 +89,7 @@ def load_suite(directory: str | Path) -> Suite:
                 "give each scenario file its own `name:`"
             )
         names[spec.name] = path
-        traces.append(Trace(path, trace, fmt, skips, original_usage(spec.source)))
+        traces.append(SuiteFile(path, trace, fmt, skips, original_usage(spec.source)))
     return Suite(root, tuple(traces), skipped)
 
 

@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.simulated.plan import Act, Turn
+from evals.simulated.plan import Act, PlanTurn
 from harness.messages import ModelResponse, ToolCall
 
 
 @dataclass
 class Cursor:
-    turn: Turn
+    turn: PlanTurn
     index: int
     ids: str  # tool-call id prefix: stable, so offload paths are the same on every replay
     step: int = 0
@@ -55,7 +55,7 @@ class Cursor:
         return self.call(text, [("write_file", {"file_path": path, "content": content})])
 
 
-def cursor_from(turn: Turn, state: Mapping[str, Any]) -> Cursor:
+def cursor_from(turn: PlanTurn, state: Mapping[str, Any]) -> Cursor:
     return Cursor(
         turn=turn, index=int(state["index"]), ids=str(state["ids"]), step=int(state["step"]),
         retrievals=int(state["retrievals"]), rounds=int(state.get("rounds", 0)),

@@ -4,7 +4,7 @@ drafted for a `Compose` step, a subagent's notable findings for `ReportFindings`
 from __future__ import annotations
 
 from evals.simulated.plan import Compose, ReportFindings
-from evals.simulated.reader import Reader, preference, template_sections
+from evals.simulated.reader import RequestReader, preference, template_sections
 
 
 def findings(step: ReportFindings, texts: list[str]) -> str:
@@ -20,7 +20,7 @@ def findings(step: ReportFindings, texts: list[str]) -> str:
     return "\n".join(f"- {f}" for f in list(found)[: step.limit])
 
 
-def compose(step: Compose, reader: Reader, key: str) -> str:
+def compose(step: Compose, reader: RequestReader, key: str) -> str:
     sections = template_sections(reader.texts) or list(step.fallback_sections)
     bullets = "bullet" in (preference(reader.texts) or "").split(", not")[0]
     by_section: dict[str, list[str]] = {s: [] for s in sections}

@@ -55,8 +55,8 @@ from evals.simulated.plan import (
 from evals.simulated.reader import (
     FALLIBLE,
     LINE_NUMBER,
-    Reader,
     ReaderConfig,
+    RequestReader,
     preference,
     skill_path,
     strip_line_numbers,
@@ -293,7 +293,9 @@ class SimulatedModel:
                 i + 1 for i, m in enumerate(messages)
                 if m.role == "tool" and m.tool_call_id in self._retrievals.recall_ids
             )  # fmt: skip
-            reader = Reader(self.reader, texts, tokens, self.seed, newest_turns(messages), again)
+            reader = RequestReader(
+                self.reader, texts, tokens, self.seed, newest_turns(messages), again
+            )
             if isinstance(step, Act):
                 cursor.step += 1
                 return self._noted(cursor, step, reader)
@@ -325,7 +327,7 @@ class SimulatedModel:
                 return cursor.read(f"Reading the {step.topic} skill first.", path)
         return ModelResponse(text=cursor.turn.final)
 
-    def _noted(self, cursor: Cursor, step: Act, reader: Reader) -> ModelResponse:
+    def _noted(self, cursor: Cursor, step: Act, reader: RequestReader) -> ModelResponse:
         """A recorded step whose note and arguments carry what the agent read just now."""
         values = {}
         for slot, cue in step.slots:
@@ -358,7 +360,7 @@ class SimulatedModel:
         return cursor.write("Saving this preference to memory.", step.path, content)
 
     def _memorize(
-        self, cursor: Cursor, step: Memorize, messages: Sequence[Message], reader: Reader
+        self, cursor: Cursor, step: Memorize, messages: Sequence[Message], reader: RequestReader
     ) -> ModelResponse:
         """Append `step.lines` after the memory file's last line (see `Memorize`)."""
         result = next((m for m in messages if m.tool_call_id == cursor.pending), None)

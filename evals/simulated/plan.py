@@ -150,7 +150,7 @@ Step = Act | Answer | ReadSkill | Compose | Remember | Memorize | ReportFindings
 
 
 @dataclass(frozen=True)
-class Turn:
+class PlanTurn:
     """One user turn and the agent's steps in answer to it. The model recognises the turn by
     the first line of `prompt` (what survives when a long message is offloaded)."""
 
@@ -168,8 +168,8 @@ class Turn:
 class Plan:
     """The main agent's turns in order, and the subagent tasks (recognised by their text)."""
 
-    turns: tuple[Turn, ...] = ()
-    tasks: tuple[Turn, ...] = ()
+    turns: tuple[PlanTurn, ...] = ()
+    tasks: tuple[PlanTurn, ...] = ()
 
     def __post_init__(self) -> None:
         keys = [t.key for t in (*self.turns, *self.tasks)]

@@ -149,7 +149,7 @@ class Reading:
 
 
 @dataclass(frozen=True)
-class Reader:
+class RequestReader:
     """A reader over one request: `texts` oldest first, `tokens` the request's length;
     `recent` the index of the first text of the newest turns (read without misses);
     `unreliable` the indexes of texts read with misses wherever they stand: the results of

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from evals.simulated.cursor import Cursor
 from evals.simulated.plan import Answer
 from evals.simulated.queries import grep_query, lookups, pointers, signature
-from evals.simulated.reader import DONT_KNOW, Reader, ReaderConfig
+from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader
 from evals.simulated.request import earlier_size, offloaded_to
 from harness.messages import Message, ModelResponse
 from harness.tokens import TokenCounter
@@ -31,7 +31,7 @@ class Retrievals:
         window: int | None,
         cursor: Cursor,
         step: Answer,
-        reader: Reader,
+        reader: RequestReader,
         messages: Sequence[Message],
         offered: set[str],
     ) -> ModelResponse:

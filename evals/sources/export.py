@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evals.sources.trace import Message, ToolCall, ToolDef, Trace
+from evals.sources.trace import ToolDef, Trace, TraceMessage, TraceToolCall
 
 EXPORT_FORMATS = ("openai-chat", "anthropic", "otel-genai")
 
@@ -52,11 +52,11 @@ def run_trace(db: str, run_id: str) -> Trace:
             trace.system = trace.system or text
             continue
         trace.messages.append(
-            Message(
+            TraceMessage(
                 row.role,
                 text,
                 [
-                    ToolCall(c.id, c.name, dict(c.arguments), c.raw_arguments)
+                    TraceToolCall(c.id, c.name, dict(c.arguments), c.raw_arguments)
                     for c in row.tool_calls
                 ],
                 tool_call_id=row.tool_call_id,
@@ -80,7 +80,7 @@ def export_trace(trace: Trace, format: str) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
 
 
-def _arguments(call: ToolCall) -> str:
+def _arguments(call: TraceToolCall) -> str:
     return call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
 
 
@@ -146,7 +146,7 @@ def to_anthropic(trace: Trace) -> dict[str, Any]:
     return doc
 
 
-def _otel_message(m: Message) -> dict[str, Any]:
+def _otel_message(m: TraceMessage) -> dict[str, Any]:
     if m.role == "tool":
         return {"role": "tool", "parts": [
             {"type": "tool_call_response", "id": m.tool_call_id, "response": m.text}

@@ -18,7 +18,7 @@ _FIGURE = re.compile(r"(?<![\w.\-/])-?\d[\d,]*(?:\.\d+)?(?![\w\-/]|\.\d)")
 
 
 @dataclass
-class Fact:
+class NotedValue:
     """A value the agent wrote down that it had read in a tool result."""
 
     slot: str
@@ -38,7 +38,7 @@ class Planner:
 
     def __init__(self, literal: Sequence[str]) -> None:
         self.literal = literal  # replayed verbatim: the system prompt first, the user turns
-        self.facts: dict[str, Fact] = {}
+        self.facts: dict[str, NotedValue] = {}
         # (value, turn, where, line) of what the user said and the agent wrote down later
         self.user_said: list[tuple[str, int, str, str]] = []
 
@@ -81,7 +81,7 @@ class Planner:
     def _slotted(
         self, text: str, sources: list[Source], turn: int, where: str, slots: dict[str, Found]
     ) -> str:
-        chosen: list[tuple[int, int, Fact]] = []
+        chosen: list[tuple[int, int, NotedValue]] = []
         for value in self._candidates(text, sources):
             at = spans(value, text)
             fact = self._fact(value, sources, turn, _line_around(text, at[0]) if at else "")
@@ -107,7 +107,9 @@ class Planner:
         """Values in `text` that a tool result showed and the user or the prompt did not."""
         return candidates(text, [s.text for s in sources if s.kind == "tool"], self.literal)
 
-    def _fact(self, value: str, sources: list[Source], turn: int, context: str) -> Fact | None:
+    def _fact(
+        self, value: str, sources: list[Source], turn: int, context: str
+    ) -> NotedValue | None:
         fact = self.facts.get(value)
         found = find_cue(value, sources, context)
         if found is None or "tool" not in found.kinds:
@@ -118,7 +120,7 @@ class Planner:
             return fact
         if fact is None:
             read = min(s.turn for s in sources if s.kind == "tool" and spans(value, s.text))
-            fact = Fact(f"fact_{len(self.facts) + 1}", value, found, read, context=context)
+            fact = NotedValue(f"fact_{len(self.facts) + 1}", value, found, read, context=context)
             self.facts[value] = fact
         else:
             fact.found = found  # every form it has been written in so far

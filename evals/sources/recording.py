@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from evals.errors import RunNotFoundError
 from evals.scenarios.format import reply_key
 from evals.sources.cues import Source
-from evals.sources.plan import WRITTEN_ARGS, Fact, Planner
+from evals.sources.plan import WRITTEN_ARGS, NotedValue, Planner
 from evals.sources.redact import Redactor
 from harness.files.storage import whole_content
 
@@ -47,7 +47,7 @@ class Recording:
     """Everything read from the store, before probes are derived."""
 
     turns: list[RecordedTurn]
-    facts: list[Fact]
+    facts: list[NotedValue]
     sources: list[Source]
     files: dict[str, tuple[int, str]]  # path -> (turn last written, final content)
     notes: dict[str, tuple[int, str]]  # path -> (turn, the note of the write)

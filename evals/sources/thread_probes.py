@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from evals.sources.cues import Found, Source, find_cue, label_pattern, spans
 
 if TYPE_CHECKING:
-    from evals.sources.plan import Fact
+    from evals.sources.plan import NotedValue
     from evals.sources.recording import RecordedTurn, Recording
 
 MAX_PROBES = 60
@@ -115,7 +115,7 @@ def _kind_of(question: str) -> str:
     return "recall"
 
 
-def _asked(fact: Fact, sources: list[Source], turn: int) -> Found | None:
+def _asked(fact: NotedValue, sources: list[Source], turn: int) -> Found | None:
     """The fact's cue over everything read up to the turn it is asked after, if a label
     still tells it apart: a label unique when the fact was used may show another value
     in an article read later."""
@@ -232,7 +232,7 @@ def _user_facts(recording: Recording, last: str) -> list[dict[str, Any]]:
     return out
 
 
-def _uses(fact: Fact) -> list[str]:
+def _uses(fact: NotedValue) -> list[str]:
     return list(dict.fromkeys(where for _, where in fact.uses))
 
 

@@ -31,7 +31,7 @@ from evals.sources.leaks import drop_leaks
 from evals.sources.recording import BUILTIN_TOOLS
 from evals.sources.redact import Redactor
 from evals.sources.thread_import import _profile_window, probe_counts
-from evals.sources.trace import GroundTruth, Message, ToolCall, ToolDef, Trace
+from evals.sources.trace import GroundTruth, ToolDef, Trace, TraceMessage, TraceToolCall
 from evals.sources.trace_probes import in_asked_order, trace_probes
 from evals.sources.walk import Walk, walk_trace
 from harness.errors import UnknownModelError
@@ -155,9 +155,9 @@ def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
     ground truth, metadata, subagents), so no slot, cue or probe is built from a secret."""
     r = redactor
 
-    def message(m: Message) -> Message:
+    def message(m: TraceMessage) -> TraceMessage:
         calls = [
-            ToolCall(c.id, c.name, r.value(c.arguments),
+            TraceToolCall(c.id, c.name, r.value(c.arguments),
                      r.text(c.raw_arguments) if c.raw_arguments is not None else None)
             for c in m.tool_calls
         ]  # fmt: skip

@@ -35,7 +35,7 @@ class Skipped:
 
 
 @dataclass
-class ToolCall:
+class TraceToolCall:
     """A call the model made. `arguments` is the decoded object; `raw_arguments` the text the
     model wrote when it was not valid JSON (then `arguments` is `{}`)."""
 
@@ -46,7 +46,7 @@ class ToolCall:
 
 
 @dataclass
-class Usage:
+class TraceUsage:
     """What one model call cost in the original harness (any part may be unknown)."""
 
     input_tokens: int | None = None
@@ -57,7 +57,7 @@ class Usage:
 
 
 @dataclass
-class Message:
+class TraceMessage:
     """One message of the conversation, in the order the model saw them.
 
     A tool result is its own `tool` message naming the call it answers (`tool_call_id`),
@@ -66,11 +66,11 @@ class Message:
 
     role: Role
     text: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_calls: list[TraceToolCall] = field(default_factory=list)
     tool_call_id: str | None = None  # role "tool": the call this answers
     tool_name: str | None = None  # role "tool": the tool, when the format says it
     is_error: bool = False  # role "tool": the tool reported failure
-    usage: Usage | None = None  # role "assistant": the call that produced it
+    usage: TraceUsage | None = None  # role "assistant": the call that produced it
     model: str | None = None  # role "assistant": the model that wrote it
     where: Where | None = None
 
@@ -124,7 +124,7 @@ class Trace:
     id: str
     format: str  # the parser's name: "openai-chat", "anthropic", "claude-code", ...
     source: str  # the file it was read from
-    messages: list[Message] = field(default_factory=list)
+    messages: list[TraceMessage] = field(default_factory=list)
     system: str = ""  # the system prompt, when the format keeps it apart from messages
     tools: list[ToolDef] = field(default_factory=list)
     model: str | None = None

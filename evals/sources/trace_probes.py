@@ -21,7 +21,7 @@ from typing import Any
 
 from evals.sources.cues import Found, find_cue, spans
 from evals.sources.trace import GroundTruth
-from evals.sources.walk import Point, Shown, Use, Walk, common
+from evals.sources.walk import ReplayPoint, Shown, Use, Walk, common
 
 MAX_PROBES = 40
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
@@ -86,7 +86,7 @@ def _distinct_questions(probes: list[dict[str, Any]]) -> None:
             seen[key] = 1
 
 
-def _where(point: Point, many_turns: bool) -> str:
+def _where(point: ReplayPoint, many_turns: bool) -> str:
     step = f"Step {point.step + 1}"
     return f"{step} of turn {point.turn_index + 1}" if many_turns else step
 
@@ -125,7 +125,7 @@ def _cue_for(walk: Walk, value: str, message: int, context: str) -> tuple[Found,
 
 
 def _probe(
-    id_: str, question: str, answer: str, point: Point, found: Found, shown: Shown,
+    id_: str, question: str, answer: str, point: ReplayPoint, found: Found, shown: Shown,
     origin: str, used: str,
 ) -> dict[str, Any]:  # fmt: skip
     return {
@@ -149,7 +149,7 @@ def _probe(
     }
 
 
-def _step_number(point: Point) -> str:
+def _step_number(point: ReplayPoint) -> str:
     return f"turn {point.turn_index + 1} step {point.step + 1}"
 
 
@@ -164,9 +164,9 @@ def _use_probe(walk: Walk, use: Use, many_turns: bool) -> dict[str, Any] | None:
                   " ".join(used))  # fmt: skip
 
 
-def _end(walk: Walk) -> Point:
+def _end(walk: Walk) -> ReplayPoint:
     last = walk.turns[-1]
-    return Point(last["id"], len(walk.turns) - 1, len(last["steps"]), 1 << 30, walk.tokens)
+    return ReplayPoint(last["id"], len(walk.turns) - 1, len(last["steps"]), 1 << 30, walk.tokens)
 
 
 def _ground_truth(walk: Walk, truth: GroundTruth, many_turns: bool) -> list[dict[str, Any]]:
@@ -175,7 +175,7 @@ def _ground_truth(walk: Walk, truth: GroundTruth, many_turns: bool) -> list[dict
     out: list[dict[str, Any]] = []
     asked: set[tuple[str, str, str]] = set()
 
-    def add(question: str, value: str, point: Point, context: str, used: str) -> None:
+    def add(question: str, value: str, point: ReplayPoint, context: str, used: str) -> None:
         made = _cue_for(walk, value, point.message, context)
         if made is None:
             return

@@ -21,7 +21,7 @@ from evals.simulated.plan import escape_slots
 from evals.sources.cues import Found, Source, find_cue, spans
 from evals.sources.plan import Planner
 from evals.sources.redact import MASK
-from evals.sources.trace import ToolCall, Trace
+from evals.sources.trace import Trace, TraceToolCall
 from harness.tokens import TokenCounter
 
 # Arguments that hold what the agent writes into a file (Claude Code's Write/Edit, the
@@ -42,7 +42,7 @@ UseKind = Literal["argument", "command", "content", "answer"]
 
 
 @dataclass(frozen=True)
-class Point:
+class ReplayPoint:
     """A place in the replay: before step `step` (0-based) of turn `turn`; `step` is the
     turn's step count for its final answer. `message` indexes the trace's messages."""
 
@@ -58,7 +58,7 @@ class Use:
     """A value the agent used at `point` that an earlier tool result or user message showed."""
 
     value: str
-    point: Point
+    point: ReplayPoint
     kind: UseKind
     tool: str | None  # the (renamed) tool of the call, None for an answer
     argument: str | None
@@ -90,7 +90,7 @@ class Walk:
     shown: list[Shown] = field(default_factory=list)
     agent: list[tuple[int, str]] = field(default_factory=list)  # (message, text) it wrote
     uses: list[Use] = field(default_factory=list)
-    calls: list[tuple[Point, str, dict[str, Any]]] = field(default_factory=list)
+    calls: list[tuple[ReplayPoint, str, dict[str, Any]]] = field(default_factory=list)
     system: str = ""
     tokens: int = 0
 
@@ -329,7 +329,7 @@ def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
             continue
         if m.role != "assistant":
             continue  # a system message mid-run: the replay's harness sends its own
-        point = Point(turn["id"], index, len(turn["steps"]), i, tokens_before)
+        point = ReplayPoint(turn["id"], index, len(turn["steps"]), i, tokens_before)
         if not m.tool_calls:
             if m.text.strip():
                 turn["final"] = m.text
@@ -370,12 +370,12 @@ def _rendered(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n".join(parts)
 
 
-def _kind(call: ToolCall) -> str:
+def _kind(call: TraceToolCall) -> str:
     kind = str(call.arguments.get("subagent_type") or "general-purpose")
     return re.sub(r"[^A-Za-z0-9_\-]+", "-", kind).strip("-") or "general-purpose"
 
 
-def _task(walk: Walk, sub: Trace, call: ToolCall, names: dict[str, str],
+def _task(walk: Walk, sub: Trace, call: TraceToolCall, names: dict[str, str],
           counter: TokenCounter) -> str:  # fmt: skip
     """The subagent run `sub` as a task of the walk; returns its prompt (what the parent's
     `task` call passes, and what the replayed subagent recognises its task by)."""
@@ -428,7 +428,7 @@ def _occurrence(walk: Walk, name: str, args: dict[str, Any]) -> int:
     return 1 + sum(reply_key(r["tool"], r["arguments"]) == key for r in walk.replies)
 
 
-def _call_uses(walk: Walk, name: str, args: dict[str, Any], point: Point) -> None:
+def _call_uses(walk: Walk, name: str, args: dict[str, Any], point: ReplayPoint) -> None:
     for key, value in args.items():
         if isinstance(value, bool) or value is None:
             continue
@@ -448,7 +448,7 @@ def _call_uses(walk: Walk, name: str, args: dict[str, Any], point: Point) -> Non
         _add_uses(walk, values, text, point, kind, name, key)
 
 
-def _answer_uses(walk: Walk, text: str, point: Point) -> None:
+def _answer_uses(walk: Walk, text: str, point: ReplayPoint) -> None:
     from evals.sources.plan import candidates
 
     shown = [s.source.text for s in walk.shown if s.message < point.message]
@@ -457,7 +457,7 @@ def _answer_uses(walk: Walk, text: str, point: Point) -> None:
 
 
 def _add_uses(
-    walk: Walk, values: list[str], text: str, point: Point, kind: UseKind, tool: str | None,
+    walk: Walk, values: list[str], text: str, point: ReplayPoint, kind: UseKind, tool: str | None,
     argument: str | None,
 ) -> None:  # fmt: skip
     whole = text.strip()

@@ -22,7 +22,7 @@ from evals.sources.formats.source import (
     trace_id,
     usage_of,
 )
-from evals.sources.trace import Compaction, Message, Skipped, ToolCall, Trace, Where
+from evals.sources.trace import Compaction, Skipped, Trace, TraceMessage, TraceToolCall, Where
 
 NAME = "anthropic"
 SKIPPED_BLOCKS = ("thinking", "redacted_thinking")
@@ -79,7 +79,7 @@ def add_content(
         )
         return
     texts: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[TraceToolCall] = []
     made = False  # an assistant message of this content is in `trace` (it carries the usage)
 
     def flush() -> None:
@@ -87,7 +87,7 @@ def add_content(
         text = "\n".join(t for t in texts if t)
         if text or calls or (usage and not made):
             trace.messages.append(
-                Message("assistant", text, calls, usage=None if made else usage,
+                TraceMessage("assistant", text, calls, usage=None if made else usage,
                         model=model, where=where)
             )  # fmt: skip
             made = True
@@ -103,7 +103,7 @@ def add_content(
             calls.append(tool_call(block.get("id"), block.get("name"), block.get("input")))
         elif kind == "tool_result" and role == "user":
             trace.messages.append(
-                Message(
+                TraceMessage(
                     "tool",
                     content_text(block.get("content")),
                     tool_call_id=str(block.get("tool_use_id")),
@@ -115,7 +115,7 @@ def add_content(
             flush()
             text, failed = _server_result(block.get("content"))
             trace.messages.append(
-                Message("tool", text, tool_call_id=str(block.get("tool_use_id")),
+                TraceMessage("tool", text, tool_call_id=str(block.get("tool_use_id")),
                         is_error=failed or bool(block.get("is_error")), where=where)
             )  # fmt: skip
         elif kind == "compaction":
@@ -131,7 +131,7 @@ def add_content(
         return
     text = "\n".join(t for t in texts if t)
     if role == "user" and text:
-        trace.messages.append(Message("user", text, where=where))
+        trace.messages.append(TraceMessage("user", text, where=where))
 
 
 def _server_result(content: Any) -> tuple[str, bool]:

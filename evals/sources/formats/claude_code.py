@@ -33,7 +33,7 @@ from typing import Any
 
 from evals.sources.formats.anthropic import add_content
 from evals.sources.formats.source import content_text, read_records, usage_of
-from evals.sources.trace import Compaction, Message, Skipped, ToolDef, Trace, Where
+from evals.sources.trace import Compaction, Skipped, ToolDef, Trace, TraceMessage, Where
 
 NAME = "claude-code"
 TASK_TOOLS = ("Task", "Agent")
@@ -50,7 +50,7 @@ class _Event:
     where: Where
     sidechain: bool
     kind: str  # user | assistant | system | summary ...
-    messages: list[Message] = field(default_factory=list)
+    messages: list[TraceMessage] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     message_id: str | None = None
     compact_boundary: bool = False
@@ -302,7 +302,7 @@ def _with_beside(uuid: str, after: dict[str, list[str]]) -> list[str]:
 
 def _fill(trace: Trace, chain: list[_Event]) -> None:
     """The chain's messages into `trace`, merging the events of one assistant message."""
-    last_assistant: Message | None = None
+    last_assistant: TraceMessage | None = None
     last_id: str | None = None
     pending: Compaction | None = None
     for event in chain:

@@ -25,7 +25,7 @@ from evals.sources.formats.source import (
     obj,
     trace_id,
 )
-from evals.sources.trace import GroundTruth, Message, Skipped, ToolCall, Trace, Usage
+from evals.sources.trace import GroundTruth, Skipped, Trace, TraceMessage, TraceToolCall, TraceUsage
 
 NAME = "mini-swe-agent"
 # The fences and tags mini-swe-agent's configs parse actions from (v1 ```bash, v2 defaults).
@@ -55,7 +55,7 @@ def read(path: Path) -> Iterator[Trace]:
         trace.ground_truth = _ground_truth(info)
         model = obj(obj(info.get("config")).get("model"))
         trace.model = model.get("model_name") if isinstance(model.get("model_name"), str) else None
-        open_call: ToolCall | None = None
+        open_call: TraceToolCall | None = None
         calls = 0
         for raw, where in zip(conv.items, conv.wheres, strict=True):
             if not isinstance(raw, dict):
@@ -83,7 +83,7 @@ def read(path: Path) -> Iterator[Trace]:
                 # The environment's answer to the command (its output, a timeout, an error).
                 failed = _returncode(raw, text) not in (None, 0)
                 trace.messages.append(
-                    Message(
+                    TraceMessage(
                         "tool",
                         text,
                         tool_call_id=open_call.id,
@@ -94,25 +94,27 @@ def read(path: Path) -> Iterator[Trace]:
                 )
                 open_call = None
                 continue
-            message = Message(role, text, where=where)
+            message = TraceMessage(role, text, where=where)
             commands = _commands(raw, text) if role == "assistant" else []
             if len(commands) == 1:  # mini-swe-agent runs exactly one block, else says so
                 calls += 1
-                open_call = ToolCall(f"bash-{calls}", "bash", {"command": commands[0]})
+                open_call = TraceToolCall(f"bash-{calls}", "bash", {"command": commands[0]})
                 message.tool_calls.append(open_call)
             trace.messages.append(message)
         submission = info.get("submission")
         if open_call is not None and isinstance(submission, str) and submission:
             # The last command submits: its output is the submission the run recorded.
             trace.messages.append(
-                Message("tool", submission, tool_call_id=open_call.id, tool_name="bash")
+                TraceMessage("tool", submission, tool_call_id=open_call.id, tool_name="bash")
             )
         if not trace.ground_truth.patch_files:  # no `info` (a bare list): what it submitted
             trace.ground_truth.patch_files = patch_files(_submitted(trace))
         cost = _cost(info.get("model_stats"))
         last = next((m for m in reversed(trace.messages) if m.role == "assistant"), None)
         if cost is not None and last is not None:
-            last.usage = Usage(cost_usd=cost)  # the run's total: the trace keeps no per-call cost
+            last.usage = TraceUsage(
+                cost_usd=cost
+            )  # the run's total: the trace keeps no per-call cost
         yield trace
     if skipped:
         yield Trace(path.stem, NAME, str(path), skipped=skipped)

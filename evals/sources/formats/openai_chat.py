@@ -25,10 +25,10 @@ from evals.sources.formats.source import (
 from evals.sources.trace import (
     ExpectedAction,
     GroundTruth,
-    Message,
     Role,
     Skipped,
     Trace,
+    TraceMessage,
 )
 
 NAME = "openai-chat"
@@ -76,7 +76,7 @@ def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> No
             if role == "function" and cid is None:  # legacy: answers the last call by name
                 cid = _open_legacy_call(trace, raw.get("name"))
             trace.messages.append(
-                Message(
+                TraceMessage(
                     "tool",
                     content_text(raw.get("content")),
                     tool_call_id=None if cid is None else str(cid),
@@ -94,7 +94,7 @@ def fill(trace: Trace, conv: Conversation, *, messages_only: bool = False) -> No
             trace.system = f"{trace.system}\n\n{text}" if trace.system else text
             continue
         usage = usage_of(raw.get("usage"))
-        message = Message(ROLES[role], text, where=where, usage=usage)
+        message = TraceMessage(ROLES[role], text, where=where, usage=usage)
         calls = raw.get("tool_calls") or []
         if not isinstance(calls, list):
             trace.skipped.append(Skipped(where, f"tool_calls that are not a list: {calls!r:.40}"))

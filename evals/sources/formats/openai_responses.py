@@ -31,7 +31,7 @@ from evals.sources.formats.source import (
     trace_id,
     usage_of,
 )
-from evals.sources.trace import Compaction, Message, Skipped, Trace, Usage, Where
+from evals.sources.trace import Compaction, Skipped, Trace, TraceMessage, TraceUsage, Where
 
 NAME = "openai-responses"
 CALLS = ("function_call", "custom_tool_call", "local_shell_call")
@@ -96,11 +96,13 @@ def _add_item(trace: Trace, raw: Any, where: Where) -> None:
         if last is not None and last.role == "assistant":
             last.tool_calls.append(call)  # the text and the calls of one turn
         else:
-            trace.messages.append(Message("assistant", tool_calls=[call], where=where))
+            trace.messages.append(TraceMessage("assistant", tool_calls=[call], where=where))
     elif kind in OUTPUTS:
         cid = raw.get("call_id", raw.get("id"))
         trace.messages.append(
-            Message("tool", content_text(raw.get("output")), tool_call_id=str(cid), where=where)
+            TraceMessage(
+                "tool", content_text(raw.get("output")), tool_call_id=str(cid), where=where
+            )
         )
     elif kind == "compaction":
         summary = content_text(raw.get("summary", raw.get("content")))
@@ -113,7 +115,7 @@ def _add_item(trace: Trace, raw: Any, where: Where) -> None:
         elif role == "system" and not trace.messages:
             trace.system = "\n\n".join(filter(None, (trace.system, text)))
         else:
-            trace.messages.append(Message(role, text, where=where))
+            trace.messages.append(TraceMessage(role, text, where=where))
     else:
         trace.skipped.append(Skipped(where, f"an item of unknown type {kind!r}"))
 
@@ -163,7 +165,7 @@ def _add_usage(trace: Trace, usage: dict[str, Any]) -> None:
     last = next((m for m in reversed(trace.messages) if m.role == "assistant"), None)
     if last is None or not usage or last.usage is not None:
         return
-    last.usage = Usage(
+    last.usage = TraceUsage(
         input_tokens=int_or_none(usage.get("input_tokens")),
         output_tokens=int_or_none(usage.get("output_tokens")),
         cache_read_tokens=int_or_none(usage.get("cached_input_tokens")),

@@ -30,7 +30,7 @@ from evals.sources.formats.source import (
     read_records,
     tool_call,
 )
-from evals.sources.trace import Compaction, Message, Role, Skipped, Trace, Usage, Where
+from evals.sources.trace import Compaction, Role, Skipped, Trace, TraceMessage, TraceUsage, Where
 
 NAME = "otel-genai"
 ROLES: dict[str, Role] = {
@@ -97,7 +97,7 @@ def _json(value: Any) -> Any:
 
 
 def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
-    history: list[Message] = []  # what the last call's input and output held
+    history: list[TraceMessage] = []  # what the last call's input and output held
     tool_spans = []
     for _start, span, where in group:
         attrs = attributes(span.get("attributes"))
@@ -127,7 +127,7 @@ def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
             new = inputs[last + 1 :]
         else:
             new = inputs[len(history) :]
-        usage = Usage(
+        usage = TraceUsage(
             input_tokens=int_or_none(_first(attrs, "gen_ai.usage.input_tokens",
                                             "gen_ai.usage.prompt_tokens",
                                             "ai.usage.inputTokens", "ai.usage.promptTokens",
@@ -152,15 +152,15 @@ def _fill(trace: Trace, group: list[tuple[int, dict[str, Any], Where]]) -> None:
             cid = str(attrs.get("gen_ai.tool.call.id") or f"tool-{len(trace.messages)}")
             name = attrs.get("gen_ai.tool.name") or "tool"
             call = tool_call(cid, name, _json(attrs.get("gen_ai.tool.call.arguments")))
-            trace.messages.append(Message("assistant", tool_calls=[call], where=where))
+            trace.messages.append(TraceMessage("assistant", tool_calls=[call], where=where))
             result = attrs.get("gen_ai.tool.call.result")
             text = result if isinstance(result, str) else json.dumps(result)
-            trace.messages.append(Message("tool", text, tool_call_id=cid, where=where))
+            trace.messages.append(TraceMessage("tool", text, tool_call_id=cid, where=where))
 
 
 def _messages(
     attrs: dict[str, Any], events: list[Any], where: Where
-) -> tuple[list[Message], list[Message], str]:
+) -> tuple[list[TraceMessage], list[TraceMessage], str]:
     """The span's input messages, output messages and system instructions."""
     system = ""
     if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
@@ -194,14 +194,14 @@ def _parts_text(parts: Any) -> str:
     return "\n".join(t for t in texts if isinstance(t, str))
 
 
-def _parts_messages(raw: Any, where: Where, role: Role) -> list[Message]:
+def _parts_messages(raw: Any, where: Where, role: Role) -> list[TraceMessage]:
     """Messages of the current convention: `{role, parts: [text | tool_call |
     tool_call_response | ...]}`, a response part its own `tool` message. Instrumentations
     also write Chat messages (`content`, `tool_calls`), a list of JSON strings, or plain
     text: one message of `role`."""
     if isinstance(raw, str):
-        return [Message(role, raw, where=where)] if raw.strip() else []
-    messages: list[Message] = []
+        return [TraceMessage(role, raw, where=where)] if raw.strip() else []
+    messages: list[TraceMessage] = []
     for item in raw if isinstance(raw, list) else []:
         item = _json(item)
         if not isinstance(item, dict):
@@ -221,11 +221,13 @@ def _parts_messages(raw: Any, where: Where, role: Role) -> list[Message]:
             elif part.get("type") == "tool_call_response":
                 response = part.get("response", part.get("result"))
                 out = response if isinstance(response, str) else json.dumps(response)
-                messages.append(Message("tool", out, tool_call_id=str(part.get("id")), where=where))
+                messages.append(
+                    TraceMessage("tool", out, tool_call_id=str(part.get("id")), where=where)
+                )
         if kind == "tool":
             continue  # its responses are above
         if text or calls:
-            messages.append(Message(kind, text, calls, where=where))
+            messages.append(TraceMessage(kind, text, calls, where=where))
     return messages
 
 
@@ -233,10 +235,12 @@ _EVENT_ROLES = {"gen_ai.system.message": "system", "gen_ai.user.message": "user"
                 "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}  # fmt: skip
 
 
-def _event_messages(events: list[Any], where: Where) -> tuple[list[Message], list[Message]]:
+def _event_messages(
+    events: list[Any], where: Where
+) -> tuple[list[TraceMessage], list[TraceMessage]]:
     """Messages of the older convention: one span event per message, `gen_ai.choice` out."""
-    inputs: list[Message] = []
-    outputs: list[Message] = []
+    inputs: list[TraceMessage] = []
+    outputs: list[TraceMessage] = []
     for event in events:
         name = event.get("name") if isinstance(event, dict) else None
         ev = attributes(event.get("attributes")) if isinstance(event, dict) else {}
@@ -251,11 +255,11 @@ def _event_messages(events: list[Any], where: Where) -> tuple[list[Message], lis
     return inputs, outputs
 
 
-def _chat_message(role: str, body: dict[str, Any], where: Where) -> Message:
+def _chat_message(role: str, body: dict[str, Any], where: Where) -> TraceMessage:
     content = body.get("content")
     decoded = _json(content)  # a list of parts may come as JSON text; any other text is text
     content = decoded if isinstance(decoded, list) else content
-    message = Message(role, content_text(content), where=where)  # type: ignore[arg-type]
+    message = TraceMessage(role, content_text(content), where=where)  # type: ignore[arg-type]
     if role == "tool":
         message.tool_call_id = str(body.get("id") or body.get("tool_call_id"))
     for call in _objects(_json(body.get("tool_calls"))):
@@ -267,11 +271,13 @@ def _chat_message(role: str, body: dict[str, Any], where: Where) -> Message:
     return message
 
 
-def _flat_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], list[Message]]:
+def _flat_messages(
+    attrs: dict[str, Any], where: Where
+) -> tuple[list[TraceMessage], list[TraceMessage]]:
     """`gen_ai.prompt.N.*` and `gen_ai.completion.N.*` (OpenLLMetry and other early
     instrumentations): `role`, `content`, a tool message's `tool_call_id`, and each call as
     `tool_calls.M.id`, `.name`, `.arguments`."""
-    found: tuple[list[Message], list[Message]] = ([], [])
+    found: tuple[list[TraceMessage], list[TraceMessage]] = ([], [])
     for side, prefix in enumerate(("gen_ai.prompt.", "gen_ai.completion.")):
         n = 0
         while any(
@@ -281,8 +287,8 @@ def _flat_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], 
             role = ROLES.get(str(attrs.get(f"{at}role")), "assistant" if side else "user")
             content = attrs.get(f"{at}content")
             decoded = _json(content)  # a list of parts is written as JSON text
-            message = Message(role, content_text(decoded if isinstance(decoded, list) else content),
-                              where=where)  # fmt: skip
+            text = content_text(decoded if isinstance(decoded, list) else content)
+            message = TraceMessage(role, text, where=where)
             if role == "tool":
                 message.tool_call_id = str(attrs.get(f"{at}tool_call_id"))
             m = 0
@@ -303,7 +309,9 @@ def _first(attrs: dict[str, Any], *keys: str) -> Any:
     return next((attrs[k] for k in keys if k in attrs), None)
 
 
-def _vercel_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message], list[Message]]:
+def _vercel_messages(
+    attrs: dict[str, Any], where: Where
+) -> tuple[list[TraceMessage], list[TraceMessage]]:
     """Vercel AI SDK spans (`ai.generateText.doGenerate`, `ai.streamText.doStream`):
     `ai.prompt.messages` is the call's input in the SDK's own shape (content a string or
     parts `text`, `tool-call`, `tool-result`), `ai.response.text` and `ai.response.toolCalls`
@@ -311,14 +319,14 @@ def _vercel_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message]
     raw = _json(attrs.get("ai.prompt.messages"))
     if not isinstance(raw, list):
         return [], []
-    inputs: list[Message] = []
+    inputs: list[TraceMessage] = []
     for item in (_json(x) for x in raw):
         if not isinstance(item, dict):
             continue
         role = ROLES.get(str(item.get("role")), "user")
         content = item.get("content")
         if isinstance(content, str):
-            inputs.append(Message(role, content, where=where))
+            inputs.append(TraceMessage(role, content, where=where))
             continue
         texts: list[str] = []
         calls = []
@@ -332,12 +340,12 @@ def _vercel_messages(attrs: dict[str, Any], where: Where) -> tuple[list[Message]
             elif kind == "tool-result":
                 text = _result_text(part.get("output", part.get("result")))
                 cid = str(part.get("toolCallId"))
-                inputs.append(Message("tool", text, tool_call_id=cid, where=where))
+                inputs.append(TraceMessage("tool", text, tool_call_id=cid, where=where))
             else:
                 texts.append(f"[{kind}]")
         if role != "tool" and (texts or calls):
-            inputs.append(Message(role, "\n".join(texts), calls, where=where))
-    out = Message("assistant", str(attrs.get("ai.response.text") or ""), where=where)
+            inputs.append(TraceMessage(role, "\n".join(texts), calls, where=where))
+    out = TraceMessage("assistant", str(attrs.get("ai.response.text") or ""), where=where)
     for call in _objects(_json(attrs.get("ai.response.toolCalls"))):
         arguments = call.get("input", call.get("args"))
         out.tool_calls.append(tool_call(call.get("toolCallId"), call.get("toolName"), arguments))
@@ -353,12 +361,12 @@ def _result_text(output: Any) -> str:
 
 def _openinference_messages(
     attrs: dict[str, Any], where: Where
-) -> tuple[list[Message], list[Message]]:
+) -> tuple[list[TraceMessage], list[TraceMessage]]:
     """OpenInference LLM spans (Arize Phoenix; the OpenAI Agents SDK's usual OTel route):
     `llm.input_messages.N.message.role|content|tool_call_id` and
     `....message.tool_calls.M.tool_call.id|function.name|function.arguments`, the output
     under `llm.output_messages.N`."""
-    found: tuple[list[Message], list[Message]] = ([], [])
+    found: tuple[list[TraceMessage], list[TraceMessage]] = ([], [])
     for side, prefix in enumerate(("llm.input_messages.", "llm.output_messages.")):
         n = 0
         while f"{prefix}{n}.message.role" in attrs or f"{prefix}{n}.message.content" in attrs:
@@ -370,7 +378,7 @@ def _openinference_messages(
                 text = "\n".join(
                     str(p) for p in itertools.takewhile(lambda x: x is not None, parts)
                 )
-            message = Message(role, str(text or ""), where=where)
+            message = TraceMessage(role, str(text or ""), where=where)
             if role == "tool":
                 message.tool_call_id = str(attrs.get(f"{at}tool_call_id"))
             m = 0

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from evals.errors import TraceFormatError
-from evals.sources.trace import Message, Skipped, ToolCall, ToolDef, Trace, Usage, Where
+from evals.sources.trace import (
+    Skipped,
+    ToolDef,
+    Trace,
+    TraceMessage,
+    TraceToolCall,
+    TraceUsage,
+    Where,
+)
 
 
 def check_text(path: Path, head: bytes) -> None:
@@ -217,21 +225,21 @@ def content_text(content: Any) -> str:
     return "\n".join(texts)
 
 
-def tool_call(call_id: Any, name: Any, arguments: Any) -> ToolCall:
+def tool_call(call_id: Any, name: Any, arguments: Any) -> TraceToolCall:
     """A call with its arguments decoded: a JSON string, an object, or text kept raw."""
     if isinstance(arguments, dict):
-        return ToolCall(str(call_id), str(name), arguments)
+        return TraceToolCall(str(call_id), str(name), arguments)
     if isinstance(arguments, str):
         try:
             decoded = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError:
             decoded = None
         if isinstance(decoded, dict):
-            return ToolCall(str(call_id), str(name), decoded)
-        return ToolCall(str(call_id), str(name), {}, raw_arguments=arguments)
+            return TraceToolCall(str(call_id), str(name), decoded)
+        return TraceToolCall(str(call_id), str(name), {}, raw_arguments=arguments)
     if arguments is None:
-        return ToolCall(str(call_id), str(name), {})
-    return ToolCall(str(call_id), str(name), {}, raw_arguments=json.dumps(arguments))
+        return TraceToolCall(str(call_id), str(name), {})
+    return TraceToolCall(str(call_id), str(name), {}, raw_arguments=json.dumps(arguments))
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -270,10 +278,10 @@ def finish(trace: Trace) -> None:
     recorded in `skipped` (a replay answers every call with its recorded result); a call id
     used again after its first call was answered is renamed, so each call has its own id.
     An assistant message left with nothing is dropped; subagents are finished too."""
-    calls: dict[str, ToolCall] = {}
+    calls: dict[str, TraceToolCall] = {}
     renamed: dict[str, str] = {}  # an id as the source spells it -> the id its open call got
     answered: set[str] = set()
-    kept: list[Message] = []
+    kept: list[TraceMessage] = []
     for message in trace.messages:
         if message.role == "tool":
             cid = renamed.get(message.tool_call_id or "", message.tool_call_id or "")
@@ -456,12 +464,12 @@ def numbered(convs: Iterator[Conversation]) -> Iterator[tuple[Conversation, int,
         current = following
 
 
-def usage_of(raw: Any) -> Usage | None:
+def usage_of(raw: Any) -> TraceUsage | None:
     """A call's usage in the Anthropic, Chat or Responses spelling (None when absent)."""
     if not isinstance(raw, dict):
         return None
     details = raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
-    usage = Usage(
+    usage = TraceUsage(
         input_tokens=int_or_none(raw.get("input_tokens", raw.get("prompt_tokens"))),
         output_tokens=int_or_none(raw.get("output_tokens", raw.get("completion_tokens"))),
         cache_read_tokens=int_or_none(

@@ -8,7 +8,7 @@ from window_helpers import make_state, tool_group
 from evals import run_cell
 from evals.run.arms import ARMS, arm_params, get_arm
 from evals.run.oracle import Oracle
-from evals.simulated.plan import Act, Answer, Cue, Plan, Turn
+from evals.simulated.plan import Act, Answer, Cue, Plan, PlanTurn
 from harness.errors import HarnessError
 from harness.messages import ModelResponse, assistant, user
 from harness.middleware.base import ModelRequest
@@ -43,9 +43,9 @@ def test_the_oracle_bounds_full_from_below_at_full_accuracy(flagship) -> None:
 def test_the_oracle_keeps_the_newest_line_showing_each_fact_a_remaining_step_reads() -> None:
     cue = Cue((r"Acme revenue: (\d+)",))
     plan = Plan(turns=(
-        Turn("Study Acme.", (Act("Fetching.", (("fetch", {}),)),)),
-        Turn("What is Acme's revenue?", (Answer("revenue", cue),)),
-        Turn("Thanks."),
+        PlanTurn("Study Acme.", (Act("Fetching.", (("fetch", {}),)),)),
+        PlanTurn("What is Acme's revenue?", (Answer("revenue", cue),)),
+        PlanTurn("Thanks."),
     ))  # fmt: skip
     study = [
         user("Study Acme."),

@@ -19,16 +19,16 @@ from evals.simulated import (
     Cue,
     Fact,
     Plan,
+    PlanTurn,
     ReadSkill,
     Remember,
     ReportFindings,
     SimulatedModel,
-    Turn,
     cacheable,
     extractive_summary,
 )
 from evals.simulated.queries import pointers, query_terms
-from evals.simulated.reader import Attention, Reader
+from evals.simulated.reader import Attention, RequestReader
 from harness import ContextOverflowError, Store, create_agent, get_profile, tool
 from harness.errors import UnknownModelError
 from harness.messages import Message, ToolCall, assistant, tool_result, user
@@ -44,13 +44,13 @@ def ask(model: SimulatedModel, messages, system: str = "", settings=None) -> obj
     return asyncio.run(model.request(messages, settings or ModelSettings(), params))
 
 
-def plan(*turns: Turn, tasks: tuple[Turn, ...] = ()) -> Plan:
+def plan(*turns: PlanTurn, tasks: tuple[PlanTurn, ...] = ()) -> Plan:
     return Plan(turns=turns, tasks=tasks)
 
 
 def test_replays_recorded_steps_with_stable_call_ids_then_the_final_text() -> None:
     model = SimulatedModel(
-        plan(Turn("Go.", (Act("Looking.", (("lookup", {"q": "a"}), ("lookup", {"q": "b"}))),),
+        plan(PlanTurn("Go.", (Act("Looking.", (("lookup", {"q": "a"}), ("lookup", {"q": "b"}))),),
                   final="All done."))
     )  # fmt: skip
     first = ask(model, [user("Go.")])
@@ -66,16 +66,16 @@ def test_replays_recorded_steps_with_stable_call_ids_then_the_final_text() -> No
 
 
 def test_answers_only_from_the_request_newest_occurrence_first() -> None:
-    model = SimulatedModel(plan(Turn("What was Acme's revenue?", (Answer("rev", REVENUE),))))
+    model = SimulatedModel(plan(PlanTurn("What was Acme's revenue?", (Answer("rev", REVENUE),))))
     old = assistant("Noted: Acme revenue = 10.5")
     new = assistant("Correction: Acme revenue = 11.0")
     assert ask(model, [old, new, user("What was Acme's revenue?")]).text == "11.0"
-    blank = SimulatedModel(plan(Turn("What was Acme's revenue?", (Answer("rev", REVENUE),))))
+    blank = SimulatedModel(plan(PlanTurn("What was Acme's revenue?", (Answer("rev", REVENUE),))))
     assert ask(blank, [user("What was Acme's revenue?")]).text == DONT_KNOW
 
 
 def test_fetches_from_the_pointed_file_when_the_fact_is_out_of_view() -> None:
-    turn = Turn("What was Acme's revenue?", (Answer("rev", REVENUE),))
+    turn = PlanTurn("What was Acme's revenue?", (Answer("rev", REVENUE),))
     model = SimulatedModel(plan(turn))
     preview = tool_result(
         ToolCall("x1", "export"), "Saved in full to /large_tool_results/x1 (Acme export)"
@@ -162,7 +162,7 @@ def test_extractive_summary_drops_the_oldest_lines_first_when_over_budget() -> N
 
 def test_overflow_raises_like_a_provider_and_bills_nothing() -> None:
     profile = replace(get_profile("simulated"), context_window=50)
-    model = SimulatedModel(plan(Turn("Hi.", ())), profile=profile)
+    model = SimulatedModel(plan(PlanTurn("Hi.", ())), profile=profile)
     with pytest.raises(ContextOverflowError) as err:
         ask(model, [user("Hi. " + "word " * 200)])
     assert err.value.limit == 50
@@ -171,7 +171,7 @@ def test_overflow_raises_like_a_provider_and_bills_nothing() -> None:
 
 def test_cached_tokens_are_the_prefix_shared_with_the_previous_request() -> None:
     assert (cacheable(1000), cacheable(1024), cacheable(1300)) == (0, 1024, 1280)
-    turn = Turn("Go.", (Act("a", (("t", {}),)), Act("b", (("t", {}),))), final="done")
+    turn = PlanTurn("Go.", (Act("a", (("t", {}),)), Act("b", (("t", {}),))), final="done")
     model = SimulatedModel(plan(turn))
     big = user("Go.\n" + "background " * 3000)
     first = ask(model, [big])
@@ -183,8 +183,8 @@ def test_cached_tokens_are_the_prefix_shared_with_the_previous_request() -> None
 
 def test_a_checkpoint_taken_mid_plan_restores_into_a_fresh_model_that_answers_the_same() -> None:
     step = (("t", {}),)
-    turn = Turn("Go.", (Act("a", step), Act("b", step), Act("c", step)), final="done")
-    task = Turn("Sweep Acme.", (Act("s", step), ReportFindings()))
+    turn = PlanTurn("Go.", (Act("a", step), Act("b", step), Act("c", step)), final="done")
+    task = PlanTurn("Sweep Acme.", (Act("s", step), ReportFindings()))
     the_plan = plan(turn, tasks=(task,))
     model = SimulatedModel(the_plan)
     big = user("Go.\n" + "background " * 3000)
@@ -213,7 +213,7 @@ def test_a_checkpoint_taken_mid_plan_restores_into_a_fresh_model_that_answers_th
     assert model.ledger[-2].cached_tokens > 0  # the prompt-cache memory came along too
     assert model.checkpoint() == fresh.checkpoint()
     with pytest.raises(ValueError, match="not turn 0"):
-        SimulatedModel(plan(Turn("Stop."))).restore(state)
+        SimulatedModel(plan(PlanTurn("Stop."))).restore(state)
 
 
 def test_attention_follows_the_nolima_curve_and_is_worst_in_the_middle() -> None:
@@ -232,7 +232,7 @@ def test_the_fallible_reader_misses_with_length_and_depth_and_is_seeded() -> Non
         hits = 0
         for k in range(60):
             before, after = "x" * int(filler * depth), "y" * int(filler * (1 - depth))
-            reader = Reader(FALLIBLE, [before + fact + after], filler // 4, seed)
+            reader = RequestReader(FALLIBLE, [before + fact + after], filler // 4, seed)
             hits += reader.read(REVENUE, f"q{k}").value == "3.5"
         return hits
 
@@ -241,13 +241,13 @@ def test_the_fallible_reader_misses_with_length_and_depth_and_is_seeded() -> Non
     assert seen(0.5, 400_000, 1) < seen(0.5, 8_000, 1) == 60  # longer requests miss more
     # The newest text is read reliably, however long the request.
     assert seen(0.999, 400_000, 1) == 60
-    ideal = Reader(IDEAL, ["x" * 200_000 + fact + "y" * 200_000], 100_000, 1)
+    ideal = RequestReader(IDEAL, ["x" * 200_000 + fact + "y" * 200_000], 100_000, 1)
     assert ideal.read(REVENUE, "q").value == "3.5"
 
 
 def test_a_reader_that_misses_can_return_a_look_alike() -> None:
     text = "x" * 200_000 + "Zeta revenue = 9.9\n" + "y" * 100_000 + "Acme revenue = 3.5\n"
-    readings = [Reader(FALLIBLE, [text + "z" * 200_000], 120_000, 3).read(REVENUE, f"q{k}")
+    readings = [RequestReader(FALLIBLE, [text + "z" * 200_000], 120_000, 3).read(REVENUE, f"q{k}")
                 for k in range(80)]  # fmt: skip
     statuses = {r.status for r in readings}
     assert {"seen", "confused"} <= statuses
@@ -265,7 +265,7 @@ def test_retrieval_queries_come_from_the_question_words() -> None:
 def test_notes_are_filled_from_the_request_never_from_the_plan() -> None:
     note = Act("Noted: Acme revenue = {{rev}}.", (("write_file", {"file_path": "/n.md",
                "content": "- Acme revenue = {{rev}}"}),), slots=(("rev", REVENUE),))  # fmt: skip
-    the_plan = plan(Turn("Note it.", (note,)))
+    the_plan = plan(PlanTurn("Note it.", (note,)))
 
     def written(context: str) -> tuple[str, str]:
         model = SimulatedModel(the_plan)
@@ -279,13 +279,13 @@ def test_notes_are_filled_from_the_request_never_from_the_plan() -> None:
     assert written("[blank]") == ("Noted: Acme revenue = unknown.", "- Acme revenue = unknown")
     assert written("Acme revenue = 23.6")[0] == "Noted: Acme revenue = 23.6."  # copied as seen
     with pytest.raises(ValueError, match="slots without cues"):
-        plan(Turn("Bad.", (Act("{{rev}}", (("t", {}),)),)))
+        plan(PlanTurn("Bad.", (Act("{{rev}}", (("t", {}),)),)))
 
 
 def test_compose_uses_the_template_sections_and_the_requested_style() -> None:
     fact = Fact("Figures", "Acme revenue", REVENUE, " USD M")
     gone = Fact("Figures", "Zeta revenue", Cue(patterns=(r"Zeta revenue = ([0-9.]+)",)))
-    turn = Turn("Write it.", (ReadSkill("report"), Compose("/r.md", "Report", (fact, gone))))
+    turn = PlanTurn("Write it.", (ReadSkill("report"), Compose("/r.md", "Report", (fact, gone))))
     model = SimulatedModel(plan(turn))
     menu = "## Skills\n- **team-report**: the report template\n  Read /skills/team-report/SKILL.md"
     read = ask(model, [user("Write it.")], system=menu)
@@ -302,7 +302,7 @@ def test_compose_uses_the_template_sections_and_the_requested_style() -> None:
 
 
 def test_a_skill_is_chosen_by_its_description_not_by_its_name() -> None:
-    model = SimulatedModel(plan(Turn("Write it.", (ReadSkill("competitive report"),))))
+    model = SimulatedModel(plan(PlanTurn("Write it.", (ReadSkill("competitive report"),))))
     listed = ("## Skills\n<available_skills>\n"
               "- **report-style**: House style for incident write-ups.\n"
               "  Read /skills/report-style/SKILL.md for the full instructions.\n"
@@ -314,12 +314,12 @@ def test_a_skill_is_chosen_by_its_description_not_by_its_name() -> None:
     # Without descriptions nothing says which skill is for the report, even by its name.
     bare = ("- **competitive-report**\n  Read /skills/competitive-report/SKILL.md for the full "
             "instructions.")  # fmt: skip
-    model = SimulatedModel(plan(Turn("Write it.", (ReadSkill("competitive report"),))))
+    model = SimulatedModel(plan(PlanTurn("Write it.", (ReadSkill("competitive report"),))))
     assert not ask(model, [user("Write it.")], system=bare).tool_calls
 
 
 def test_remember_reads_the_memory_file_then_adds_the_preference() -> None:
-    model = SimulatedModel(plan(Turn("Use bullets, not paragraphs, please.", (Remember(),))))
+    model = SimulatedModel(plan(PlanTurn("Use bullets, not paragraphs, please.", (Remember(),))))
     first = ask(model, [user("Use bullets, not paragraphs, please.")])
     assert first.tool_calls[0].name == "read_file"
     missing = tool_result(first.tool_calls[0], "Error: file not found: /memories/AGENTS.md")
@@ -331,7 +331,7 @@ def test_remember_reads_the_memory_file_then_adds_the_preference() -> None:
 
 
 def test_subagent_tasks_are_recognised_and_report_their_findings() -> None:
-    task = Turn("Sweep the coverage of Acme.", (ReportFindings(limit=2),))
+    task = PlanTurn("Sweep the coverage of Acme.", (ReportFindings(limit=2),))
     model = SimulatedModel(plan(tasks=(task,)))
     page = tool_result(ToolCall("p", "read"), "Noise. Key finding: Acme won a deal. More noise.")
     out = ask(model, [user("Sweep the coverage of Acme."), page])
@@ -347,8 +347,8 @@ def test_a_delegate_decides_at_decision_points_within_a_spending_cap() -> None:
         return "It was 10.5."
 
     delegate = FunctionModel(real, name="live", profile=get_profile("test"))
-    turns = (Turn("Go.", (Act("Working.", (("t", {}),)),), final="ok"),
-             Turn("Revenue?", (Answer("r", REVENUE),)))  # fmt: skip
+    turns = (PlanTurn("Go.", (Act("Working.", (("t", {}),)),), final="ok"),
+             PlanTurn("Revenue?", (Answer("r", REVENUE),)))  # fmt: skip
     model = SimulatedModel(plan(*turns), delegate=delegate, max_usd=1.0)
     go = ask(model, [user("Go.")])
     assert go.text == "Working." and calls == []  # replayed, not asked
@@ -384,8 +384,8 @@ def test_runs_through_the_harness_with_the_file_tools() -> None:
         return f"{name} revenue = 12.5"
 
     cue = Cue(patterns=(r"Acme revenue = ([0-9.]+)",))
-    turns = (Turn("Fetch Acme.", (Act("Fetching.", (("fetch", {"name": "Acme"}),)),), final="ok"),
-             Turn("Acme's revenue?", (Answer("r", cue),)))  # fmt: skip
+    turns = (PlanTurn("Fetch Acme.", (Act("Fetching.", (("fetch", {"name": "Acme"}),)),), final="ok"),  # noqa: E501
+             PlanTurn("Acme's revenue?", (Answer("r", cue),)))  # fmt: skip
     model = SimulatedModel(plan(*turns))
     agent = create_agent(model, [fetch], store=Store(":memory:"), strategy="none")
     assert agent.run_sync("Fetch Acme.", thread_id="t").output == "ok"
@@ -396,5 +396,5 @@ def test_lines_quoted_from_saved_files_rank_after_the_live_context() -> None:
     nxt = Cue(patterns=(r"Next step: ([^.\n]+)",))
     live = "Done with Acme. Next step: research Zeta."
     quoted = "/conversation_history/t.md:12:Done with Bolt. Next step: research Acme."
-    assert Reader(IDEAL, [live, quoted], 1_000, 0).read(nxt, "q").value == "research Zeta"
-    assert Reader(IDEAL, [quoted], 1_000, 0).read(nxt, "q").value == "research Acme"
+    assert RequestReader(IDEAL, [live, quoted], 1_000, 0).read(nxt, "q").value == "research Zeta"
+    assert RequestReader(IDEAL, [quoted], 1_000, 0).read(nxt, "q").value == "research Acme"

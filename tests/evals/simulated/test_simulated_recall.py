@@ -22,8 +22,8 @@ from evals.simulated import (
     Answer,
     Cue,
     Plan,
+    PlanTurn,
     SimulatedModel,
-    Turn,
 )
 from evals.simulated import breaks as breaks_module
 from evals.simulated.queries import lookups
@@ -46,7 +46,7 @@ OFFERED = (*HARNESS, spec("lookup_record"), spec("search_news"), spec("publish_r
 
 
 def model(**kwargs) -> SimulatedModel:
-    return SimulatedModel(Plan(turns=(Turn(QUESTION, (Answer("rev", REVENUE),)),)), **kwargs)
+    return SimulatedModel(Plan(turns=(PlanTurn(QUESTION, (Answer("rev", REVENUE),)),)), **kwargs)
 
 
 def ask(m: SimulatedModel, messages, tools=OFFERED):

@@ -15,7 +15,7 @@ from evals.simulated.plan import Act, fill
 from evals.sources.formats import read_traces
 from evals.sources.thread_import import write_scenario
 from evals.sources.to_scenario import tool_names, trace_to_scenario
-from evals.sources.trace import Message, ToolCall, Trace
+from evals.sources.trace import Trace, TraceMessage, TraceToolCall
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Every fixture, and whether some trace in it yields probes (the first Claude Code session
@@ -76,9 +76,9 @@ def test_a_tools_name_that_clashes_with_the_harness_is_renamed_everywhere(tmp_pa
 def test_tool_names_are_made_valid_and_kept_apart() -> None:
     trace = Trace("t", "openai-chat", "x")
     trace.messages = [
-        Message("user", "go"),
-        Message("assistant", "", [ToolCall("a", "my.tool/v2", {}), ToolCall("b", "my tool v2", {}),
-                                  ToolCall("c", "Grep", {}), ToolCall("d", "x" * 80, {})]),
+        TraceMessage("user", "go"),
+        TraceMessage("assistant", "", [TraceToolCall("a", "my.tool/v2", {}), TraceToolCall("b", "my tool v2", {}),  # noqa: E501
+                                  TraceToolCall("c", "Grep", {}), TraceToolCall("d", "x" * 80, {})]),  # noqa: E501
     ]  # fmt: skip
     names = tool_names(trace)
     assert names["my.tool/v2"] == "my_tool_v2" and names["my tool v2"] == "my_tool_v2_2"
@@ -91,11 +91,11 @@ def test_slot_syntax_in_recorded_text_stays_literal(
 ) -> None:
     trace = Trace("braces", "openai-chat", "braces.json")
     trace.messages = [
-        Message("user", "Render the {{greeting}} template for order ORD-5521."),
-        Message("assistant", "Rendering {{greeting}} now.",
-                [ToolCall("a", "render", {"template": "Hi {{name}}", "order": "ORD-5521"})]),
-        Message("tool", "rendered", tool_call_id="a"),
-        Message("assistant", "Done."),
+        TraceMessage("user", "Render the {{greeting}} template for order ORD-5521."),
+        TraceMessage("assistant", "Rendering {{greeting}} now.",
+                [TraceToolCall("a", "render", {"template": "Hi {{name}}", "order": "ORD-5521"})]),
+        TraceMessage("tool", "rendered", tool_call_id="a"),
+        TraceMessage("assistant", "Done."),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
     (step,) = doc["turns"][0]["steps"]
@@ -123,11 +123,11 @@ def test_arguments_repeating_what_was_shown_are_slots_and_replies_keep_the_recor
 
 def test_repeated_identical_calls_get_their_replies_in_order() -> None:
     trace = Trace("again", "openai-chat", "again.json")
-    trace.messages = [Message("user", "Poll the job twice.")]
+    trace.messages = [TraceMessage("user", "Poll the job twice.")]
     for i, state in enumerate(("running", "finished")):
         trace.messages += [
-            Message("assistant", "", [ToolCall(f"c{i}", "job_status", {"job": "J-1"})]),
-            Message("tool", state, tool_call_id=f"c{i}"),
+            TraceMessage("assistant", "", [TraceToolCall(f"c{i}", "job_status", {"job": "J-1"})]),
+            TraceMessage("tool", state, tool_call_id=f"c{i}"),
         ]
     doc = trace_to_scenario(trace)
     assert [(r["occurrence"], r["content"]) for r in doc["replies"]] == [
@@ -177,10 +177,10 @@ def test_window_option_and_step_limit(tmp_path: Path) -> None:
 def test_secrets_are_redacted_before_slots_and_probes(tmp_path: Path) -> None:
     trace = Trace("secret", "openai-chat", "secret.json")
     trace.messages = [
-        Message("user", "Use key sk-proj-abcdefghijklmnop1234 for order ORD-7"),
-        Message("assistant", "", [ToolCall("a", "lookup", {"key": "sk-proj-abcdefghijklmnop12"})]),
-        Message("tool", "owner mail: kari@example.org, id CUS-4410", tool_call_id="a"),
-        Message("assistant", "The customer is CUS-4410."),
+        TraceMessage("user", "Use key sk-proj-abcdefghijklmnop1234 for order ORD-7"),
+        TraceMessage("assistant", "", [TraceToolCall("a", "lookup", {"key": "sk-proj-abcdefghijklmnop12"})]),  # noqa: E501
+        TraceMessage("tool", "owner mail: kari@example.org, id CUS-4410", tool_call_id="a"),
+        TraceMessage("assistant", "The customer is CUS-4410."),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
     text = json.dumps(doc)
@@ -192,12 +192,12 @@ def test_secrets_are_redacted_before_slots_and_probes(tmp_path: Path) -> None:
 def test_ids_inside_json_tool_results_are_slotted_and_probed() -> None:
     trace = Trace("json", "openai-chat", "json.json")
     trace.messages = [
-        Message("user", "Return the lamp from my last order."),
-        Message("assistant", "", [ToolCall("a", "get_user", {"user_id": "mia_kim_4397"})]),
-        Message("tool", '{"user_id": "mia_kim_4397", "orders": ["#W4992383", "#W8872412"]}',
+        TraceMessage("user", "Return the lamp from my last order."),
+        TraceMessage("assistant", "", [TraceToolCall("a", "get_user", {"user_id": "mia_kim_4397"})]),  # noqa: E501
+        TraceMessage("tool", '{"user_id": "mia_kim_4397", "orders": ["#W4992383", "#W8872412"]}',
                 tool_call_id="a"),
-        Message("assistant", "", [ToolCall("b", "get_order", {"order_id": "#W8872412"})]),
-        Message("tool", '{"order_id": "#W8872412", "status": "delivered"}', tool_call_id="b"),
+        TraceMessage("assistant", "", [TraceToolCall("b", "get_order", {"order_id": "#W8872412"})]),
+        TraceMessage("tool", '{"order_id": "#W8872412", "status": "delivered"}', tool_call_id="b"),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
     assert doc["turns"][0]["steps"][1]["calls"][0]["arguments"] == {"order_id": "{{arg_1}}"}
@@ -208,12 +208,12 @@ def test_ids_inside_json_tool_results_are_slotted_and_probed() -> None:
 
 def test_a_plan_the_loader_would_refuse_is_refused_at_import_in_one_line() -> None:
     sub = Trace("sub", "claude-code", "s.jsonl", parent_call_id="t1")
-    sub.messages = [Message("user", "List the callers."), Message("assistant", "None.")]
+    sub.messages = [TraceMessage("user", "List the callers."), TraceMessage("assistant", "None.")]
     trace = Trace("same", "claude-code", "s.jsonl", subagents=[sub])
     trace.messages = [
-        Message("user", "List the callers."),
-        Message("assistant", "", [ToolCall("t1", "Task", {"prompt": "List the callers."})]),
-        Message("tool", "None.", tool_call_id="t1"),
+        TraceMessage("user", "List the callers."),
+        TraceMessage("assistant", "", [TraceToolCall("t1", "Task", {"prompt": "List the callers."})]),  # noqa: E501
+        TraceMessage("tool", "None.", tool_call_id="t1"),
     ]  # fmt: skip
     with pytest.raises(ValueError, match="distinct first lines"):
         trace_to_scenario(trace)

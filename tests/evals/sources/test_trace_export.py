@@ -9,7 +9,7 @@ import pytest
 
 from evals.sources.export import EXPORT_FORMATS, export_trace, run_trace
 from evals.sources.formats import read_traces
-from evals.sources.trace import Message, ToolCall, Trace
+from evals.sources.trace import Trace, TraceMessage, TraceToolCall
 from flows.cli import main
 from harness import Store, create_agent
 from harness.messages import ModelResponse
@@ -71,16 +71,16 @@ def test_an_exported_run_reads_back_as_the_same_messages_calls_and_results(
 def test_round_trip_keeps_errors_raw_arguments_and_tools() -> None:
     trace = Trace("t", "ctxlab", "x", system="S", model="m")
     trace.messages = [
-        Message("user", "go"),
-        Message(
+        TraceMessage("user", "go"),
+        TraceMessage(
             "assistant",
             "",
-            [ToolCall("a", "run", {"cmd": "ls"}), ToolCall("b", "run", {}, "{oops")],
+            [TraceToolCall("a", "run", {"cmd": "ls"}), TraceToolCall("b", "run", {}, "{oops")],
         ),
-        Message("tool", "denied", tool_call_id="a", is_error=True),
-        Message("tool", "ok", tool_call_id="b"),
-        Message("user", "and now?"),
-        Message("assistant", "done"),
+        TraceMessage("tool", "denied", tool_call_id="a", is_error=True),
+        TraceMessage("tool", "ok", tool_call_id="b"),
+        TraceMessage("user", "and now?"),
+        TraceMessage("assistant", "done"),
     ]
     for format in ("openai-chat", "anthropic"):
         path = Path(f"/tmp/ctxlab-roundtrip-{format}.json")

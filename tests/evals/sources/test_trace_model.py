@@ -1,6 +1,6 @@
 """The trace model's totals: what `source.original` of an imported scenario shows."""
 
-from evals.sources.trace import Compaction, Message, Trace, Usage, Where
+from evals.sources.trace import Compaction, Trace, TraceMessage, TraceUsage, Where
 
 
 def test_original_usage_sums_calls_and_subagents_and_keeps_only_known_keys() -> None:
@@ -8,7 +8,9 @@ def test_original_usage_sums_calls_and_subagents_and_keeps_only_known_keys() -> 
         id="s",
         format="claude-code",
         source="f.jsonl",
-        messages=[Message("assistant", usage=Usage(input_tokens=10, cache_read_tokens=5))],
+        messages=[
+            TraceMessage("assistant", usage=TraceUsage(input_tokens=10, cache_read_tokens=5))
+        ],
         compactions=[Compaction(0)],
     )
     trace = Trace(
@@ -17,8 +19,8 @@ def test_original_usage_sums_calls_and_subagents_and_keeps_only_known_keys() -> 
         source="f.jsonl",
         model="claude-x",
         messages=[
-            Message("user", "hi"),
-            Message("assistant", usage=Usage(input_tokens=100, output_tokens=7)),
+            TraceMessage("user", "hi"),
+            TraceMessage("assistant", usage=TraceUsage(input_tokens=100, output_tokens=7)),
         ],
         compactions=[Compaction(1, "summary")],
         subagents=[sub],

@@ -11,7 +11,7 @@ from trace_helpers import write_ledger
 
 from evals.sources.formats import read_traces
 from evals.sources.to_scenario import tool_names, trace_to_scenario
-from evals.sources.trace import Message, ToolCall, Trace
+from evals.sources.trace import Trace, TraceMessage, TraceToolCall
 from evals.sources.trace_probes import MAX_PROBES, trace_probes
 from evals.sources.walk import walk_trace
 
@@ -36,11 +36,11 @@ def test_ground_truth_comes_first_and_is_asked_where_the_call_was_made() -> None
 def test_a_gold_patch_file_is_probed_from_ground_truth() -> None:
     trace = Trace("patch", "mini-swe-agent", "p.json")
     trace.messages = [
-        Message("user", "Fix the crash."),
-        Message("assistant", "", [ToolCall("a", "bash", {"command": "grep -rn crash lib"})]),
-        Message("tool", "lib/core/loader.py:41:    raise crash()", tool_call_id="a"),
-        Message("assistant", "", [ToolCall("b", "bash", {"command": "sed -i 4d lib/core/loader.py"})]),  # noqa: E501
-        Message("tool", "", tool_call_id="b"),
+        TraceMessage("user", "Fix the crash."),
+        TraceMessage("assistant", "", [TraceToolCall("a", "bash", {"command": "grep -rn crash lib"})]),  # noqa: E501
+        TraceMessage("tool", "lib/core/loader.py:41:    raise crash()", tool_call_id="a"),
+        TraceMessage("assistant", "", [TraceToolCall("b", "bash", {"command": "sed -i 4d lib/core/loader.py"})]),  # noqa: E501
+        TraceMessage("tool", "", tool_call_id="b"),
     ]  # fmt: skip
     trace.ground_truth.patch_files = ["lib/core/loader.py"]
     doc = trace_to_scenario(trace)
@@ -101,11 +101,11 @@ def test_a_probe_giving_another_away_is_dropped_and_counted() -> None:
 def test_values_the_agent_made_up_or_the_system_prompt_holds_are_not_probed() -> None:
     trace = Trace("own", "openai-chat", "own.json", system="Always cite policy POL-77.")
     trace.messages = [
-        Message("user", "Check it."),
-        Message("assistant", "", [ToolCall("a", "fetch", {"ref": "REF-9001"})]),
-        Message("tool", "ref REF-9001 ok; policy POL-77 applies", tool_call_id="a"),
-        Message("assistant", "", [ToolCall("b", "close", {"ref": "REF-9001", "policy": "POL-77"})]),  # noqa: E501
-        Message("tool", "closed", tool_call_id="b"),
+        TraceMessage("user", "Check it."),
+        TraceMessage("assistant", "", [TraceToolCall("a", "fetch", {"ref": "REF-9001"})]),
+        TraceMessage("tool", "ref REF-9001 ok; policy POL-77 applies", tool_call_id="a"),
+        TraceMessage("assistant", "", [TraceToolCall("b", "close", {"ref": "REF-9001", "policy": "POL-77"})]),  # noqa: E501
+        TraceMessage("tool", "closed", tool_call_id="b"),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
     assert doc["probes"] == []
@@ -116,11 +116,11 @@ def test_a_value_that_turns_up_everywhere_is_neither_slotted_nor_probed() -> Non
     log = "\n".join(f"GET /api/item/{i} status 200 in {i + 3} ms" for i in range(20))
     trace = Trace("common", "openai-chat", "common.json")
     trace.messages = [
-        Message("user", "Check the API log."),
-        Message("assistant", "", [ToolCall("a", "read_log", {"name": "api"})]),
-        Message("tool", log + "\nrequest id REQ-7781 failed", tool_call_id="a"),
-        Message("assistant", "", [ToolCall("b", "count", {"status": "200", "request": "REQ-7781"})]),  # noqa: E501
-        Message("tool", "20", tool_call_id="b"),
+        TraceMessage("user", "Check the API log."),
+        TraceMessage("assistant", "", [TraceToolCall("a", "read_log", {"name": "api"})]),
+        TraceMessage("tool", log + "\nrequest id REQ-7781 failed", tool_call_id="a"),
+        TraceMessage("assistant", "", [TraceToolCall("b", "count", {"status": "200", "request": "REQ-7781"})]),  # noqa: E501
+        TraceMessage("tool", "20", tool_call_id="b"),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
     args = doc["turns"][0]["steps"][1]["calls"][0]["arguments"]
@@ -134,11 +134,11 @@ def test_a_number_a_sed_substitution_copies_from_a_result_is_slotted_and_probed(
     listing = "\n".join(f"{n:>4}\t    limit = {1000 + 37 * n}" for n in range(1, 40))
     trace = Trace("sed", "mini-swe-agent", "sed.traj.json")
     trace.messages = [
-        Message("user", "Fix the off-by-one in lib/rates.py."),
-        Message("assistant", "", [ToolCall("a", "bash", {"command": "cat -n lib/rates.py"})]),
-        Message("tool", listing, tool_call_id="a"),
-        Message("assistant", "", [ToolCall("b", "bash", {"command": "sed -i '21s/limit = 1777/limit = 1 + 1777/' lib/rates.py"})]),  # noqa: E501
-        Message("tool", "", tool_call_id="b"),
+        TraceMessage("user", "Fix the off-by-one in lib/rates.py."),
+        TraceMessage("assistant", "", [TraceToolCall("a", "bash", {"command": "cat -n lib/rates.py"})]),  # noqa: E501
+        TraceMessage("tool", listing, tool_call_id="a"),
+        TraceMessage("assistant", "", [TraceToolCall("b", "bash", {"command": "sed -i '21s/limit = 1777/limit = 1 + 1777/' lib/rates.py"})]),  # noqa: E501
+        TraceMessage("tool", "", tool_call_id="b"),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
     command = doc["turns"][0]["steps"][1]["calls"][0]["arguments"]["command"]
