@@ -109,7 +109,7 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
         )
         for s in spec.subagents
     )  # fmt: skip
-    sessions, plan, probes = _script(spec, seed)
+    sessions, plan, probes = scenario_script(spec, seed)
     return Scenario(
         name=spec.name, title=spec.title or spec.name, description=spec.description,
         seed=seed, scale=scale, sessions=sessions, plan=plan, probes=probes, tools=tools,  # type: ignore[arg-type]
@@ -130,7 +130,7 @@ def resume_text(turn_id: str, step: int) -> str:
     return f"Go on with the task where you left off (turn {turn_id}, step {step + 1})."
 
 
-def _script(
+def scenario_script(
     spec: ScenarioFile, seed: int
 ) -> tuple[tuple[ScenarioSession, ...], Plan, tuple[Probe, ...]]:
     asked: dict[str, list[ProbeSpec]] = {}

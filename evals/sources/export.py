@@ -212,7 +212,7 @@ def write_text(text: str, out: Path, *, force: bool = False) -> Path:
     import os
     import tempfile
 
-    from evals.sources.thread_import import _take_name
+    from evals.sources.thread_import import take_name
 
     if out.exists() and not force:
         raise FileExistsError(f"{out} exists: pass --force to overwrite it")
@@ -224,7 +224,7 @@ def write_text(text: str, out: Path, *, force: bool = False) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
-        _take_name(tmp, out, force)
+        take_name(tmp, out, force)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -179,3 +179,11 @@ def _decision_of(text: str, start: int) -> str | None:
     if not markers:
         return None
     return head[: markers[-1].start()].strip(" -;:,")
+
+
+def rendered_step(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """A step as a replay shows it to the reader: the note, then each call's arguments."""
+    parts = [note] if note else []
+    for name, args in calls:
+        parts.append(f"[{name}]\n" + "\n".join(f"{k}: {v}" for k, v in args.items()))
+    return "\n".join(parts)

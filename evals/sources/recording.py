@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from evals.errors import RunNotFoundError
 from evals.scenarios.format import reply_key
 from evals.sources.cues import Source
-from evals.sources.plan import WRITTEN_ARGS, NotedValue, Planner
+from evals.sources.plan import WRITTEN_ARGS, NotedValue, Planner, rendered_step
 from evals.sources.redact import Redactor
 from harness.files.storage import whole_content
 
@@ -156,19 +156,11 @@ def read_recording(con: Reader, thread: str, system_prompt: str, redactor: Redac
             if name in WRITTEN_ARGS and isinstance(path, str):
                 notes[path] = (current.index, m["text"])
                 files[path] = (current.index, "")
-        sources.append(Source(f"{where} note", "agent", _rendered(m["text"], plain),
+        sources.append(Source(f"{where} note", "agent", rendered_step(m["text"], plain),
                               current.index))  # fmt: skip
     for turn in turns:
         turn.question = _is_question(turn)
     return Recording(turns, list(planner.facts.values()), sources, files, notes, planner.user_said)
-
-
-def _rendered(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
-    """A step as a replay shows it to the reader: the note, then each call's arguments."""
-    parts = [note] if note else []
-    for name, args in calls:
-        parts.append(f"[{name}]\n" + "\n".join(f"{k}: {v}" for k, v in args.items()))
-    return "\n".join(parts)
 
 
 def _is_question(turn: RecordedTurn) -> bool:
@@ -212,7 +204,7 @@ def read_tasks(con: Reader, parent_runs: Sequence[str], redactor: Redactor) -> l
                 calls = [(n, a) for _, n, a in _calls(m)]
                 if calls:
                     steps.append(planner.step(m["text"], calls, sources, 0, f"task {len(tasks)}"))
-                    sources.append(Source("task note", "agent", _rendered(m["text"], calls), 0))
+                    sources.append(Source("task note", "agent", rendered_step(m["text"], calls), 0))
                 else:
                     final = m["text"]
         config = json.loads(sub["config"] or "{}")

@@ -110,7 +110,7 @@ def import_run(
                 "imported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             },  # fmt: skip
             model=ModelSpec(
-                window=config.get("context_window") or _profile_window(runs[0]["model"]),
+                window=config.get("context_window") or profile_window(runs[0]["model"]),
                 max_steps=int(config.get("max_steps") or 100),
             ),
             params=dict(config.get("strategy_params", {})),
@@ -168,7 +168,7 @@ def _subagent_spec(kind: dict[str, Any], tasks: list[dict[str, Any]]) -> Subagen
     )
 
 
-def _profile_window(model: str) -> int:
+def profile_window(model: str) -> int:
     from harness.profiles import get_profile
 
     try:
@@ -243,14 +243,14 @@ def write_scenario(doc: dict[str, Any], path: str | Path, *, force: bool = False
         finally:
             os.close(fd)
         os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temporary file; this one is shared
-        _take_name(tmp, out, force)
+        take_name(tmp, out, force)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
 
 
-def _take_name(tmp: str, out: Path, force: bool) -> None:
+def take_name(tmp: str, out: Path, force: bool) -> None:
     """Renames `tmp` to `out`; without `force`, only if `out` still does not exist (a hard
     link fails atomically when it does; a filesystem without hard links is checked first)."""
     if force:

@@ -30,7 +30,7 @@ from evals.scenarios.format import (
 from evals.sources.leaks import drop_leaks
 from evals.sources.recording import BUILTIN_TOOLS
 from evals.sources.redact import Redactor
-from evals.sources.thread_import import _profile_window, probe_counts
+from evals.sources.thread_import import probe_counts, profile_window
 from evals.sources.trace import GroundTruth, ToolDef, Trace, TraceMessage, TraceToolCall
 from evals.sources.trace_probes import in_asked_order, trace_probes
 from evals.sources.walk import Walk, walk_trace
@@ -106,9 +106,9 @@ def trace_to_scenario(
                          f"{err['msg']}") from None  # fmt: skip
     # What the loader builds from the file (the plan, whose turns and questions must start with
     # distinct lines): refused here, in a line, rather than when the eval loads it.
-    from evals.scenarios.from_file import _script
+    from evals.scenarios.from_file import scenario_script
 
-    _script(spec, 0)
+    scenario_script(spec, 0)
     doc: dict[str, Any] = spec.model_dump(exclude_unset=True)
     doc["source"]["redactions"] = redactor.count
     return doc
@@ -120,7 +120,7 @@ def original_window(model: str | None) -> int:
     if not model:
         return DEFAULT_WINDOW
     try:
-        return _profile_window(model)
+        return profile_window(model)
     except UnknownModelError:  # a model ctxlab has no profile of: the common case
         return DEFAULT_WINDOW
 

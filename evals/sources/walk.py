@@ -19,7 +19,7 @@ from typing import Any, Literal
 from evals.scenarios.format import reply_key
 from evals.simulated.plan import escape_slots
 from evals.sources.cues import Found, Source, find_cue, spans
-from evals.sources.plan import Planner
+from evals.sources.plan import Planner, rendered_step
 from evals.sources.redact import MASK
 from evals.sources.trace import Trace, TraceToolCall
 from harness.tokens import TokenCounter
@@ -359,15 +359,8 @@ def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
         where = f"turn {index + 1} step {len(turn['steps']) + 1}"
         turn["steps"].append(planner.trace_step(note, calls, walk, i, index, where))
         steps_so_far += 1
-        walk.agent.append((i, _rendered(m.text, calls)))
+        walk.agent.append((i, rendered_step(m.text, calls)))
     return walk
-
-
-def _rendered(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
-    parts = [note] if note else []
-    for name, args in calls:
-        parts.append(f"[{name}]\n" + "\n".join(f"{k}: {v}" for k, v in args.items()))
-    return "\n".join(parts)
 
 
 def _kind(call: TraceToolCall) -> str:
@@ -418,7 +411,7 @@ def _task(walk: Walk, sub: Trace, call: TraceToolCall, names: dict[str, str],
             calls.append((name, c.arguments))
             used.add(name)
         steps.append(planner.trace_step(m.text, calls, inner, i, 0, f"task {len(walk.tasks)}"))
-        inner.agent.append((i, _rendered(m.text, calls)))
+        inner.agent.append((i, rendered_step(m.text, calls)))
     walk.tasks.append({"prompt": prompt, "steps": steps, "final": final})
     return prompt
 
