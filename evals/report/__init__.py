@@ -1,1 +1,2 @@
-"""Reports: markdown.py writes the tables under reports/, plot.py the figures."""
+"""Reports: markdown.py writes the tables under reports/, suite.py a suite's, plot.py the
+figures."""

@@ -33,7 +33,8 @@ from evals.sources.redact import Redactor
 from evals.sources.thread_import import probe_counts, profile_window
 from evals.sources.trace import GroundTruth, ToolDef, Trace, TraceMessage, TraceToolCall
 from evals.sources.trace_probes import in_asked_order, trace_probes
-from evals.sources.walk import Walk, walk_trace
+from evals.sources.walk import walk_trace
+from evals.sources.walk_record import Walk
 from harness.errors import UnknownModelError
 
 DEFAULT_WINDOW = 128_000

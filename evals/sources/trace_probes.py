@@ -21,7 +21,8 @@ from typing import Any
 
 from evals.sources.cues import Found, find_cue, spans
 from evals.sources.trace import GroundTruth
-from evals.sources.walk import ReplayPoint, Shown, Use, Walk, common
+from evals.sources.values import common
+from evals.sources.walk_record import ReplayPoint, Shown, Use, Walk
 
 MAX_PROBES = 40
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")

@@ -12,103 +12,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 from evals.scenarios.format import reply_key
 from evals.simulated.plan import escape_slots
 from evals.sources.cues import Found, Source, find_cue, spans
 from evals.sources.plan import Planner, rendered_step
-from evals.sources.redact import MASK
 from evals.sources.trace import Trace, TraceToolCall
+from evals.sources.values import argument_values, common, shape_of, tokens
+from evals.sources.walk_record import ReplayPoint, Shown, Use, UseKind, Walk
 from harness.tokens import TokenCounter
 
 # Arguments that hold what the agent writes into a file (Claude Code's Write/Edit, the
 # str_replace editors, ctxlab's own).
 CONTENT_ARGS = frozenset({"content", "new_string", "new_str", "file_text", "new_content"})
 COMMAND_ARGS = frozenset({"command", "cmd", "script", "code"})
-WHOLE_VALUE_CHARS = 120
-# A value standing in more places than this (a line number, a count, a status) is no one
-# source's fact: no slot, no probe, and no cue search, which costs a pattern per place.
-MAX_OCCURRENCES = 12
-# A token worth asking about: an id, a number, a path or file name, a date, a snake_case name.
-_TOKEN = re.compile(r"(?<![\w.\-/#])#?[A-Za-z0-9_][\w\-./]*(?<![.\-/])(?![\w\-/]|\.\w)")
-_FILE = re.compile(r"\w\.[A-Za-z][A-Za-z0-9]{0,5}$")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:]+)?$")
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?$")
-
-UseKind = Literal["argument", "command", "content", "answer"]
-
-
-@dataclass(frozen=True)
-class ReplayPoint:
-    """A place in the replay: before step `step` (0-based) of turn `turn`; `step` is the
-    turn's step count for its final answer. `message` indexes the trace's messages."""
-
-    turn: str
-    turn_index: int
-    step: int
-    message: int
-    tokens: int  # tokens of the trace before this point
-
-
-@dataclass(frozen=True)
-class Use:
-    """A value the agent used at `point` that an earlier tool result or user message showed."""
-
-    value: str
-    point: ReplayPoint
-    kind: UseKind
-    tool: str | None  # the (renamed) tool of the call, None for an answer
-    argument: str | None
-    whole: bool  # the whole argument, not a token in it
-    ordinal: int  # 1-based among the values of its shape in the same text
-    of: int  # how many values of its shape that text holds
-    shape: str  # "file path", "number", "date", "identifier"
-    context: str  # where it was used, for `find_cue`'s choice among labels
-
-
-@dataclass
-class Shown:
-    """A text the agent was shown: a tool result or a user message, with its place."""
-
-    source: Source
-    message: int
-    tokens: int  # tokens of the trace up to the end of this text
-    step: int  # steps made before it, in the whole trace (for provenance)
-
-
-@dataclass
-class Walk:
-    """A trace walked in order: what the scenario replays and what probes are built from."""
-
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    tasks: list[dict[str, Any]] = field(default_factory=list)
-    subagents: dict[str, set[str]] = field(default_factory=dict)  # kind -> tools it used
-    replies: list[dict[str, Any]] = field(default_factory=list)
-    shown: list[Shown] = field(default_factory=list)
-    agent: list[tuple[int, str]] = field(default_factory=list)  # (message, text) it wrote
-    uses: list[Use] = field(default_factory=list)
-    calls: list[tuple[ReplayPoint, str, dict[str, Any]]] = field(default_factory=list)
-    system: str = ""
-    tokens: int = 0
-
-    def before(self, message: int) -> list[Source]:
-        """The tool results and user messages shown before trace message `message`."""
-        return [s.source for s in self.shown if s.message < message]
-
-    def first_shown(self, value: str, message: int) -> Shown | None:
-        """Where `value` first appeared, if a tool result or user message showed it before
-        message `message` and the agent had not written it earlier (it came from the source,
-        not from the agent)."""
-        for shown in self.shown:
-            if shown.message >= message:
-                return None
-            if spans(value, shown.source.text):
-                wrote = [i for i, t in self.agent if i < shown.message and spans(value, t)]
-                return None if wrote else shown
-        return None
 
 
 class TracePlanner(Planner):
@@ -183,17 +102,6 @@ class TracePlanner(Planner):
         return text
 
 
-def common(value: str, texts: Iterable[str]) -> bool:
-    """Whether `value` stands in more than `MAX_OCCURRENCES` places of `texts`."""
-    n = 0
-    for text in texts:
-        if value in text:
-            n += len(spans(value, text))
-            if n > MAX_OCCURRENCES:
-                return True
-    return False
-
-
 def _escaped(args: dict[str, Any]) -> dict[str, Any]:
     return {k: _escape_value(v) for k, v in args.items()}
 
@@ -233,50 +141,6 @@ def _used_slots(step: dict[str, Any]) -> set[str]:
 
 def _uses_slot(step: dict[str, Any], slot: str) -> bool:
     return slot in _used_slots(step)
-
-
-def argument_values(text: str) -> list[str]:
-    """The values in an argument worth a slot or a probe: the whole argument when it is one
-    short line, else the tokens that look like ids, numbers, paths, dates or snake_case
-    names; longest first, so a path wins over a number in it."""
-    stripped = text.strip()
-    out: dict[str, None] = {}
-    if MASK in stripped:
-        stripped = ""  # what redaction took out is nobody's answer
-    if stripped and "\n" not in stripped and len(stripped) <= WHOLE_VALUE_CHARS:
-        out[stripped] = None
-    for token in tokens(text):
-        out[token] = None
-    return sorted(out, key=len, reverse=True)
-
-
-def tokens(text: str) -> Iterator[str]:
-    """The tokens of `text` that name something: an id, a number of two digits or more, a
-    path or file name, a date, a snake_case name."""
-    for m in _TOKEN.finditer(text):
-        token = m.group()
-        digits = sum(c.isdigit() for c in token)
-        if (
-            (digits and len(token) >= 2 and (digits >= 2 or not _NUMBER.match(token)))
-            or "/" in token
-            or _FILE.search(token)
-            or ("_" in token.strip("_") and len(token) >= 4)
-        ):
-            yield token
-        if "/" in token:
-            # A number between slashes is a value of its own: the id in a URL path, the old
-            # text of `sed 's/limit = 35507/.../'`, which would otherwise hide in "35507/limit".
-            yield from (part for part in token.split("/") if len(part) >= 2 and part.isdigit())
-
-
-def shape_of(value: str) -> str:
-    if _DATE.match(value):
-        return "date"
-    if _NUMBER.match(value):
-        return "number"
-    if "/" in value or _FILE.search(value):
-        return "file path"
-    return "identifier"
 
 
 def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:

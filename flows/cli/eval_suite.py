@@ -58,7 +58,7 @@ def suite_command(args: argparse.Namespace) -> int:
         ideal = {(t.trace, r.strategy): r for t, r in runs if r.seed == seeds[0]}
     summary = suite_summary(suite, runs, ideal)
     if args.out:
-        from evals.report.markdown import write_suite_report
+        from evals.report.suite import write_suite_report
 
         written = write_suite_report(summary, args.out, suite.directory.resolve().name)
         if not args.json:
@@ -70,7 +70,7 @@ def suite_command(args: argparse.Namespace) -> int:
             print(json.dumps(line, sort_keys=True, default=str))
         print(json.dumps(summary, sort_keys=True, default=str))
     else:
-        from evals.report.markdown import render_suite
+        from evals.report.suite import render_suite
 
         print("\n".join(render_suite(summary)))
     return 0

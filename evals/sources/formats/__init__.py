@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evals.errors import TraceFormatError
-from evals.sources.formats.source import check_text, finish
+from evals.sources.formats.records import check_text
+from evals.sources.formats.source import finish
 from evals.sources.trace import Skipped, Trace, Where
 
 __all__ = ["FORMATS", "detect_format", "iter_trace_files", "read_folder", "read_traces"]

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.sources.formats.anthropic import add_content
-from evals.sources.formats.source import content_text, read_records, usage_of
+from evals.sources.formats.records import read_records
+from evals.sources.formats.source import content_text, usage_of
 from evals.sources.trace import Compaction, Skipped, ToolDef, Trace, TraceMessage, Where
 
 NAME = "claude-code"

@@ -18,6 +18,7 @@ from typing import Any
 
 from evals.errors import TraceFormatError
 from evals.sources.formats.openai_chat import ROLES, ground_truth
+from evals.sources.formats.records import read_records
 from evals.sources.formats.source import (
     Conversation,
     content_text,
@@ -25,7 +26,6 @@ from evals.sources.formats.source import (
     int_or_none,
     numbered,
     obj,
-    read_records,
     tool_call,
     tool_defs,
     trace_id,

@@ -23,13 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evals.sources.formats.source import (
-    content_text,
-    int_or_none,
-    obj,
-    read_records,
-    tool_call,
-)
+from evals.sources.formats.records import read_records
+from evals.sources.formats.source import content_text, int_or_none, obj, tool_call
 from evals.sources.trace import Compaction, Role, Skipped, Trace, TraceMessage, TraceUsage, Where
 
 NAME = "otel-genai"

@@ -1,20 +1,17 @@
-"""What the parsers share: reading a file as JSON records without stopping at a bad one (a
-JSON document, or JSONL one record a line, read line by line), the text of content parts,
-tool arguments and usage in any provider's spelling, and the last pass (`finish`) that pairs
-each tool result with its call and drops what cannot be paired."""
+"""What the parsers share besides reading records (records.py): the conversations of a
+record, the text of content parts, tool arguments and usage in any provider's spelling, and
+the last pass (`finish`) that pairs each tool result with its call and drops what cannot be
+paired."""
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import json
-import re
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.errors import TraceFormatError
+from evals.sources.formats.records import Record, read_records
 from evals.sources.trace import (
     Skipped,
     ToolDef,
@@ -24,179 +21,6 @@ from evals.sources.trace import (
     TraceUsage,
     Where,
 )
-
-
-def check_text(path: Path, head: bytes) -> None:
-    """Refuses a file whose head is not text."""
-    if b"\x00" in head:
-        raise TraceFormatError(f"{path}: a binary file (NUL bytes), not a trace")
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # not just a character cut at the end of the head
-            raise TraceFormatError(
-                f"{path}: not UTF-8 text (byte {exc.start}), not a trace"
-            ) from None
-
-
-@dataclass
-class Record:
-    """One JSON value of a file and where it starts; for a document of many lines, its text,
-    so `where_at` can name the line of any value inside it."""
-
-    value: Any
-    where: Where
-    text: str | None = None
-    _lines: dict[tuple[str | int, ...], int] | None = None
-
-    def where_at(self, *path: str | int) -> Where:
-        """Where the object or array at `path` (keys and indexes) inside the value starts."""
-        if self.text is None:
-            return self.where
-        if self._lines is None:
-            self._lines = value_lines(self.text)
-        return Where(self.where.file, self._lines.get(path, self.where.line))
-
-
-def read_records(path: Path, skipped: list[Skipped]) -> Generator[Record]:
-    """The JSON values of `path`: the one document of a JSON file, or each line of a JSONL
-    file (read a line at a time, so a large session never sits in memory as text). A line
-    that is not JSON goes to `skipped`; a truncated document yields what it held up to the
-    cut. Raises `TraceFormatError` when nothing in the file is JSON."""
-    with open(path, "rb") as f:
-        check_text(path, f.read(4096))
-    file = str(path)
-    with open(path, encoding="utf-8", errors="replace") as f:
-        first_line, first = _first_value(f)
-        if first is not _NOTHING:
-            rest = f.readline()
-            while rest and not rest.strip():
-                rest = f.readline()
-            if not rest:  # one value on one line: a JSON document
-                yield Record(first, Where(file, first_line))
-                return
-            yield Record(first, Where(file, first_line))
-            yield from _lines(f, rest, first_line + 1, file, skipped)
-            return
-    text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
-    try:
-        yield Record(json.loads(text), Where(file, 1), text)
-        return
-    except json.JSONDecodeError as exc:
-        error = exc
-    if _looks_like_jsonl(text):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            yield from _lines(f, "", 1, file, skipped)
-        return
-    kept = salvage(text)
-    if kept is None:
-        raise TraceFormatError(
-            f"{path}: not JSON ({error.msg} at line {error.lineno}) and no line of it is"
-        )
-    value, line = kept
-    skipped.append(Skipped(Where(file, line), "the file is cut off here: kept what came before"))
-    yield Record(value, Where(file, 1), text)
-
-
-_NOTHING = object()
-
-
-def _first_value(f: Any) -> tuple[int, Any]:
-    """The first non-blank line of `f` as a JSON value (or `_NOTHING`), and its number."""
-    number = 0
-    for line in f:
-        number += 1
-        if line.strip():
-            try:
-                return number, json.loads(line.lstrip("\ufeff"))
-            except json.JSONDecodeError:
-                return number, _NOTHING
-    return number, _NOTHING
-
-
-def _lines(
-    f: Any, pending: str, number: int, file: str, skipped: list[Skipped]
-) -> Iterator[Record]:
-    """Each line of `f` (after `pending`, line `number`) as a record; bad lines skipped."""
-    line = pending
-    while True:
-        if line.strip():
-            try:
-                yield Record(json.loads(line), Where(file, number))
-            except json.JSONDecodeError as exc:
-                reason = "cut off" if exc.pos >= len(line.rstrip()) else "not JSON"
-                skipped.append(Skipped(Where(file, number), f"{reason}: {exc.msg}"))
-        line = f.readline()
-        if not line:
-            return
-        number += 1
-
-
-def _looks_like_jsonl(text: str) -> bool:
-    """True when most non-blank lines of `text` are JSON objects of their own."""
-    lines = [line for line in text.splitlines()[:50] if line.strip()]
-    good = 0
-    for line in lines:
-        with contextlib.suppress(json.JSONDecodeError):
-            good += isinstance(json.loads(line), dict)
-    return len(lines) > 1 and good * 2 >= len(lines)
-
-
-# A string as one run of plain characters between escapes: ~5x faster than a per-character
-# alternation on documents of megabytes.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-_PUNCT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]')
-
-
-def value_lines(text: str, max_depth: int = 4) -> dict[tuple[str | int, ...], int]:
-    """The 1-based line where each object or array of the JSON `text` starts, by its path
-    (keys and indexes), down to `max_depth`: one pass over strings and brackets."""
-    newlines = [m.start() for m in re.finditer("\n", text)]
-    lines: dict[tuple[str | int, ...], int] = {}
-    stack: list[list[Any]] = []  # [is_object, key or index, awaiting a key]
-    for m in _PUNCT.finditer(text):
-        token = m.group()
-        top = stack[-1] if stack else None
-        if token[0] == '"':
-            if top is not None and top[0] and top[2]:
-                top[1], top[2] = token[1:-1], False  # a key: escapes matter not for lookup
-        elif token in ("{", "["):
-            if len(stack) <= max_depth:
-                lines[tuple(e[1] for e in stack)] = bisect.bisect_left(newlines, m.start()) + 1
-            stack.append([token == "{", None if token == "{" else 0, token == "{"])
-        elif token in ("}", "]"):
-            if stack:
-                stack.pop()
-        elif top is not None:  # a comma: the next key, or the next element
-            if top[0]:
-                top[2] = True
-            else:
-                top[1] += 1
-    return lines
-
-
-def salvage(text: str) -> tuple[Any, int] | None:
-    """A document cut off mid-way, closed after its last complete inner value: the value and
-    the line where the kept part ends. None when nothing complete is inside."""
-    stack: list[str] = []
-    cuts: list[tuple[int, str]] = []
-    for m in _TOKEN.finditer(text):
-        token = m.group()
-        if token in ("{", "["):
-            stack.append("}" if token == "{" else "]")
-        elif token in ("}", "]"):
-            if not stack:
-                break
-            stack.pop()
-            if stack:
-                cuts.append((m.end(), "".join(reversed(stack))))
-    for end, closers in reversed(cuts[-20:]):
-        try:
-            return json.loads(text[:end] + closers), text.count("\n", 0, end) + 1
-        except json.JSONDecodeError:
-            continue
-    return None
-
 
 # -- the parts every format spells its own way ---------------------------------------------
 

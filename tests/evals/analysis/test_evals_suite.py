@@ -14,7 +14,7 @@ from eval_helpers import result
 
 from evals.analysis.stats import bootstrap, paired_trace_difference, trace_bootstrap
 from evals.analysis.suite import recall_at_tokens
-from evals.report.markdown import render_suite, write_suite_report
+from evals.report.suite import render_suite, write_suite_report
 from evals.scenarios.suite import load_suite, original_usage
 from evals.scoring.records import ProbeResult
 from flows.cli import main
