@@ -2,7 +2,7 @@
 fails (`reader`), its summarizer (`summarizer`), its usage and prompt-cache billing
 (`usage`), the break arms of the sanity check (`breaks`) and the model (`model`; its place
 in the plan in `cursor`, what it reads off a request in `request`, its retrieval in
-`retrieval`, what it drafts in `drafting`).
+`retrieval`, what it drafts in `drafting`, what it saves to memory in `memory`).
 
 Importing `evals` registers it with the harness under the model string "simulated" (loading
 this package only when such a model is made), so `create_agent("simulated", ...)` works

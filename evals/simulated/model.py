@@ -20,20 +20,18 @@ from what that request holds, through its reader (evals/simulated/reader.py):
 - summaries: a request carrying `SUMMARY_MARKER` gets an extractive summary within a token
   budget, keeping what the summarizer's prompt asks for at the length it allows
   (evals/simulated/summarizer.py).
-- `ReadSkill`, `Compose`, `Remember`, `ReportFindings`: read a skill listed in the system
-  prompt's menu, draft a document from the facts and style preferences in view, save a
-  preference to memory, return a subagent's notable findings.
+- `ReadSkill`, `Compose`, `Remember`/`Memorize`, `ReportFindings`: read a skill from the
+  system prompt's menu, draft a document from the facts and style preferences in view, save
+  to memory (evals/simulated/memory.py), return a subagent's notable findings.
 
 With `delegate=<real model>`, the real model takes over at each decision point until the
-turn ends; scripted steps stay replayed. Usage is billed with prompt caching
-(evals/simulated/usage.py). A request over the profile's window raises
-`ContextOverflowError`, as a provider would.
+turn ends; scripted steps stay replayed. Usage is billed with prompt caching (usage.py). A
+request over the profile's window raises `ContextOverflowError`, as a provider would.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +39,7 @@ from evals.errors import BudgetExceededError
 from evals.simulated.breaks import Break
 from evals.simulated.cursor import Cursor, cursor_from
 from evals.simulated.drafting import compose, findings
+from evals.simulated.memory import memorize, remember
 from evals.simulated.plan import (
     UNKNOWN,
     Act,
@@ -57,11 +56,9 @@ from evals.simulated.reader import (
     LINE_NUMBER,
     ReaderConfig,
     RequestReader,
-    preference,
     skill_path,
-    strip_line_numbers,
 )
-from evals.simulated.request import is_error, newest_turns, render
+from evals.simulated.request import newest_turns, render
 from evals.simulated.retrieval import Retrievals
 from evals.simulated.summarizer import (
     consolidate_memory,
@@ -77,8 +74,6 @@ from harness.messages import Message, ModelResponse, StopReason, Usage
 from harness.models.base import Model, ModelSettings, RequestParams
 from harness.profiles import ModelProfile, get_profile
 from harness.tokens import TokenCounter
-
-_TOTAL_LINES = re.compile(r"of (\d+) total\)")
 
 
 class SimulatedModel:
@@ -310,9 +305,9 @@ class SimulatedModel:
                     offered,
                 )
             if isinstance(step, Memorize):
-                return self._memorize(cursor, step, messages, reader)
+                return memorize(cursor, step, messages, reader)
             if isinstance(step, Remember):
-                response = self._remember(cursor, step, messages)
+                response = remember(cursor, step, messages)
                 if response is not None:
                     return response
                 continue
@@ -335,67 +330,6 @@ class SimulatedModel:
             values[slot] = reading.value or UNKNOWN
         calls = [(name, fill(dict(args), values)) for name, args in step.calls]
         return cursor.call(fill(step.text, values), calls)
-
-    def _remember(
-        self, cursor: Cursor, step: Remember, messages: Sequence[Message]
-    ) -> ModelResponse | None:
-        """Read the memory file, then write it back with the user's latest preference added.
-        None when there is nothing (more) to do: the step is then finished."""
-        stated = preference([m.content for m in messages if m.role == "user"])
-        if stated is None:
-            cursor.step += 1
-            return None
-        if cursor.pending is None:
-            response = cursor.read("Checking what memory already holds.", step.path)
-            cursor.pending = response.tool_calls[0].id
-            return response
-        result = next((m for m in messages if m.tool_call_id == cursor.pending), None)
-        cursor.pending = None
-        cursor.step += 1
-        existing = "" if result is None or is_error(result) else strip_line_numbers(result.content)
-        existing = "\n".join(ln for ln in existing.splitlines() if not ln.startswith("[Read "))
-        if stated in existing.lower():
-            return None
-        content = f"{existing.rstrip() or '# Agent memory'}\n\n- Reports: {stated}.\n"
-        return cursor.write("Saving this preference to memory.", step.path, content)
-
-    def _memorize(
-        self, cursor: Cursor, step: Memorize, messages: Sequence[Message], reader: RequestReader
-    ) -> ModelResponse:
-        """Append `step.lines` after the memory file's last line (see `Memorize`)."""
-        result = next((m for m in messages if m.tool_call_id == cursor.pending), None)
-        text = "" if result is None else result.content
-        if cursor.phase == 0:
-            cursor.phase = 1
-            response = cursor.call(
-                "Checking what memory already holds.",
-                [("read_file", {"file_path": step.path, "offset": 0, "limit": 1})],
-            )
-            cursor.pending = response.tool_calls[0].id
-            return response
-        values = {
-            slot: reader.read(cue, f"{cursor.ids}:{cursor.step}:{slot}").value or UNKNOWN
-            for slot, cue in step.slots
-        }
-        lines = "\n".join(fill(line, values) for line in step.lines)
-        total = _TOTAL_LINES.search(text)
-        if cursor.phase == 1 and result is not None and not is_error(result) and total:
-            cursor.phase = 2
-            last = int(total.group(1)) - 1
-            response = cursor.call(
-                "Reading the end of the memory file.",
-                [("read_file", {"file_path": step.path, "offset": last, "limit": 1})],
-            )
-            cursor.pending = response.tool_calls[0].id
-            return response
-        cursor.phase, cursor.pending = 0, None
-        cursor.step += 1
-        if result is None or is_error(result):
-            return cursor.write(step.note, step.path, f"# Agent memory\n\n{lines}\n")
-        shown = [ln for ln in strip_line_numbers(text).splitlines() if ln.strip()]
-        anchor = next((ln for ln in shown if not ln.startswith("[Read ")), "")
-        edit = {"file_path": step.path, "old_string": anchor, "new_string": f"{anchor}\n{lines}"}
-        return cursor.call(step.note, [("edit_file", edit)])
 
     # -- live decisions --------------------------------------------------------------------
 

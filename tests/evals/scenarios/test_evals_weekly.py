@@ -12,7 +12,8 @@ from evals.report.markdown import write_report
 from evals.run.cell import run_cell
 from evals.run.replay import replay
 from evals.scenarios import check_options, get_scenario
-from evals.scenarios.weekly import family, subjects
+from evals.scenarios.drift import subjects
+from evals.scenarios.weekly import family
 from evals.scoring.results import from_replay
 from evals.scoring.storage import load_runs, results_from_frame, save_results
 from evals.simulated.summarizer import consolidate_memory
@@ -58,7 +59,7 @@ def test_each_mondays_export_drifts_and_supersedes_facts_the_probes_ask_about() 
     plant status changes in the export data (not only in the news); the `fact` and `stale`
     probes ask about those export-derived values."""
     from evals.scenarios.competitive_analysis import build
-    from evals.scenarios.weekly import EXPORT_FACTS, WeeklyExports, export_key, monday
+    from evals.scenarios.drift import EXPORT_FACTS, WeeklyExports, export_key, monday
 
     world = _world()
     subs = subjects(world, 12)
