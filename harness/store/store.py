@@ -160,14 +160,25 @@ class Store:
         self, run_id: str, *, status: str, steps: int, usage: Usage, error: str | None = None
     ) -> None:
         """Record how a run ended. Rows written behind go to their tables first; if some
-        cannot, the run is still marked, and then the `StoreError` naming them is raised."""
+        cannot, the run is still marked, and then the `StoreError` naming them is raised.
+        When the pending rows cannot be written for an I/O error (a full disk), the mark is
+        written with them, at the next flush that succeeds."""
         try:
             self.flush()
         except StoreError as exc:
             unwritten: StoreError | None = exc
         else:
             unwritten = self.behind.take_dropped()
-        self.runs.mark_ended(run_id, status=status, steps=steps, usage=usage, error=error)
+        if self.behind.pending:
+
+            def mark(con: duckdb.DuckDBPyConnection) -> None:
+                Runs(OnConnection(con)).mark_ended(
+                    run_id, status=status, steps=steps, usage=usage, error=error
+                )
+
+            self.behind.defer(mark)
+        else:
+            self.runs.mark_ended(run_id, status=status, steps=steps, usage=usage, error=error)
         if unwritten is not None:
             raise unwritten
 
