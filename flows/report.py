@@ -58,16 +58,16 @@ class RunReport:
 
 
 def run_report(store: Store, run_id: str) -> RunReport:
-    run = store.run(run_id)
+    run = store.runs.get(run_id)
     if run is None:
         raise LookupError(f"no run {run_id!r} in {store.path}")
-    subagents = store.subagent_totals(run_id)
-    _, peak = store.run_usage(run_id)
+    subagents = store.runs.subagent_totals(run_id)
+    _, peak = store.usage.of_run(run_id)
     lines = [
         MiddlewareLine(r["middleware"], r["action"], r["times"], r["before"], r["after"])
-        for r in store.tree_event_totals(run_id)
+        for r in store.events.tree_totals(run_id)
     ]
-    files = store.tree_files(run_id)
+    files = store.files.of_run_tree(run_id)
     return RunReport(run=run, subagents=subagents, peak_context_tokens=int(peak), middleware=lines,
                      files=files)  # fmt: skip
 

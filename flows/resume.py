@@ -63,10 +63,10 @@ class ResumePoint:
 
 
 def find_resume_point(store: Store, run_id: str) -> ResumePoint:
-    run = store.run(run_id)
-    steps, messages = store.committed_steps(run_id)
-    usage, peak = store.run_usage(run_id)
-    last = store.last_message(run_id)
+    run = store.runs.get(run_id)
+    steps, messages = store.messages.committed_steps(run_id)
+    usage, peak = store.usage.of_run(run_id)
+    last = store.messages.last(run_id)
     return ResumePoint(
         answered=last is not None and last.role == "assistant" and not last.tool_calls,
         run_id=run_id,
@@ -86,8 +86,8 @@ def release_run(store: Store, point: ResumePoint) -> list[str]:
     or finished just before the kill) are discarded with the runs below them. The call starts
     each anew with every model reply it had, from the journal; kept, their messages and model
     calls would count twice. Returns the discarded run ids."""
-    store.release_run(point.run_id)
-    finished_calls = store.answered_tool_calls(point.run_id) | {
+    store.runs.release(point.run_id)
+    finished_calls = store.messages.answered_tool_calls(point.run_id) | {
         str(r["key"]).removeprefix("tool:task:")
         for r in store.query(
             "SELECT key FROM step_journal WHERE scope = ? AND name = 'tool:task'", [point.run_id]
@@ -96,10 +96,10 @@ def release_run(store: Store, point: ResumePoint) -> list[str]:
     kept = tuple(safe_segment(f"{point.run_id}.task.{c}") for c in finished_calls)
     redo = [
         r["run_id"]
-        for r in store.child_runs([point.run_id])
+        for r in store.runs.children([point.run_id])
         if not any(r["thread_id"] == k or r["thread_id"].startswith(k + ".") for k in kept)
     ]
-    return store.discard_runs(redo)
+    return store.runs.discard(redo)
 
 
 class ResumeRun(Middleware):
@@ -121,7 +121,7 @@ class ResumeRun(Middleware):
         state.usage = self.point.usage
         state.peak_context_tokens = self.point.peak_context_tokens
         if self.point.started_at is not None:
-            state.store.set_run_started(state.run_id, self.point.started_at)
+            state.store.runs.set_started(state.run_id, self.point.started_at)
         state.event(
             self.name, "before_agent", "resumed",
             detail={"attempt": self.attempt, "from_step": self.point.steps,
@@ -201,7 +201,7 @@ async def run_session(
     # never replayed (finished runs are skipped), only clutter.
     store.execute(
         "DELETE FROM step_journal WHERE list_contains(?, scope)",
-        [store.runs_with_status(FINISHED)],
+        [store.runs.with_status(FINISHED)],
     )
     turns = []
     # No write-behind: each step's rows commit before the next step's journal record, so a
@@ -328,7 +328,7 @@ def unfinished_run(store: Store) -> str | None:
         "SELECT session_id, run_id, json_array_length(inputs) AS n FROM flow_runs "
         "ORDER BY updated_at DESC"
     )
-    statuses = store.run_statuses([r["run_id"] for r in rows])
+    statuses = store.runs.statuses([r["run_id"] for r in rows])
     for row in rows:
         row["status"] = statuses.get(row["run_id"], "lost")
     sessions: dict[str, list[dict[str, Any]]] = {}

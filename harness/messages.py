@@ -30,7 +30,7 @@ class Message:
 
     `content` is what the model sees. When a middleware replaced a large text by a preview
     (offloading), the original is kept so nothing is lost: `full_ref` names the store blob
-    that holds it (the message holds no second copy; `Store.transcript` resolves it), or
+    that holds it (the message holds no second copy; `store.messages.transcript` resolves it), or
     `full_content` holds the text itself (messages stored before blobs were referenced, or
     built by hand).
     `kind` marks synthetic messages (summaries, placeholders) so replay and analysis can tell

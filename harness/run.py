@@ -14,6 +14,7 @@ from harness.loop import run_loop
 from harness.messages import Message, Usage, new_id, user
 from harness.middleware.base import Middleware
 from harness.state import RunState
+from harness.store import RunStore
 from harness.tools import Tool
 
 
@@ -69,14 +70,14 @@ async def run_agent(
     """Run until the model answers without tool calls (or `max_steps`). A known `thread_id`
     continues that conversation from its last window. `files_thread` makes the run work in
     another thread's files (a subagent in its parent's)."""
-    store = config.store
+    store: RunStore = config.store  # all a run asks of its store
     thread_id = thread_id or f"thread_{uuid.uuid4().hex[:16]}"
     run_id = run_id or new_id("run")
     state = RunState(
         config=config,
         run_id=run_id,
         thread_id=thread_id,
-        store=store,
+        store=config.store,
         steps=config.step_runner,
         counter=config.counter,
         parent_run_id=parent_run_id,

@@ -15,6 +15,6 @@ def events(
     middleware: str | None = None,
     action: str | None = None,
 ) -> list[dict[str, Any]]:
-    """`Store.events_of` with each event's `detail` decoded from its JSON."""
-    rows = store.events_of(run_id, middleware=middleware, action=action)
+    """`store.events.rows` with each event's `detail` decoded from its JSON."""
+    rows = store.events.rows(run_id, middleware=middleware, action=action)
     return [{**r, "detail": json.loads(r["detail"]) if r["detail"] else None} for r in rows]

@@ -177,10 +177,10 @@ async def replay(
         if scenario.recurring:
             out.weeks.append(week_numbers(store, session.thread, index, out.probes))
     out.ledger = list(sim.ledger)
-    out.subagent_overflows = store.subagent_overflows()
-    out.usage = store.usage_by_role()
-    out.summaries = len(store.summaries())
-    out.offloads = store.count_events("offload_%")
+    out.subagent_overflows = store.runs.subagent_overflows()
+    out.usage = store.usage.by_role()
+    out.summaries = len(store.summaries.all())
+    out.offloads = store.events.count("offload_%")
     out.skill_reads, out.subagent_calls, out.memory_writes = _techniques(store)
     return out
 
@@ -193,9 +193,9 @@ def week_numbers(
     by family (`pref`, `fact`, `decision`, `stale`; None when the week asked none)."""
     from evals.scenarios.weekly import FAMILIES, family
 
-    loaded = store.events_of(f"{thread}-0000", middleware="memory", action="loaded")
+    loaded = store.events.rows(f"{thread}-0000", middleware="memory", action="loaded")
     detail = json.loads(loaded[0]["detail"]) if loaded else {}
-    usage = store.thread_usage(thread)
+    usage = store.usage.of_thread(thread)
     mine = [p for p in probes if p.session == index]
 
     def share(items: Sequence[ProbeResult]) -> float | None:
@@ -241,7 +241,7 @@ def user_words(scenario: Scenario) -> tuple[str, ...]:
 def _techniques(store: Store) -> tuple[int, int, int]:
     """How often the agents read a skill, handed a task to a subagent, and wrote memory."""
     skills = tasks = memory = 0
-    for c in store.all_tool_calls():
+    for c in store.messages.all_tool_calls():
         path = str(c.get("arguments", {}).get("file_path", ""))
         skills += c["name"] == "read_file" and path.startswith("/skills/")
         tasks += c["name"] == "task"

@@ -32,8 +32,8 @@ def run_trace(db: str, run_id: str) -> Trace:
     con = read_store(db)
     try:
         thread_id, first = resolve(con, run_id, None)
-        runs = con.thread_runs(thread_id)
-        rows = con.transcript(thread_id)
+        runs = con.runs.of_thread(thread_id)
+        rows = con.messages.transcript(thread_id)
     finally:
         con.close()
     config = json.loads(runs[0]["config"] or "{}") if runs else {}

@@ -62,7 +62,7 @@ def resolve(con: Reader, run_id: str | None, thread: str | None) -> tuple[str, s
     thread), a `ctxlab run` session id or a thread id; or `thread`, whose first run names
     it."""
     if run_id is not None:
-        row = con.run(run_id)
+        row = con.runs.get(run_id)
         if row is None and _has_table(con, "flow_runs"):
             # A `ctxlab run` session (flows' own table): its first turn's run.
             found = con.query(
@@ -72,18 +72,18 @@ def resolve(con: Reader, run_id: str | None, thread: str | None) -> tuple[str, s
             )
             row = found[0] if found else None
         if row is None:  # a thread id, as `ctxlab run` prints it: its first run
-            row = con.first_run_of_thread(run_id)
+            row = con.runs.first_of_thread(run_id)
         if row is None:
             raise RunNotFoundError(f"no run, session or thread {run_id!r} in the store")
         while row["parent_run_id"] is not None:
-            row = con.run(row["parent_run_id"])
+            row = con.runs.get(row["parent_run_id"])
         if thread is not None and row["thread_id"] != thread:
             raise RunNotFoundError(
                 f"run {run_id!r} is on thread {row['thread_id']!r}, not {thread!r}"
             )
         return row["thread_id"], row["run_id"]
     assert thread is not None
-    runs = con.thread_runs(thread)
+    runs = con.runs.of_thread(thread)
     if not runs:
         raise RunNotFoundError(f"no thread {thread!r} in the store")
     return thread, runs[0]["run_id"]
@@ -96,7 +96,7 @@ def _has_table(con: Reader, name: str) -> bool:
 def _messages(con: Reader, thread: str, redactor: Redactor) -> list[dict[str, Any]]:
     """The thread's messages, redacted as they are read: cues and slots are then built from
     the redacted text, so no pattern can carry what the redaction took out."""
-    rows = con.thread_messages(thread)
+    rows = con.messages.thread_messages(thread)
     for row in rows:
         row["text"] = redactor.text(row["text"])
         if row["tool_calls"]:
@@ -113,7 +113,7 @@ def _calls(row: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
 
 def read_recording(con: Reader, thread: str, system_prompt: str, redactor: Redactor) -> Recording:
     messages = _messages(con, thread, redactor)
-    runs = con.thread_runs(thread)
+    runs = con.runs.of_thread(thread)
     order = {r["run_id"]: i for i, r in enumerate(runs)}
     user_texts = [m["text"] for m in messages if m["role"] == "user"]
     planner = Planner([system_prompt, *user_texts])
@@ -180,7 +180,7 @@ def read_tasks(con: Reader, parent_runs: Sequence[str], redactor: Redactor) -> l
     tasks: list[dict[str, Any]] = []
     if not parent_runs:
         return tasks
-    subs = con.child_runs(parent_runs)
+    subs = con.runs.children(parent_runs)
     seen: set[str] = set()
     for sub in subs:
         messages = _messages(con, sub["thread_id"], redactor)
@@ -240,13 +240,13 @@ def read_replies(con: Reader, threads: Sequence[str], redactor: Redactor) -> lis
 
 def text_files(con: Reader, prefix: str) -> list[dict[str, str]]:
     """The shared text files under `prefix` (the skills), as `path` and `content`."""
-    rows = con.shared_text_files(prefix)
+    rows = con.files.shared_text_files(prefix)
     return [{"path": r["path"], "content": _text(con, r["content"], r["blob_id"])} for r in rows]
 
 
 def file_text(con: Reader, thread: str, path: str) -> str:
     """The final text of the thread's file `path` ("" if it has none or is binary)."""
-    row = con.thread_file(thread, path)
+    row = con.files.thread_file(thread, path)
     if row is None or not row["is_text"]:
         return ""
     return _text(con, row["content"], row["blob_id"])
@@ -254,4 +254,4 @@ def file_text(con: Reader, thread: str, path: str) -> str:
 
 def _text(con: Reader, inline: bytes | None, blob_id: str | None) -> str:
     """A text file's content, whether inline or in chunks (files over 256 KiB)."""
-    return whole_content(con.con, inline, blob_id).decode("utf-8", errors="replace")
+    return whole_content(con.files, inline, blob_id).decode("utf-8", errors="replace")

@@ -64,17 +64,17 @@ def import_run(
     con = read_store(db)
     try:
         thread_id, first = resolve(con, run_id, thread)
-        runs = con.thread_runs(thread_id)
+        runs = con.runs.of_thread(thread_id)
         config = redactor.value(json.loads(runs[0]["config"] or "{}"))
         system_prompt = str(config.get("system_prompt") or "")
         recording = read_recording(con, thread_id, system_prompt, redactor)
         run_ids = [r["run_id"] for r in runs]
         tasks = read_tasks(con, run_ids, redactor)
-        task_threads = [r["thread_id"] for r in con.child_runs(run_ids)]
+        task_threads = [r["thread_id"] for r in con.runs.children(run_ids)]
         replies = read_replies(con, [thread_id, *task_threads], redactor)
         skills = redactor.value(text_files(con, "/skills/"))
         # the memory files as they stood when the thread's first run started
-        memory = redactor.value(con.memory_at(runs[0]["started_at"]))
+        memory = redactor.value(con.memory.at(runs[0]["started_at"]))
         for path in recording.files:
             turn, _ = recording.files[path]
             recording.files[path] = (turn, redactor.text(file_text(con, thread_id, path)))

@@ -212,7 +212,7 @@ def _print_thread(result: dict[str, Any]) -> None:
     from harness.store import Store
 
     runs = [r["run_id"] for r in result["runs"]]
-    subagents = Store(result["db"], hold=False).subagent_runs(runs)
+    subagents = Store(result["db"], hold=False).runs.descendants(runs)
     print(f"Thread {result['thread_id']}: {plural(len(runs), 'run')}, one per input "
           f"({', '.join(runs)})")  # fmt: skip
     if subagents:

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
 from harness.files.paths import (
     DURABLE_PREFIXES,
     DURABLE_RULES,
@@ -58,10 +56,9 @@ from harness.files.storage import (
     store_content,
     whole_content,
 )
-from harness.store import Store, now
-from harness.store.files import file_content
+from harness.store import Store, UnitOfWork, now
 
-ChangeHook = Callable[[duckdb.DuckDBPyConnection, str, bytes | None, bytes | None], None]
+ChangeHook = Callable[[UnitOfWork, str, bytes | None, bytes | None], None]
 """Runs in the transaction of each change under a granted prefix, just before it, with the path,
 the old and the new content (None: no file before / a deletion); raising `FileError` cancels
 the change."""
@@ -111,7 +108,7 @@ class FileSystem:
         """The file at `path`, opened for reading in pages (`FileError` for a directory,
         `FileNotFoundError` if there is none)."""
         path = normalize(path)
-        row = self.store.file_row(self.namespace(path), path)
+        row = self.store.files.row(self.namespace(path), path)
         if row is None:
             if self.is_dir(path):
                 raise FileError(f"{path} is a directory, not a file; use ls to see its files")
@@ -131,17 +128,17 @@ class FileSystem:
     def exists(self, path: str) -> bool:
         """True if `path` is a file."""
         path = normalize(path)
-        return self.store.has_file(self.namespace(path), path)
+        return self.store.files.exists(self.namespace(path), path)
 
     def is_dir(self, path: str) -> bool:
         """True for "/" and for any path with files below it."""
         path = normalize(path)
         if path == "/":
             return True
-        return self.store.has_files_below((self._thread_ns, SHARED_NAMESPACE), path + "/")
+        return self.store.files.has_files_below((self._thread_ns, SHARED_NAMESPACE), path + "/")
 
     def _all(self, under: str) -> list[dict[str, Any]]:
-        return self.store.file_listing((self._thread_ns, SHARED_NAMESPACE), dir_prefix(under))
+        return self.store.files.listing((self._thread_ns, SHARED_NAMESPACE), dir_prefix(under))
 
     def ls(self, path: str = "/") -> list[FileInfo]:
         """Direct children of `path`: files, and directories implied by deeper files."""
@@ -212,7 +209,9 @@ class FileSystem:
         deadline = Deadline(seconds)
         wanted = file_filter(glob, base, deadline)
         # Inline contents are small by construction; chunked files are fetched while scanned.
-        rows = self.store.text_files_at((self._thread_ns, SHARED_NAMESPACE), base, dir_prefix(base))
+        rows = self.store.files.text_files_at(
+            (self._thread_ns, SHARED_NAMESPACE), base, dir_prefix(base)
+        )
         files = (
             StoredFile.from_row(self.store, r) for r in rows if wanted is None or wanted(r["path"])
         )
@@ -224,9 +223,9 @@ class FileSystem:
         """Create or overwrite a file; returns its normalised path."""
         path = normalize(path)
         self._check_file_path(path)
-        with self.store.transaction() as con:
-            self._changing(con, path, content)
-            store_content(con, self.namespace(path), path, content, self.run_id, now())
+        with self.store.unit() as uow:
+            self._changing(uow, path, content)
+            store_content(uow.files, self.namespace(path), path, content, self.run_id, now())
         return path
 
     def write_blob(self, path: str, text: str, *, new: bool = False) -> str:
@@ -247,10 +246,10 @@ class FileSystem:
                     return new_blob
         else:
             self._check_file_path(path)
-        with self.store.transaction() as con:
-            self._changing(con, path, text)
+        with self.store.unit() as uow:
+            self._changing(uow, path, text)
             blob_id = store_content(
-                con, self.namespace(path), path, text, self.run_id, now(), blob=True, new=new
+                uow.files, self.namespace(path), path, text, self.run_id, now(), blob=True, new=new
             )
         assert blob_id is not None  # text with blob=True is always chunked
         return blob_id
@@ -264,32 +263,30 @@ class FileSystem:
         for path in [*writes, *deletes]:
             self._check_writable(path)
         self._check_batch(writes, set(deletes))
-        with self.store.transaction() as con:
+        with self.store.unit() as uow:
             for path in deletes:
-                self._changing(con, path, None)
+                self._changing(uow, path, None)
             for path, data in writes.items():
-                self._changing(con, path, data)
+                self._changing(uow, path, data)
             replace_many(
-                con,
+                uow.files,
                 {(self.namespace(p), p): data for p, data in writes.items()},
                 [(self.namespace(p), p) for p in deletes],
                 self.run_id,
                 now(),
             )
 
-    def _changing(
-        self, con: duckdb.DuckDBPyConnection, path: str, data: str | bytes | None
-    ) -> None:
-        """Tell the hook of a granted durable prefix about a change, inside its transaction.
+    def _changing(self, uow: UnitOfWork, path: str, data: str | bytes | None) -> None:
+        """Tell the hook of a granted durable prefix about a change, inside its unit of work.
         Only durable files (small by policy) are ever encoded or read whole here."""
         prefix = durable_prefix(path)
         hook = self._grants.get(prefix) if prefix else None
         if hook is None:
             return
-        row = file_content(con, self.namespace(path), path)
-        old = None if row is None else whole_content(con, *row)
+        row = uow.files.content(self.namespace(path), path)
+        old = None if row is None else whole_content(uow.files, *row)
         new = encode_text(data) if isinstance(data, str) else data
-        hook(con, path, old, new)
+        hook(uow, path, old, new)
 
     def _check_writable(self, path: str) -> None:
         """The write policy: no file at a path that holds durable files, and durable files
@@ -311,7 +308,7 @@ class FileSystem:
         file. Only the path's own namespace can clash: thread and durable paths never overlap,
         so a thread's file cannot block a shared path."""
         self._check_writable(path)
-        clashes = self.store.file_clashes(self.namespace(path), _parents(path), path + "/")
+        clashes = self.store.files.clashes(self.namespace(path), _parents(path), path + "/")
         if clashes:
             _raise_clash(path, clashes[0])
 
@@ -322,7 +319,7 @@ class FileSystem:
         query per candidate and no second clash check."""
         stem = normalize(stem)
         parents = _parents(stem)
-        found = self.store.file_clashes(self.namespace(stem), parents, stem)
+        found = self.store.files.clashes(self.namespace(stem), parents, stem)
         return set(found) - set(parents), any(p in parents for p in found)
 
     def _check_batch(self, writes: Mapping[str, bytes], deletes: set[str]) -> None:
@@ -331,7 +328,9 @@ class FileSystem:
         if not writes:
             return
         tops = sorted({"/" + p.split("/")[1] for p in writes})
-        stored = self.store.paths_under_tops(sorted({self.namespace(p) for p in writes}), tops)
+        stored = self.store.files.paths_under_tops(
+            sorted({self.namespace(p) for p in writes}), tops
+        )
         taken = (stored - deletes) | writes.keys()
         for path in writes:
             above = next((p for p in _parents(path) if p in taken), None)
@@ -376,9 +375,9 @@ class FileSystem:
             if self.is_dir(path):
                 raise FileError(f"{path} is a directory; delete the files in it one by one")
             raise FileNotFoundError(f"file not found: {path}")
-        with self.store.transaction() as con:
-            self._changing(con, path, None)
-            delete_content(con, [(self.namespace(path), path)])
+        with self.store.unit() as uow:
+            self._changing(uow, path, None)
+            delete_content(uow.files, [(self.namespace(path), path)])
 
 
 def _parents(path: str) -> list[str]:

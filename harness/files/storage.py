@@ -20,19 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import duckdb
-
 from harness.store import Store
-from harness.store.files import (
-    chunk_contents,
-    delete_chunks,
-    delete_file,
-    delete_files,
-    file_blob,
-    insert_chunk,
-    insert_files,
-    upsert_file,
-)
+from harness.store.files import Files
 from harness.store.pending import Rows
 
 CHUNK_CHARS = 1 << 18
@@ -60,7 +49,7 @@ def line_count(text: str) -> int:
 
 
 def store_content(
-    con: duckdb.DuckDBPyConnection,
+    files: Files,
     namespace: str,
     path: str,
     content: str | bytes,
@@ -70,11 +59,11 @@ def store_content(
     blob: bool = False,
     new: bool = False,
 ) -> str | None:
-    """Create or overwrite the file at `path`, inside the caller's transaction; returns its
+    """Create or overwrite the file at `path`, inside the caller's unit of work; returns its
     blob id, None when it is stored inline. `blob=True` stores text in `file_chunks` however
     short it is, so that a message can name it (`Message.full_ref`). `new=True`: the caller
     has just seen that there is no file at `path`, so none is looked for."""
-    exists, old_blob = (False, None) if new else file_blob(con, namespace, path)
+    exists, old_blob = (False, None) if new else files.blob_of(namespace, path)
     if isinstance(content, str):
         text: str | None = content
         inline = encode_text(content) if len(content) <= CHUNK_CHARS and not blob else None
@@ -88,63 +77,61 @@ def store_content(
         inline = b""
         blob_id = uuid.uuid4().hex
         if text is not None:
-            size, chars, lines = _write_text_chunks(con, blob_id, text)
+            size, chars, lines = _write_text_chunks(files, blob_id, text)
             is_text = True
         else:
             assert isinstance(content, bytes)  # text is None only for undecodable bytes
-            size, is_text = _write_binary_chunks(con, blob_id, content), False
-    upsert_file(
-        con, namespace, path, inline=inline, is_text=is_text, size=size, run_id=run_id, ts=ts,
+            size, is_text = _write_binary_chunks(files, blob_id, content), False
+    files.upsert(
+        namespace, path, inline=inline, is_text=is_text, size=size, run_id=run_id, ts=ts,
         blob_id=blob_id, chars=chars, lines=lines, exists=exists,
     )  # fmt: skip
     if old_blob is not None:
-        delete_chunks(con, old_blob)
+        files.delete_chunks(old_blob)
     return blob_id
 
 
-def delete_content(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> None:
-    """Delete the files at `(namespace, path)` `keys` and their chunks, in the caller's
-    transaction."""
+def delete_content(files: Files, keys: list[tuple[str, str]]) -> None:
+    """Delete the files at `(namespace, path)` `keys` and their chunks, in the caller's unit
+    of work."""
     for namespace, path in keys:
-        delete_file(con, namespace, path)
+        files.delete(namespace, path)
 
 
 def replace_many(
-    con: duckdb.DuckDBPyConnection,
+    files: Files,
     writes: Mapping[tuple[str, str], bytes],
     deletes: Sequence[tuple[str, str]],
     run_id: str | None,
     ts: datetime,
 ) -> None:
     """Delete the files at `(namespace, path)` `deletes` and create or overwrite `writes`,
-    inside the caller's transaction. Small rows are replaced in bulk: row-by-row upserts cost
+    inside the caller's unit of work. Small rows are replaced in bulk: row-by-row upserts cost
     DuckDB ~30 ms each. A file overwritten keeps its `created_at`."""
     keys = [*writes, *deletes]
     created: dict[tuple[str, str], datetime] = {}
     for namespace in {ns for ns, _ in keys}:
         mine = [path for ns, path in keys if ns == namespace]
-        gone = delete_files(con, namespace, mine)
+        gone = files.delete_many(namespace, mine)
         created.update(((namespace, path), at) for path, at in gone.items())
     small = {key: d for key, d in writes.items() if len(d) <= CHUNK_CHARS}
     for (namespace, path), data in writes.items():
         if (namespace, path) not in small:  # chunked: written one chunk at a time
-            store_content(con, namespace, path, data, run_id, ts)
+            store_content(files, namespace, path, data, run_id, ts)
     rows = [
         (namespace, path, data, decode(data) is not None, len(data), run_id,
          created.get((namespace, path), ts), ts)
         for (namespace, path), data in small.items()
     ]  # fmt: skip
-    insert_files(con, rows)
+    files.insert_inline(rows)
 
 
-def whole_content(
-    con: duckdb.DuckDBPyConnection, inline: bytes | None, blob_id: str | None
-) -> bytes:
+def whole_content(files: Files, inline: bytes | None, blob_id: str | None) -> bytes:
     """A file's whole content from its `files` row (`content`, `blob_id`), its chunks joined
     when it is stored in `file_chunks`: for readers of a store outside a `FileSystem`."""
     if blob_id is None:
         return bytes(inline or b"")
-    return chunk_contents(con, blob_id)
+    return files.blob_bytes(blob_id)
 
 
 def decode(data: bytes) -> str | None:
@@ -155,12 +142,10 @@ def decode(data: bytes) -> str | None:
         return None
 
 
-def _write_text_chunks(
-    con: duckdb.DuckDBPyConnection, blob_id: str, text: str
-) -> tuple[int, int, int]:
+def _write_text_chunks(files: Files, blob_id: str, text: str) -> tuple[int, int, int]:
     size = total_newlines = 0
     for index, newlines_before, newlines, data in _text_chunks(text):
-        insert_chunk(con, blob_id, index, newlines_before, newlines, data)
+        files.insert_chunk(blob_id, index, newlines_before, newlines, data)
         size += len(data)
         total_newlines += newlines
     lines = total_newlines + (0 if text.endswith("\n") else 1)
@@ -195,9 +180,9 @@ def blob_rows(
     return blob_id, {"files": [row], "file_chunks": chunks}
 
 
-def _write_binary_chunks(con: duckdb.DuckDBPyConnection, blob_id: str, data: bytes) -> int:
+def _write_binary_chunks(files: Files, blob_id: str, data: bytes) -> int:
     for index, start in enumerate(range(0, len(data), CHUNK_CHARS)):
-        insert_chunk(con, blob_id, index, 0, 0, data[start : start + CHUNK_CHARS])
+        files.insert_chunk(blob_id, index, 0, 0, data[start : start + CHUNK_CHARS])
     return len(data)
 
 
@@ -238,7 +223,7 @@ class StoredFile:
     def read_bytes(self) -> bytes:
         if self.blob_id is None:
             return self.inline
-        return self.store.blob_bytes(self.blob_id)
+        return self.store.files.blob_bytes(self.blob_id)
 
     def chunk(self, index: int, ahead: int = 1) -> str:
         """Text of chunk `index`; when it must be fetched, `ahead - 1` following chunks come
@@ -246,7 +231,7 @@ class StoredFile:
         cached = self._cache.get(index)
         if cached is not None:
             return cached
-        rows = self.store.blob_chunks(self.blob_id, index, index + ahead)
+        rows = self.store.files.blob_chunks(self.blob_id, index, index + ahead)
         if not rows:  # overwritten or deleted since it was opened
             raise FileNotFoundError(f"{self.path} changed while it was being read: read it again")
         self._cache.clear()
@@ -302,7 +287,7 @@ class StoredFile:
             return 0
         if self.blob_id is None:
             return _after_newline(self._cache[0], line)
-        found = self.store.chunk_of_line(self.blob_id, line)
+        found = self.store.files.chunk_of_line(self.blob_id, line)
         if found is None:
             return self.chars
         index, newlines_before = found

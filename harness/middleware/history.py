@@ -96,4 +96,4 @@ def _cycle_heading(cycle: int) -> re.Pattern[str]:
 
 
 def _seq_range(state: RunState, messages: list[Message]) -> tuple[int | None, int | None]:
-    return state.store.seq_range(state.thread_id, [m.id for m in messages])
+    return state.store.messages.seq_range(state.thread_id, [m.id for m in messages])

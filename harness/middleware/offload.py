@@ -231,14 +231,14 @@ class OffloadLargeResults(Middleware):
             return
         cutoff = now() - timedelta(days=self.retention_days)
         # Files this middleware wrote for runs that ended before the cutoff.
-        expired = state.store.expired_files(self.name, (OFFLOAD_TOOL, OFFLOAD_HUMAN), cutoff)
+        expired = state.store.files.expired(self.name, (OFFLOAD_TOOL, OFFLOAD_HUMAN), cutoff)
         if expired:
             await state.run_step("offload.retention", self._delete_expired, state, expired)
 
     async def _delete_expired(self, state: RunState, expired: list[dict[str, Any]]) -> None:
         start = time.perf_counter()
-        with state.store.transaction() as con:
-            delete_content(con, [(f["namespace"], f["path"]) for f in expired])
+        with state.store.unit() as uow:
+            delete_content(uow.files, [(f["namespace"], f["path"]) for f in expired])
         state.event(
             self.name, "before_agent", "retention_delete",
             detail={

@@ -234,7 +234,7 @@ def _child_thread(state: RunState, call_id: str) -> str:
     """A thread id from the parent run and the tool call id, path-safe and unused so far."""
     base = safe_segment(f"{state.run_id}.task.{call_id}")
     thread, n = base, 1
-    while state.store.thread_in_use(thread):
+    while state.store.runs.thread_in_use(thread):
         n += 1
         thread = f"{base}.{n}"
     return thread

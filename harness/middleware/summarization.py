@@ -307,7 +307,7 @@ class Summarization(Middleware):
         mine = state.scratch[self.name]
         if "cycle" not in mine:
             # A continued thread numbers on from its earlier runs' summaries.
-            mine["cycle"] = state.store.last_summary_cycle(state.thread_id)
+            mine["cycle"] = state.store.summaries.last_cycle(state.thread_id)
         return int(mine["cycle"]) + 1
 
     # -- the compact_conversation tool -----------------------------------------------------

@@ -7,19 +7,19 @@ before the next model call: written in one transaction, or, by a store that hold
 logged and written behind with the next ones (`pending`).
 
 This package is the one place that writes SQL against the harness tables: `schema` (the
-tables and their migrations), `rows` (row mapping, text made storable), `connection` (opening,
-holding, transactions, writing behind), `pending` (the rows written behind and their log),
-`bulk` (many rows in one statement), `queries`, `writes` and `middleware_rows` (what callers
-ask for by name), and `files` (chunked file contents). Other code calls those;
-`execute`/`query` stay for a caller's own tables and the user's own SQL.
+tables and their migrations), `rows` (row mapping, text made storable), `database` (opening
+and holding the file; `retry`, the one lock backoff), `atomic` (blocks that commit together),
+`write_behind` and `pending` (the rows written behind and their log), `bulk` (many rows in one
+statement), one repository per table or concern (`runs`, `messages`, `usage`, `events`,
+`files`, `memory`) reached from `store.Store` or a `reader.Reader`, and `unit` (a unit of work
+over one transaction). The loop needs only `run_store.RunStore`; `execute`/`query` stay for a
+caller's own tables and the user's own SQL.
 """
 
 from __future__ import annotations
 
-from harness.store.connection import FILE_MEMORY_LIMIT, Connection, read_only
-from harness.store.files import FileRows
-from harness.store.middleware_rows import MiddlewareRows
-from harness.store.queries import Queries, Reader, read_store
+from harness.store.database import FILE_MEMORY_LIMIT, read_only
+from harness.store.reader import Reader, read_store
 from harness.store.rows import (
     StepBatch,
     message_row,
@@ -30,18 +30,16 @@ from harness.store.rows import (
     storable_text,
     storable_value,
 )
+from harness.store.run_store import RunStore
 from harness.store.schema import MIGRATIONS, default_path, now
-from harness.store.writes import Writes
-
-
-class Store(Connection, Queries, Writes, FileRows, MiddlewareRows):
-    """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
-
+from harness.store.store import Store
+from harness.store.unit import UnitOfWork
 
 __all__ = [
     "FILE_MEMORY_LIMIT",
     "MIGRATIONS",
     "Reader",
+    "RunStore",
     "StepBatch",
     "Store",
     "default_path",
@@ -55,4 +53,5 @@ __all__ = [
     "storable_row",
     "storable_text",
     "storable_value",
+    "UnitOfWork",
 ]

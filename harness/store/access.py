@@ -18,7 +18,6 @@ the configuration locked, and only reading statements are run.
 from __future__ import annotations
 
 import os
-import random
 import re
 import threading
 import time
@@ -27,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from harness.errors import QueryError, StoreError
+from harness.store.retry import is_lock_conflict, lock_retries
 
 try:
     import fcntl
@@ -155,27 +155,23 @@ def sandboxed_query(
 def _open_reader(path: str, wait: float, config: dict[str, Any]) -> Any:
     import duckdb
 
-    delay = 0.01
-    deadline = time.monotonic() + wait
-    while True:
+    pid: int | None = None
+    for _ in lock_retries(wait):
         pid = waiting_writer(path)
         if pid is None:
             try:
                 return duckdb.connect(path, read_only=True, config=config)
             except duckdb.IOException as exc:
-                if "lock" not in str(exc).lower():
+                if not is_lock_conflict(exc):
                     raise StoreError(f"cannot read store {path}: {_one_line(exc)}") from exc
                 found = _PID.search(str(exc))
                 pid = int(found.group(1)) if found else 0
             except duckdb.Error as exc:
                 raise StoreError(f"cannot read store {path}: {_one_line(exc)}") from exc
-        if time.monotonic() > deadline:
-            raise StoreError(
-                f"store {path} is busy being written by pid {pid or 'unknown'} (it holds the "
-                f"file's lock); ctxlab sql waited {wait:g} s (--wait)"
-            )
-        time.sleep(delay * (1 + random.random()))
-        delay = min(delay * 2, 0.5)
+    raise StoreError(
+        f"store {path} is busy being written by pid {pid or 'unknown'} (it holds the "
+        f"file's lock); ctxlab sql waited {wait:g} s (--wait)"
+    )
 
 
 def _give_way(path: str, con: Any, stop: threading.Event, gave_way: list[int]) -> None:

@@ -56,7 +56,7 @@ class PendingRows:
 
     def file_paths(self, namespace: str, parents: Iterable[str], prefix: str) -> list[str]:
         """Paths of the pending `files` rows of `namespace` that are one of `parents` or
-        start with `prefix` (what `FileRows.file_clashes` asks of the table)."""
+        start with `prefix` (what `Files.clashes` asks of the table)."""
         above = set(parents)
         return [
             row[1]

@@ -12,6 +12,15 @@ from harness.errors import StoreError
 if TYPE_CHECKING:
     import duckdb
 
+# A run and every run under it, at any depth (its subagents' runs): `?` is the run id.
+RUN_TREE = """
+WITH RECURSIVE tree(run_id) AS (
+    SELECT run_id FROM runs WHERE run_id = ?
+    UNION ALL
+    SELECT r.run_id FROM runs r JOIN tree t ON r.parent_run_id = t.run_id
+)
+"""
+
 MIGRATIONS: list[str] = [
     # 1: the core tables
     """

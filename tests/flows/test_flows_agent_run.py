@@ -41,7 +41,7 @@ def test_every_step_is_a_task_and_the_server_records_them_all(
     assert {t.state_name for t in recorded} == {"Completed"}
 
     store = Store(db, hold=False)
-    events = store.events_of(run["run_id"])
+    events = store.events.rows(run["run_id"])
     acting = [e for e in events if e["task_run_id"] is not None]
     assert len(acting) == 6
     assert all(steps[e["task_run_id"]] == e["middleware"] == "offload" for e in acting)
@@ -90,7 +90,7 @@ def test_a_session_runs_its_inputs_in_turn_on_one_thread(
     assert [r["status"] for r in result["runs"]] == ["completed", "completed"]
     assert {r["thread_id"] for r in result["runs"]} == {"findings"}
     store = Store(db, hold=False)
-    seqs = [r["seq"] for r in store.messages_of("findings")]
+    seqs = [r["seq"] for r in store.messages.rows("findings")]
     assert sorted(seqs) == list(range(1, len(seqs) + 1))
     # The second run continued the conversation: its model saw all six findings recorded.
     assert result["runs"][1]["steps"] == 1
@@ -163,7 +163,7 @@ def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
     assert all(r["status"] == "completed" for w in weeks for r in w["runs"])
     # Only memory carries a week to the next: week 2 appended its note to week 1's.
     # (Consolidation may drop week 1's log from the file; its versions keep it.)
-    versions = [v["content"] for v in Store(db, hold=False).memory_versions("/memories/AGENTS.md")]
+    versions = [v["content"] for v in Store(db, hold=False).memory.versions("/memories/AGENTS.md")]
     assert any("- Week of 2026-01-12:" in v for v in versions)
     assert "- Week of 2026-01-19:" in versions[-1]
     # Run again for longer: it goes on from the week after the last one memory notes.
@@ -172,7 +172,7 @@ def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
     assert third["params"] == {"scale": "small", "weeks": 3, "week": 3,
                                "memory.budget_tokens": 250}  # fmt: skip
     store = Store(db, hold=False)
-    consolidated = store.events_of(middleware="memory", action="consolidated")
+    consolidated = store.events.rows(middleware="memory", action="consolidated")
     assert consolidated and all(e["task_run_id"] for e in consolidated)
-    assert any(c["model"].endswith("#consolidate") for c in store.model_calls())
-    assert "consolidate" in {v["author"] for v in store.memory_versions()}
+    assert any(c["model"].endswith("#consolidate") for c in store.usage.rows())
+    assert "consolidate" in {v["author"] for v in store.memory.versions()}

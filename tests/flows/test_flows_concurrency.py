@@ -58,8 +58,8 @@ def test_two_runs_at_once_and_a_user_query_in_between(
     for out, _ in outputs:
         (run,) = json.loads(out)["runs"]
         assert run["status"] == "completed"
-        assert len(store.messages_of(run_id=run["run_id"])) == 11
-    assert len(store.runs_with_status(["completed"])) == 2
+        assert len(store.messages.rows(run_id=run["run_id"])) == 11
+    assert len(store.runs.with_status(["completed"])) == 2
     # The user got answers while the runs were going, runs still marked running among them.
     print(f"{len(reads)} of {attempts} queries got in")
     assert len(reads) >= 3, f"{len(reads)} of {attempts} queries got in"

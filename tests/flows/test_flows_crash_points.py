@@ -30,6 +30,7 @@ from harness.messages import Message
 from harness.models import FunctionModel, RequestParams, call, reply
 from harness.steps import InlineRunner
 from harness.store import Store
+from harness.store.database import Database
 
 T = TypeVar("T")
 THREAD = "crash-thread"
@@ -76,6 +77,19 @@ class _Connection:
         return getattr(self._con, name)
 
 
+class _CrashingDatabase(Database):
+    """The database of a `CrashingStore`: every connection it opens is a `_Connection`."""
+
+    def __init__(self, store: CrashingStore, path: Any, **settings: Any) -> None:
+        self.store = store
+        super().__init__(path, **settings)
+
+    def open(self) -> Any:
+        con = _Connection(super().open(), self.store)
+        self.store.opened.append(con)
+        return con
+
+
 class CrashingStore(Store):
     """An in-memory store that dies right after its `kill_after`-th commit, or when told."""
 
@@ -87,10 +101,8 @@ class CrashingStore(Store):
         self.opened: list[_Connection] = []
         super().__init__(":memory:")
 
-    def _open(self) -> Any:
-        con = _Connection(super()._open(), self)
-        self.opened.append(con)
-        return con
+    def _database(self, path: Any, **settings: Any) -> Database:
+        return _CrashingDatabase(self, path, **settings)
 
     def check(self) -> None:
         if self.dead:
@@ -112,9 +124,9 @@ class CrashingStore(Store):
         for con in self.opened:
             with contextlib.suppress(duckdb.Error):  # no transaction was open on it
                 con._con.execute("ROLLBACK")
-            if con is not self._con:
+            if con is not self.db._con:
                 con._con.close()
-        self.opened = [c for c in self.opened if c is self._con]
+        self.opened = [c for c in self.opened if c is self.db._con]
         self.dead = False
         self.kill_after = None
 
@@ -230,24 +242,24 @@ class Outcome:
 def _outcome(store: Store, calls: list[str]) -> Outcome:
     transcript = [
         (r["role"], r["content"], r["tool_call_id"], r["name"], r["kind"], r["tool_calls"])
-        for r in store.messages_of(THREAD)
+        for r in store.messages.rows(THREAD)
     ]
     files = [
         (r["namespace"], r["path"], bytes(r["content"]))
-        for r in store.files_of()
+        for r in store.files.rows()
         if not r["path"].startswith("/skills/")
     ]
     memory = [
         (r["path"], r["version"], r["content"], r["author"])
-        for r in sorted(store.memory_versions(), key=lambda r: (r["path"], r["version"]))
+        for r in sorted(store.memory.versions(), key=lambda r: (r["path"], r["version"]))
     ]
     statuses: dict[str, int] = {}
-    for r in (r for r in store.runs() if r["parent_run_id"] is None):
+    for r in (r for r in store.runs.all() if r["parent_run_id"] is None):
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-    runs = store.runs()
+    runs = store.runs.all()
     counts = {
-        "messages": len(store.messages_of()),
-        "model_calls": len(store.model_calls()),
+        "messages": len(store.messages.rows()),
+        "model_calls": len(store.usage.rows()),
         "runs": len(runs),
         "completed runs": sum(r["status"] == "completed" for r in runs),
         "summed requests": sum(r["steps"] or 0 for r in runs),
@@ -291,11 +303,11 @@ def _session_with_a_crash(
     resume_from = unfinished_run(store)
     if resume_from is not None:
         _run(store, calls, InlineRunner, resume_from)
-    left_running = len(store.runs_with_status(["running"]))
+    left_running = len(store.runs.with_status(["running"]))
     assert left_running == 0, f"{crashed}: {left_running} runs left running"
     replayable = store.scalar(
         "SELECT count(*) FROM step_journal WHERE NOT list_contains(?, scope)",
-        [store.runs_with_status(["completed"])],
+        [store.runs.with_status(["completed"])],
     )
     assert replayable == 0, f"{crashed}: {replayable} journal rows of unfinished runs left"
     return _outcome(store, calls), crashed

@@ -52,5 +52,5 @@ def test_the_demo_runs_the_agent_compares_strategies_and_writes_its_reports(
         assert json.loads(capsys.readouterr().out)
     store = Store(str(tmp_path / "demo.duckdb"), hold=False)
     assert "bullets" in FileSystem(store, "any").read_text("/memories/AGENTS.md")
-    assert all(r["status"] == "completed" for r in store.runs())
+    assert all(r["status"] == "completed" for r in store.runs.all())
     assert store.scalar("SELECT count(*) FROM eval_runs") == len(STRATEGIES)

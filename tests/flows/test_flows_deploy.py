@@ -71,7 +71,7 @@ def test_the_weekly_deployment_registers_with_its_schedule_and_a_triggered_run_c
     assert all((t.weekday(), t.hour, t.minute) == (0, 9, 0) for t in local)
     assert flow_run.state_name == "Completed"  # type: ignore[attr-defined]
     store = Store(db, hold=False)
-    assert store.runs_with_status(["completed"])
+    assert store.runs.with_status(["completed"])
 
 
 def test_serve_with_weeks_passes_them_to_the_deployment_whose_runs_do_one_week_each(
@@ -106,5 +106,5 @@ def test_serve_with_weeks_passes_them_to_the_deployment_whose_runs_do_one_week_e
     store = Store(db, hold=False)
     rows = store.query("SELECT params FROM flow_runs ORDER BY started_at")
     assert [json.loads(r["params"])["week"] for r in rows] == [1, 2]
-    memory = store.memory_versions("/memories/AGENTS.md")[-1]["content"]
+    memory = store.memory.versions("/memories/AGENTS.md")[-1]["content"]
     assert "- Week of 2026-01-12:" in memory and "- Week of 2026-01-19:" in memory

@@ -62,9 +62,9 @@ def test_a_killed_run_resumes_from_the_store_without_redoing_steps(
             doomed.kill()
     assert doomed.returncode == -signal.SIGKILL
     (run_id,) = [r["run_id"] for r in store.query("SELECT run_id FROM flow_runs")]
-    assert store.run(run_id)["status"] == "running"  # what a killed process leaves behind
+    assert store.runs.get(run_id)["status"] == "running"  # what a killed process leaves behind
     killed_flow_run = store.scalar("SELECT flow_run_id FROM flow_runs")
-    committed = len(store.messages_of(run_id=run_id))
+    committed = len(store.messages.rows(run_id=run_id))
     assert committed == 4  # the input, model call 1 and its two tool results; nothing later
 
     resumed = subprocess.run(
@@ -85,20 +85,20 @@ def test_a_killed_run_resumes_from_the_store_without_redoing_steps(
         [f"model {n}" for n in (0, 2, 4, 6)] + [f"tool call-{n}" for n in range(6)]
     )
     # Nothing lost: the whole transcript, in order, once.
-    rows = store.messages_of(run_id=run_id)
+    rows = store.messages.rows(run_id=run_id)
     assert [r["seq"] for r in rows] == list(range(1, 12))
     assert Counter(r["role"] for r in rows) == {"user": 1, "assistant": 4, "tool": 6}
     assert sorted(r["tool_call_id"] for r in rows if r["role"] == "tool") == [
         f"call-{n}" for n in range(6)
     ]
-    calls = sorted(store.model_calls(run_id), key=lambda c: c["step"])
+    calls = sorted(store.usage.rows(run_id), key=lambda c: c["step"])
     assert [c["step"] for c in calls] == [0, 1, 2, 3]
-    finished = store.run(run_id)
+    finished = store.runs.get(run_id)
     assert finished["status"] == "completed" and finished["steps"] == 4
-    assert finished["input_tokens"] == store.run_usage(run_id)[0].input_tokens
+    assert finished["input_tokens"] == store.usage.of_run(run_id)[0].input_tokens
     offloads = events(store, run_id, middleware="offload")
     assert sorted(o["detail"]["tool_call_id"] for o in offloads) == [f"call-{n}" for n in range(6)]
-    assert len(store.files_of("/notes/")) == 6
+    assert len(store.files.rows("/notes/")) == 6
     assert store.scalar("SELECT count(*) FROM step_journal") == 0  # cleared once complete
     assert store.scalar("SELECT attempts FROM flow_runs WHERE run_id = ?", [run_id]) == 2
     assert flow_run_state(killed_flow_run) == "Crashed"
@@ -139,11 +139,11 @@ def test_the_simulated_weekly_agent_resumes_to_the_same_transcript(
     assert store.scalar("SELECT max(attempts) FROM flow_runs") == 2
 
     def transcript(path: str) -> list[tuple[str, str | None, str]]:
-        rows = Store(path, hold=False).messages_of(thread)
+        rows = Store(path, hold=False).messages.rows(thread)
         return [(r["role"], r["tool_call_id"], r["content"]) for r in rows]
 
     assert transcript(db) == transcript(reference_db)
-    top = [r for r in store.runs() if r["parent_run_id"] is None and r["status"] == "completed"]
+    top = [r for r in store.runs.all() if r["parent_run_id"] is None and r["status"] == "completed"]
     assert len(top) == 5
 
 
@@ -193,9 +193,9 @@ def test_resuming_discards_the_subagent_runs_whose_task_call_runs_again_at_any_d
     discarded = release_run(store, find_resume_point(store, "run_top"))
 
     assert sorted(discarded) == ["run_late", "run_sub", "run_subsub"]
-    status = {r["run_id"]: r["status"] for r in store.runs()}
+    status = {r["run_id"]: r["status"] for r in store.runs.all()}
     assert status == {"run_done": "completed", "run_kept": "completed", "run_other": "running"}
-    assert {r["run_id"] for r in store.model_calls()} == {
+    assert {r["run_id"] for r in store.usage.rows()} == {
         "run_done", "run_kept", "run_other"
     }  # fmt: skip
 
@@ -241,8 +241,8 @@ def test_a_week_killed_under_run_weeks_resumes_and_the_next_weeks_go_on_from_its
     finally:
         if doomed.poll() is None:
             doomed.kill()
-    killed = [r for r in store.runs() if r["status"] == "running"]
-    assert len(killed) == 1 and len(store.memory_versions()) == 1  # week 2 noted nothing yet
+    killed = [r for r in store.runs.all() if r["status"] == "running"]
+    assert len(killed) == 1 and len(store.memory.versions()) == 1  # week 2 noted nothing yet
 
     assert main(["run", "--resume", "last", "--db", db, "--json"]) == 0
     (resumed,) = json.loads(capsys.readouterr().out)["runs"]
@@ -252,33 +252,33 @@ def test_a_week_killed_under_run_weeks_resumes_and_the_next_weeks_go_on_from_its
     (third,) = json.loads(capsys.readouterr().out)
     assert third["params"]["week"] == 3
 
-    top = [r for r in store.runs() if r["parent_run_id"] is None]
+    top = [r for r in store.runs.all() if r["parent_run_id"] is None]
     assert [r["status"] for r in top] == ["completed"] * 3
     assert len({r["thread_id"] for r in top}) == 3
     assert store.scalar("SELECT count(*) FROM step_journal") == 0
     assert sorted(store.scalar("SELECT list(attempts) FROM flow_runs")) == [1, 1, 2]
 
     def shape(thread: str) -> list[tuple[str, str | None]]:
-        rows = store.messages_of(thread)
+        rows = store.messages.rows(thread)
         assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1)), thread
         answered = [r["tool_call_id"] for r in rows if r["role"] == "tool"]
         assert len(answered) == len(set(answered)), f"{thread}: a tool call answered twice"
-        assert {r["run_id"] for r in rows} == {store.thread_runs(thread)[0]["run_id"]}
+        assert {r["run_id"] for r in rows} == {store.runs.of_thread(thread)[0]["run_id"]}
         return [(r["role"], r["name"]) for r in rows]
 
     week_1, week_2, week_3 = (shape(r["thread_id"]) for r in top)
     assert week_2 == week_3  # the killed week ran its whole plan once, as the next one did
     for run in top:
-        steps = [c["step"] for c in store.model_calls(run["run_id"])]
+        steps = [c["step"] for c in store.usage.rows(run["run_id"])]
         assert sorted(steps) == list(range(len(steps)))
     # One memory version a week, each adding its week's log line to the last: memory is all
     # that carried over, and week 3 started from what week 2's resumed run wrote.
-    versions = store.memory_versions("/memories/AGENTS.md")
+    versions = store.memory.versions("/memories/AGENTS.md")
     assert [(v["version"], v["author"]) for v in versions] == [(1, "agent"), (2, "agent"),
                                                                (3, "agent")]  # fmt: skip
     for k, date in enumerate(("2026-01-12", "2026-01-19", "2026-01-26")):
         assert versions[k]["content"].count(f"- Week of {date}:") == 1
         assert all(f"- Week of {date}:" not in v["content"] for v in versions[:k])
         assert versions[-1]["content"].count(f"- Week of {date}:") == 1
-    (loaded,) = store.events_of(top[2]["run_id"], middleware="memory", action="loaded")
+    (loaded,) = store.events.rows(top[2]["run_id"], middleware="memory", action="loaded")
     assert json.loads(loaded["detail"])["memory_tokens"] > 0

@@ -88,10 +88,10 @@ def test_a_rate_limited_summarizer_call_is_retried_like_any_model_call(
     agent = agent_with(researcher(), summary_model, db, runner)
     assert run_in_flow(agent, "t") == "completed"
     assert len(summary_model.calls) == 2  # the 429, then the retry
-    summaries = agent.store.summaries()
+    summaries = agent.store.summaries.all()
     assert [s["summary"] for s in summaries] == ["SUMMARY: documents fetched, revenue in EUR."]
     # a model task each: the researcher's calls and the summarizer's (retried inside its task)
-    researcher_calls = sum(c["model"] == "researcher" for c in agent.store.model_calls())
+    researcher_calls = sum(c["model"] == "researcher" for c in agent.store.usage.rows())
     assert runner.counts["model"] == researcher_calls + 1 and runner.counts["summarize"] == 1
 
 
@@ -113,8 +113,8 @@ def test_a_journaled_summarizer_call_is_replayed_not_made_again(
     agent = agent_with(researcher(), again, db, JournaledRunner(PrefectStepRunner(), journal))
     assert run_in_flow(agent, "second") == "completed"
     assert again.calls == []  # the summary came from the journal
-    summaries = store.summaries()
+    summaries = store.summaries.all()
     assert [s["summary"] for s in summaries] == ["SUMMARY: documents fetched, revenue in EUR."] * 2
     # replayed, it is still a call of the run: recorded and counted in its usage
-    rows = [c for c in store.model_calls() if "#" in c["model"]]
+    rows = [c for c in store.usage.rows() if "#" in c["model"]]
     assert [r["model"] for r in rows] == ["cheap" + SUMMARIZER_SUFFIX] * 2

@@ -60,5 +60,5 @@ def test_a_worker_runs_the_deployed_agent_from_a_process_work_pool(
     runs = task_runs_of(flow_run_id, expected=1)
     assert runs and all(r.state_name == "Completed" for r in runs)
     store = Store(db, hold=False)
-    assert store.runs_with_status(["completed"])
-    assert any(e["task_run_id"] is not None for e in store.events_of())
+    assert store.runs.with_status(["completed"])
+    assert any(e["task_run_id"] is not None for e in store.events.rows())

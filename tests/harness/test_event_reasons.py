@@ -11,7 +11,7 @@ def test_an_inline_run_says_its_events_have_no_task() -> None:
     store = Store(":memory:")
     agent = create_agent(ScriptedModel(["Hello."]), [], store=store, memory=("/memories/",))
     agent.run_sync("hi", thread_id="t")
-    rows = store.events_of()
+    rows = store.events.rows()
     assert rows  # memory loading records an event
     assert all(r["task_run_id"] is None for r in rows)
     assert {r["task_reason"] for r in rows} == {"inline run: steps are not tasks"}
@@ -29,5 +29,5 @@ def test_a_runner_without_a_reason_still_gives_one() -> None:
     agent = create_agent(ScriptedModel(["Hello."]), [], store=store, step_runner=Bare(),
                          memory=("/memories/",))  # fmt: skip
     agent.run_sync("hi", thread_id="t")
-    reasons = {r["task_reason"] for r in store.events_of()}
+    reasons = {r["task_reason"] for r in store.events.rows()}
     assert reasons and all(r and "ran outside any step" in r for r in reasons)

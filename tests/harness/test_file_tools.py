@@ -400,7 +400,9 @@ def test_agent_writes_and_pages_through_a_file() -> None:
     ]  # fmt: skip
     tool_messages = [(m.tool_call_id, m.content) for m in result.messages if m.role == "tool"]
     assert tool_messages == expected
-    stored = [(m.tool_call_id, m.content) for m in store.transcript("t-e2e") if m.role == "tool"]
+    stored = [
+        (m.tool_call_id, m.content) for m in store.messages.transcript("t-e2e") if m.role == "tool"
+    ]
     assert stored == expected
     assert result.output == "done"
     assert FileSystem(store, "t-e2e").read_text("/drafts/plan.md").count("\n") == 4

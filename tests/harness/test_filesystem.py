@@ -304,9 +304,9 @@ def test_no_file_may_sit_where_durable_files_live(store: Store, path: str) -> No
 def test_a_grant_hook_runs_in_the_change_transaction_and_can_cancel_it(store: Store) -> None:
     seen: list[tuple[str, bytes | None, bytes | None]] = []
 
-    def hook(con, path: str, old: bytes | None, new: bytes | None) -> None:
+    def hook(uow, path: str, old: bytes | None, new: bytes | None) -> None:
         seen.append((path, old, new))
-        con.execute("INSERT INTO events (run_id, step, middleware, hook, action, created_at) "
+        uow.sql.execute("INSERT INTO events (run_id, step, middleware, hook, action, created_at) "
                     "VALUES ('r', 0, 'test', 'hook', ?, now())", [path])  # fmt: skip
         if new == b"refused":
             raise FileError("refused by the hook")

@@ -48,13 +48,13 @@ def test_tool_turn_then_final_answer_is_persisted() -> None:
         ("tool", "5"),
         ("assistant", "The sum is 5."),
     ]
-    rows = agent.store.messages_of("t")
+    rows = agent.store.messages.rows("t")
     assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
-    run = agent.store.run(result.run_id)
+    run = agent.store.runs.get(result.run_id)
     assert run["status"] == "completed" and run["steps"] == 2
     assert run["input_tokens"] == result.usage.input_tokens > 0
     assert run["cost_usd"] == pytest.approx(result.usage.cost_usd)
-    calls = sorted(agent.store.model_calls(), key=lambda c: c["step"])
+    calls = sorted(agent.store.usage.rows(), key=lambda c: c["step"])
     assert [c["step"] for c in calls] == [0, 1]
     assert all(c["encoding"] == "cl100k_base" for c in calls)
 
@@ -224,10 +224,10 @@ def test_model_errors_raise_and_the_run_is_marked_failed() -> None:
     agent = make(model)
     with pytest.raises(ContextOverflowError):
         agent.run_sync("hello", thread_id="t")
-    (run,) = agent.store.runs()
+    (run,) = agent.store.runs.all()
     assert run["status"] == "failed" and "prompt is too long" in run["error"]
     # what happened before the failure is stored
-    assert len(agent.store.messages_of()) == 1
+    assert len(agent.store.messages.rows()) == 1
 
 
 def test_max_steps_stops_the_loop() -> None:
@@ -306,7 +306,7 @@ def test_a_thread_continues_from_its_last_window() -> None:
         "first question", "first answer", "second question",
     ]  # fmt: skip
     assert [m.content for m in second.messages] == ["second question", "second answer"]
-    seqs = agent.store.messages_of("weekly")
+    seqs = agent.store.messages.rows("weekly")
     assert [r["seq"] for r in seqs] == [1, 2, 3, 4]
 
 

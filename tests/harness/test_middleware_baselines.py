@@ -31,7 +31,7 @@ def research_window(results: int, tokens: int = 300) -> list[Message]:
 
 
 def events(state, middleware: str) -> list[dict]:
-    return state.store.events_of(middleware=middleware)
+    return state.store.events.rows(middleware=middleware)
 
 
 # -- truncate ----------------------------------------------------------------------------------
@@ -50,7 +50,9 @@ def test_truncation_keeps_the_newest_messages_that_fit_and_says_so() -> None:
     assert notice.meta["dropped"] == dropped
     assert kept == window[dropped:] and kept[0].role == "assistant"
     assert pairing_problems(seen.messages) == []
-    assert len(state.store.transcript(state.thread_id)) == len(window) + 1  # nothing deleted
+    assert (
+        len(state.store.messages.transcript(state.thread_id)) == len(window) + 1
+    )  # nothing deleted
     (event,) = events(state, "truncate")
     assert event["tokens_before"] > 2_000 >= event["tokens_after"]
 
@@ -261,7 +263,7 @@ def test_a_resumed_thread_gets_cancellation_results_for_dangling_calls() -> None
     ]  # fmt: skip
     assert [m.tool_call_id for m in seen[2:4]] == ["c1", "c2"]
     assert all(m.is_error and "cancelled" in m.content for m in seen[2:4])
-    assert len(store.events_of(middleware="dangling")) == 1
+    assert len(store.events.rows(middleware="dangling")) == 1
 
 
 def test_stray_and_duplicate_results_leave_the_window() -> None:
@@ -289,6 +291,6 @@ def test_without_compaction_an_over_window_request_fails_before_the_model_is_cal
         agent.run_sync(filler(2_000), thread_id="t")
     assert info.value.limit == 1_000 and info.value.tokens > 1_000
     assert model.calls == []
-    (run,) = agent.store.runs()
+    (run,) = agent.store.runs.all()
     assert run["status"] == "failed" and "exceeds the 1,000-token window" in run["error"]
-    assert agent.store.events_of(middleware="guard")[0]["action"] == "overflow"
+    assert agent.store.events.rows(middleware="guard")[0]["action"] == "overflow"

@@ -9,13 +9,8 @@ from harness import Store, ToolContext, tool
 from harness.files.filesystem import FileSystem
 from harness.files.paths import FileError
 from harness.files.tools import file_tools
-from harness.middleware.memory import (
-    Memory,
-    _export_target,
-    export_memory,
-    import_memory,
-    render_memory,
-)
+from harness.middleware.memory import Memory, export_memory, import_memory, render_memory
+from harness.middleware.memory_io import _export_target
 from harness.models import ScriptedModel, call, reply
 
 AGENTS = "/memories/AGENTS.md"
@@ -27,7 +22,7 @@ def as_user(store: Store) -> FileSystem:
 
 
 def versions(store: Store, path: str = AGENTS) -> list[tuple[int, str, str]]:
-    rows = store.memory_versions(path)
+    rows = store.memory.versions(path)
     return [(r["version"], r["author"], r["content"]) for r in rows]
 
 
@@ -59,7 +54,7 @@ def test_every_change_is_a_version_with_its_author(bare_agent) -> None:
         (1, "user", "# Prefs\n- Tables for numbers.\n"),
         (2, "agent", "# Prefs\n- Tables for numbers.\n- Bullets, not paragraphs.\n"),
     ]
-    run_ids = [r["run_id"] for r in store.memory_versions()]
+    run_ids = [r["run_id"] for r in store.memory.versions()]
     assert run_ids == [first.run_id, first.run_id]
     # The call after the edit already sees the new memory.
     assert "- Bullets, not paragraphs." not in model.calls[0].params.system_prompt
@@ -94,8 +89,10 @@ def test_memory_written_on_an_openai_run_serves_an_anthropic_run(bare_agent) -> 
     )
     prompt = anthropic.calls[0].params.system_prompt
     assert f'<agent_memory path="{AGENTS}">\n- Answer in French.\n</agent_memory>' in prompt
-    (row,) = store.memory_versions()
-    assert row["author"] == "agent" and store.run(row["run_id"])["model"] == "openai:gpt-6.2-sol"
+    (row,) = store.memory.versions()
+    assert (
+        row["author"] == "agent" and store.runs.get(row["run_id"])["model"] == "openai:gpt-6.2-sol"
+    )
 
 
 @tool
@@ -114,7 +111,7 @@ def test_changes_made_by_other_tools_are_versioned_as_they_are_made(bare_agent) 
     model = ScriptedModel([reply("", call("remember", "r1", fact="Prefers CSV.")), "Done."])
     bare_agent(model, [remember], [Memory()], store=store).run_sync("x", thread_id="t")
     assert versions(store) == [(1, "agent", "- Prefers CSV.\n")]
-    (event,) = store.events_of(action="version")
+    (event,) = store.events.rows(action="version")
     assert event["hook"] == "wrap_tool_call"
     assert "- Prefers CSV." in model.calls[1].params.system_prompt
 
@@ -178,14 +175,14 @@ def test_a_deletion_is_a_version_with_its_author(bare_agent) -> None:
     agent = bare_agent(model, file_tools(), [Memory()], store=store)
     agent.run_sync("Forget everything about me.", thread_id="t")
     keys = ("version", "author", "content", "deleted")
-    rows = [{k: r[k] for k in keys} for r in store.memory_versions()]
+    rows = [{k: r[k] for k in keys} for r in store.memory.versions()]
     assert rows == [
         {"version": 1, "author": "user", "content": "- Bullets.\n", "deleted": False},
         {"version": 2, "author": "agent", "content": "", "deleted": True},
     ]
     assert "(empty: nothing saved yet)" in model.calls[1].params.system_prompt
     agent.run_sync("hi", thread_id="t2")  # the deletion is not recorded twice
-    assert len(store.memory_versions()) == 2
+    assert len(store.memory.versions()) == 2
 
 
 def test_without_the_memory_middleware_the_model_cannot_change_memory(bare_agent) -> None:
@@ -350,8 +347,8 @@ def test_consolidate_rewrites_memory_past_its_budget_and_keeps_every_version(bar
     assert versions(store) == [(1, "user", original), (2, "consolidate", shorter + "\n")]
     prompt = model.calls[1].params.system_prompt
     assert "value 119 of the log" in prompt and "value 118" not in prompt
-    (row,) = [c for c in store.model_calls() if c["model"].endswith("#consolidate")]
-    assert store.usage_by_role()["summarizer"]["calls"] == 1 and row["input_tokens"] > 0
+    (row,) = [c for c in store.usage.rows() if c["model"].endswith("#consolidate")]
+    assert store.usage.by_role()["summarizer"]["calls"] == 1 and row["input_tokens"] > 0
     (event,) = events(store, action="consolidated")
     assert event["tokens_before"] > 200 >= event["tokens_after"]
 

@@ -66,16 +66,16 @@ def test_large_tool_result_is_saved_whole_and_the_model_sees_the_preview(
     assert_snapshot("offload_tool_preview.txt", seen.content)
     # The original is held once, in the file's blob, which the message names.
     assert seen.full_content is None and seen.full_ref is not None
-    assert agent.store.full_text(seen) == original
+    assert agent.store.messages.full_text(seen) == original
     assert seen.meta["offload_path"] == "/large_tool_results/call_export_1"
 
     stored = [
         (m["content"], m["full_content"], m["full_ref"])
-        for m in agent.store.messages_of("t1")
+        for m in agent.store.messages.rows("t1")
         if m["role"] == "tool"
     ]
     assert stored == [(seen.content, None, seen.full_ref)]
-    (back,) = [m for m in agent.store.transcript("t1") if m.role == "tool"]
+    (back,) = [m for m in agent.store.messages.transcript("t1") if m.role == "tool"]
     assert back.full_content == original
     (event,) = events(agent.store, "offload_tool_result")
     assert event["tokens_before"] > 20_000 > 1_000 > event["tokens_after"] > 0
@@ -171,18 +171,20 @@ def test_large_human_message_is_offloaded_and_the_full_text_stays_in_the_transcr
     seen = model.calls[0].messages[0]
     path = seen.meta["offload_path"]
     assert path.startswith("/conversation_history/msg_") and path.endswith(".md")
-    assert seen.role == "user" and agent.store.full_text(seen) == transcript
+    assert seen.role == "user" and agent.store.messages.full_text(seen) == transcript
     assert seen.content.startswith("The user's message was too long")
     assert "... [590 lines truncated] ..." in seen.content
     assert model.calls[1].messages[0].id == seen.id  # later calls keep the preview
     assert FileSystem(agent.store, "call").read_text(path) == transcript
 
-    rows = [m for m in agent.store.messages_of("call") if m["role"] == "user"]
+    rows = [m for m in agent.store.messages.rows("call") if m["role"] == "user"]
     assert rows[0]["content"] == transcript  # the original, as appended
     assert (rows[1]["message_id"], rows[1]["content"], rows[1]["full_ref"]) == (
         seen.id, seen.content, seen.full_ref
     )  # fmt: skip
-    user_texts = [m["text"] for m in agent.store.thread_messages("call") if m["role"] == "user"]
+    user_texts = [
+        m["text"] for m in agent.store.messages.thread_messages("call") if m["role"] == "user"
+    ]
     assert user_texts[:2] == [transcript, transcript]  # the original, and the preview's
     assert first.window[0].id == seen.id
 
@@ -270,7 +272,7 @@ def test_repeated_tool_call_ids_get_distinct_files(bare_agent) -> None:
     ]
     for message, path in zip(previews, paths, strict=True):
         assert f"saved in full to the file {path}\n" in message.content
-        assert files.read_text(path) == agent.store.full_text(message)
+        assert files.read_text(path) == agent.store.messages.full_text(message)
     assert files.read_text("/large_tool_results/dup").startswith("history of AAA\n")
     assert files.read_text("/large_tool_results/dup-2").startswith("history of BBB\n")
 

@@ -298,7 +298,7 @@ def test_skill_descriptions_cannot_break_out_of_the_skills_block(bare_agent, tmp
 
 
 def all_stored_bytes(store: Store) -> bytes:
-    return b"".join(bytes(r["content"]) for r in store.files_of())
+    return b"".join(bytes(r["content"]) for r in store.files.rows())
 
 
 def test_symlinks_that_leave_the_skill_folder_are_not_followed(bare_agent, tmp_path) -> None:
@@ -385,7 +385,7 @@ def test_a_huge_frontmatter_is_refused_before_yaml_parses_it() -> None:
 def test_only_changed_files_are_written_in_one_transaction(bare_agent, skills_dir) -> None:
     store = Store(":memory:")
     bare_agent(ScriptedModel(["a"]), middleware=[Skills([skills_dir])], store=store).run_sync("1")
-    before = {r["path"]: r["modified_at"] for r in store.files_of()}
+    before = {r["path"]: r["modified_at"] for r in store.files.rows()}
     (skills_dir / "weekly-report" / "references" / "template.md").write_text("# Week {n}\n")
     (skills_dir / "weekly-report" / "scripts" / "check.py").unlink()
 
@@ -402,7 +402,7 @@ def test_only_changed_files_are_written_in_one_transaction(bare_agent, skills_di
         "written": ["/skills/weekly-report/references/template.md"],
         "deleted": ["/skills/weekly-report/scripts/check.py"],
     }
-    after = {r["path"]: r["modified_at"] for r in store.files_of()}
+    after = {r["path"]: r["modified_at"] for r in store.files.rows()}
     unchanged = set(before) - {
         "/skills/weekly-report/references/template.md",
         "/skills/weekly-report/scripts/check.py",
@@ -462,6 +462,6 @@ def test_a_skill_file_stored_in_chunks_is_not_rewritten_and_stays_readable(
     agent.run_sync("two", thread_id="t2")
     assert len(skill_events(store, "synced")) == 1
     path = "/skills/weekly-report/references/data.md"
-    (row,) = store.files_of(path)
+    (row,) = store.files.rows(path)
     assert row["blob_id"] is not None
     assert FileSystem(store, "t3").read_text(path) == big

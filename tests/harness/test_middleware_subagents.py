@@ -94,7 +94,7 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
     result = agent.run_sync("Compare Initech and Globex", thread_id="weekly")
 
     children = sorted(
-        (r for r in store.runs() if r["parent_run_id"] == result.run_id),
+        (r for r in store.runs.all() if r["parent_run_id"] == result.run_id),
         key=lambda r: r["thread_id"],
     )
     assert [c["thread_id"] for c in children] == [
@@ -106,13 +106,13 @@ def test_subagent_runs_are_linked_to_the_parent_and_keep_their_own_history(bare_
     assert {c["agent"] for c in children} == {"agent/research"}
 
     # The parent's transcript holds the final answers only; each child its own work.
-    parent_text = " ".join(m.content for m in store.transcript("weekly"))
+    parent_text = " ".join(m.content for m in store.messages.transcript("weekly"))
     assert "lorem ipsum" not in parent_text
     for child, company in zip(children, ("Initech", "Globex"), strict=True):
-        own = store.transcript(child["thread_id"])
+        own = store.messages.transcript(child["thread_id"])
         assert own[0].content == f"Research {company}"
         assert all(company in m.content or m.role != "user" for m in own)
-        rows = store.messages_of(child["thread_id"])
+        rows = store.messages.rows(child["thread_id"])
         assert {r["run_id"] for r in rows} == {child["run_id"]}
 
     # Their offloaded search results landed in the parent's files, one file per call.
@@ -196,7 +196,7 @@ def test_compaction_stack_follows_the_strategy_unless_the_spec_overrides(bare_ag
     mw = SubAgents(specs, strategy="summarize", stack=stack)
     bare_agent(parent, middleware=[mw], store=store).run_sync("go")
     assert asked == ["summarize", "truncate"]
-    rows = sorted((r for r in store.runs() if r["parent_run_id"]), key=lambda r: r["agent"])
+    rows = sorted((r for r in store.runs.all() if r["parent_run_id"]), key=lambda r: r["agent"])
     assert [r["strategy"] for r in rows] == ["truncate", "summarize"]
 
 

@@ -79,7 +79,7 @@ def test_fires_at_a_fraction_of_the_window_then_the_model_sees_summary_and_kept_
     result = agent.run_sync("Study Acme's revenue.", thread_id="weekly/acme")
     assert result.status == "completed"
     store = agent.store
-    (row,) = store.summaries()
+    (row,) = store.summaries.all()
     assert row["cycle"] == 1 and row["thread_id"] == "weekly/acme"
     assert row["tokens_before"] >= 0.6 * 8_000 > row["tokens_after"]
     path = f"/conversation_history/{safe_segment('weekly/acme')}.md"
@@ -95,18 +95,18 @@ def test_fires_at_a_fraction_of_the_window_then_the_model_sees_summary_and_kept_
     seen = agent_calls[first_after].messages
     assert seen[0].kind == "summary" and path in seen[0].content and "read_file" in seen[0].content
     assert summary_text(seen[0]) == row["summary"]
-    transcript = store.transcript("weekly/acme")
+    transcript = store.messages.transcript("weekly/acme")
     before = transcript[: next(i for i, m in enumerate(transcript) if m.kind == "summary")]
     kept = seen[1:]
     assert [m.id for m in kept] == [m.id for m in before[len(before) - len(kept) :]]
     assert kept[0].role == "assistant" and kept[0].tool_calls  # the latest exchange, whole
     # the summarizer's call is counted and told apart
-    calls = store.model_calls()
+    calls = store.usage.rows()
     summarizer = [c for c in calls if c["model"] == "researcher" + SUMMARIZER_SUFFIX]
     assert len(summarizer) == 1 and summarizer[0]["step"] == row["step"]
-    run = store.run(result.run_id)
+    run = store.runs.get(result.run_id)
     assert run["input_tokens"] == sum(c["input_tokens"] for c in calls)
-    (event,) = store.events_of(middleware="summarize")
+    (event,) = store.events.rows(middleware="summarize")
     assert event["action"] == "summarized" and path in event["detail"]
 
 
@@ -140,8 +140,8 @@ def test_the_trigger_learns_what_inner_middleware_add_after_it() -> None:
         strategy_params={"summarize.trigger": 5_500, "summarize.keep": ("messages", 2)},
     )  # fmt: skip
     agent.run_sync("go", thread_id="t")
-    row = agent.store.summaries()[0]
-    contexts = [c for c in agent.store.model_calls() if c["model"] == "researcher"]
+    row = agent.store.summaries.all()[0]
+    contexts = [c for c in agent.store.usage.rows() if c["model"] == "researcher"]
     by_step = {c["step"]: c["context_tokens"] for c in contexts}
     # it fired at the first call whose full request reached the trigger
     assert by_step[row["step"] - 1] < 5_500 <= row["tokens_before"]
@@ -196,7 +196,7 @@ def test_after_two_cycles_every_message_is_readable_with_read_file_and_in_the_tr
     agent = agent_for(r.model, trigger=0.6)
     result = agent.run_sync("Study Acme's revenue.", thread_id="t2")
     store = agent.store
-    rows = store.summaries()
+    rows = store.summaries.all()
     assert [row["cycle"] for row in rows] >= [1, 2]
     # cycle 2 merged cycle 1's summary
     assert rows[0]["summary"] in r.summary_requests[1] and "### Summary" in r.summary_requests[1]
@@ -206,8 +206,8 @@ def test_after_two_cycles_every_message_is_readable_with_read_file_and_in_the_tr
     text = asyncio.run(read_file.run({"file_path": rows[0]["history_path"], "limit": 10_000}, ctx))
     assert text.count("## Cycle ") == len(rows)
     window_ids = {m.id for m in result.window}
-    originals = [m for m in store.transcript("t2") if m.kind == "message"]
-    assert {m.id for m in result.messages} <= {m.id for m in store.transcript("t2")}
+    originals = [m for m in store.messages.transcript("t2") if m.kind == "message"]
+    assert {m.id for m in result.messages} <= {m.id for m in store.messages.transcript("t2")}
     for m in originals:
         if m.id in window_ids:
             continue
@@ -246,7 +246,7 @@ def test_a_summarizer_failure_after_the_append_does_not_repeat_the_section_on_re
     text = history(state.store, "t")
     assert text.count("## Cycle ") == 1 and text.startswith("## Cycle 1: ")
     assert text.count("Opening brief.") == 1
-    (row,) = state.store.summaries()
+    (row,) = state.store.summaries.all()
     assert row["cycle"] == 1
 
 
@@ -264,7 +264,7 @@ def test_a_run_resumed_after_the_append_rewrites_the_cycle_section_instead_of_re
     model_call(resumed, state)
     text = history(store, "t")
     assert text.count("## Cycle ") == 1 and text.count("Opening brief.") == 1
-    assert [r["cycle"] for r in store.summaries()] == [1]
+    assert [r["cycle"] for r in store.summaries.all()] == [1]
     # a later cycle still appends after it
     for m in [user(filler(500)), *tool_group([filler(500)]), user("again")]:
         state.append(m)
@@ -312,8 +312,8 @@ def test_summarizer_model_and_prompt_can_differ_from_the_agent() -> None:
     model_call(mw, state)
     assert cheap.calls[0].params.system_prompt == "Be terse."
     assert state.config.model.calls == []
-    assert [s["model"] for s in state.store.summaries()] == ["cheap"]
-    assert [c["model"] for c in state.store.model_calls()] == ["cheap#summarize"]
+    assert [s["model"] for s in state.store.summaries.all()] == ["cheap"]
+    assert [c["model"] for c in state.store.usage.rows()] == ["cheap#summarize"]
     assert state.usage.requests == 1 and state.usage.input_tokens > 0
     assert "exact" in DEFAULT_PROMPT and "Artifacts" in DEFAULT_PROMPT
 
@@ -324,7 +324,7 @@ def test_history_files_are_per_thread() -> None:
         window = [user(filler(500)), *tool_group([filler(500)]), user("next")]
         mw = Summarization(trigger=500, keep=("messages", 1))
         model_call(mw, make_state(mw, window, store=store, thread_id=thread))
-    paths = [r["history_path"] for r in store.summaries()]
+    paths = [r["history_path"] for r in store.summaries.all()]
     assert sorted(paths) == [
         "/conversation_history/parent.md",
         "/conversation_history/parent.task.call_1.md",
@@ -340,7 +340,7 @@ def test_a_provider_overflow_compacts_and_retries_once() -> None:
     state = make_state(mw, window)
     seen = model_call(mw, state, fail_first=ContextOverflowError("prompt is too long"))
     assert seen.messages[0].kind == "summary"
-    (event,) = state.store.events_of(action="summarized")
+    (event,) = state.store.events.rows(action="summarized")
     assert '"reason": "overflow"' in event["detail"]
 
     async def always_too_long(request: ModelRequest) -> ModelResponse:
@@ -403,7 +403,7 @@ def test_the_summarize_step_runs_through_the_step_runner_only_when_it_acts() -> 
         strategy_params={"summarize.trigger": 0.6}, step_runner=runner,
     )  # fmt: skip
     agent.run_sync("go")
-    cycles = len(agent.store.summaries())
+    cycles = len(agent.store.summaries.all())
     assert cycles >= 1 and runner.names.count("summarize") == cycles
     # each summarizer call is a model step too, made inside the summarize step
     assert runner.names.count("model") == r.done + len(r.summary_requests)
@@ -482,12 +482,12 @@ def test_a_rate_limited_summarizer_call_is_retried_by_the_step_runner() -> None:
     result = agent.run_sync("Study Acme's revenue.")
     assert result.status == "completed"
     assert len(summarizer.calls) >= 2  # the 429, then the retry
-    (row,) = agent.store.summaries()
+    (row,) = agent.store.summaries.all()
     assert row["summary"] == "summary after a retry"
     # the summarizer's tokens are in the run's usage, once per successful call
-    calls = agent.store.model_calls()
+    calls = agent.store.usage.rows()
     mine = [c for c in calls if c["model"] == "cheap" + SUMMARIZER_SUFFIX]
     assert [c["input_tokens"] for c in mine] == [700]
     assert result.usage.requests == len(calls) == r.done + 1
     assert result.usage.input_tokens == sum(c["input_tokens"] for c in calls)
-    assert agent.store.run(result.run_id)["input_tokens"] == result.usage.input_tokens
+    assert agent.store.runs.get(result.run_id)["input_tokens"] == result.usage.input_tokens

@@ -104,7 +104,7 @@ def test_a_failed_agent_run_stores_and_logs_no_key(
     fake_provider.script(echo_key(400))
     with pytest.raises(ModelError) as caught:
         agent.run_sync("hi")
-    stored = agent.store.runs()
+    stored = agent.store.runs.all()
     assert [row["status"] for row in stored] == ["failed"]
     assert "***" in stored[0]["error"] and SECRET not in stored[0]["error"]
     assert SECRET not in "".join(traceback.format_exception(caught.value))

@@ -74,7 +74,7 @@ def test_an_offloaded_result_is_never_counted_whole(bare_agent, spy: SpyTokenize
     # export was only ever looked at through a bounded prefix, the preview counted once.
     assert max(n for _, n in spy.seen) <= max(bound, len(preview.content))
     assert sum(n for _, n in spy.seen if n == len(preview.content)) == len(preview.content)
-    (event,) = [e for e in agent.store.events_of() if e["action"].startswith("offload")]
+    (event,) = [e for e in agent.store.events.rows() if e["action"].startswith("offload")]
     assert event["tokens_before"] > LIMIT
 
 
@@ -96,7 +96,7 @@ def test_model_calls_record_the_encoding_that_counted() -> None:
     agent = create_agent(ScriptedModel(["hi"], profile=o200k), store=Store(":memory:"))
     result = agent.run_sync("hello")
     assert result.encoding == "o200k_base"
-    rows = agent.store.model_calls()
+    rows = agent.store.usage.rows()
     assert [r["encoding"] for r in rows] == ["o200k_base"]
 
 

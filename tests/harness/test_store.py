@@ -19,7 +19,7 @@ def test_file_store_migrates_once_and_keeps_data(tmp_path) -> None:
         assert store.schema_version == len(MIGRATIONS)
         store.start_run(run_id="r1", thread_id="t", agent="a", model="m", strategy=None)
     with Store(path) as again:
-        assert again.run("r1")["status"] == "running"
+        assert again.runs.get("r1")["status"] == "running"
         assert again.scalar("SELECT count(*) FROM schema_version") == len(MIGRATIONS)
 
 
@@ -53,7 +53,7 @@ def test_transcript_roundtrips_messages_exactly() -> None:
     call = ToolCall("call_1", "search", {"query": "Acme", "n": 3})
     msgs = [user("q"), assistant("", [call]), tool_result(call, "results", is_error=True)]
     _append(store, "t", msgs)
-    assert store.transcript("t") == msgs
+    assert store.messages.transcript("t") == msgs
 
 
 def test_window_is_latest_snapshot_plus_later_messages() -> None:
@@ -65,7 +65,7 @@ def test_window_is_latest_snapshot_plus_later_messages() -> None:
     store.write(batch)
     _append(store, "t", [d], start=4)
     assert [m.content for m in store.load_window("t")] == ["c", "d"]
-    assert [m.content for m in store.transcript("t")] == ["a", "b", "c", "d"]
+    assert [m.content for m in store.messages.transcript("t")] == ["a", "b", "c", "d"]
 
 
 def test_step_batch_is_one_transaction() -> None:

@@ -60,8 +60,8 @@ def test_lone_surrogates_anywhere_in_a_step_are_stored_as_replacement_characters
     result = agent.run_sync("go")
 
     assert result.status == "completed"
-    assert store.run(result.run_id)["status"] == "completed"
-    transcript = store.transcript(result.thread_id)
+    assert store.runs.get(result.run_id)["status"] == "completed"
+    transcript = store.messages.transcript(result.thread_id)
     assert [m.role for m in transcript] == ["user", "assistant", "tool", "tool", "assistant"]
     first, echoed, final = transcript[1], transcript[2], transcript[4]
     assert first.content == "Working \ufffd"
@@ -115,7 +115,7 @@ def test_escaped_lone_surrogates_in_json_columns_are_replaced_and_pairs_kept() -
     batch = StepBatch()
     batch.add("messages", row)
     store.write(batch)
-    (stored,) = store.transcript("t")
+    (stored,) = store.messages.transcript("t")
     assert stored.tool_calls[0].arguments == {"k\ufffd": ["v\ufffd"]}
 
 
@@ -160,7 +160,7 @@ def test_a_store_failure_mid_run_is_retried_once_then_the_run_is_marked_failed()
     assert run["status"] == "failed"
     assert run["error"] == "OSError: disk full"
     # The retry wrote the step that failed: nothing the run did is lost.
-    roles = [m.role for m in store.transcript(store.scalar("SELECT thread_id FROM runs"))]
+    roles = [m.role for m in store.messages.transcript(store.scalar("SELECT thread_id FROM runs"))]
     assert roles == ["user", "assistant", "tool"]
 
 
@@ -188,7 +188,9 @@ def test_an_exception_in_the_loop_marks_the_run_failed_with_its_error() -> None:
         agent.run_sync("go")
     (run,) = store.query("SELECT status, error FROM runs")
     assert run == {"status": "failed", "error": "RuntimeError: middleware bug \ufffd"}
-    assert [m.role for m in store.transcript(store.scalar("SELECT thread_id FROM runs"))] == [
+    assert [
+        m.role for m in store.messages.transcript(store.scalar("SELECT thread_id FROM runs"))
+    ] == [
         "user",
         "assistant",
     ]

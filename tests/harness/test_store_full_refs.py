@@ -38,15 +38,15 @@ def _offloaded_run(store: Store) -> None:
 def test_the_message_row_names_the_blob_and_holds_no_copy() -> None:
     store = Store(":memory:")
     _offloaded_run(store)
-    (row,) = [r for r in store.messages_of("t") if r["role"] == "tool"]
+    (row,) = [r for r in store.messages.rows("t") if r["role"] == "tool"]
     assert row["full_content"] is None and row["full_ref"] is not None
     assert FileSystem(store, "t").open("/large_tool_results/c1").blob_id == row["full_ref"]
-    (message,) = [m for m in store.transcript("t") if m.role == "tool"]
+    (message,) = [m for m in store.messages.transcript("t") if m.role == "tool"]
     assert message.full_content == EXPORT and message.full_ref == row["full_ref"]
-    (text,) = [r["text"] for r in store.thread_messages("t") if r["role"] == "tool"]
+    (text,) = [r["text"] for r in store.messages.thread_messages("t") if r["role"] == "tool"]
     assert text == EXPORT
     (window_tool,) = [m for m in store.load_window("t") if m.role == "tool"]
-    assert window_tool.full_content is None and store.full_text(window_tool) == EXPORT
+    assert window_tool.full_content is None and store.messages.full_text(window_tool) == EXPORT
     # SQL readers get the whole text through the view.
     assert store.scalar("SELECT text FROM message_texts WHERE role = 'tool'") == EXPORT
 
@@ -56,9 +56,9 @@ def test_the_original_outlives_its_file_being_overwritten_and_deleted() -> None:
     _offloaded_run(store)
     files = FileSystem(store, "t")
     files.write("/large_tool_results/c1", "overwritten")
-    assert [m.full_content for m in store.transcript("t") if m.role == "tool"] == [EXPORT]
+    assert [m.full_content for m in store.messages.transcript("t") if m.role == "tool"] == [EXPORT]
     files.delete("/large_tool_results/c1")
-    assert [m.full_content for m in store.transcript("t") if m.role == "tool"] == [EXPORT]
+    assert [m.full_content for m in store.messages.transcript("t") if m.role == "tool"] == [EXPORT]
     assert store.scalar("SELECT text FROM message_texts WHERE role = 'tool'") == EXPORT
 
 
@@ -92,12 +92,12 @@ def test_a_store_from_before_the_change_still_reads(tmp_path: Path) -> None:
     _v4_store(path)
     # Read without migrating it (a read-only reader of an older file).
     with read_store(path) as reader:
-        assert [r["text"] for r in reader.thread_messages("t")] == ["export", EXPORT]
-        assert [m.full_content for m in reader.transcript("t")] == [None, EXPORT]
+        assert [r["text"] for r in reader.messages.thread_messages("t")] == ["export", EXPORT]
+        assert [m.full_content for m in reader.messages.transcript("t")] == [None, EXPORT]
     with Store(path) as store:  # migrates to the newest schema
         assert store.schema_version == len(MIGRATIONS)
-        assert [r["text"] for r in store.thread_messages("t")] == ["export", EXPORT]
-        (old,) = [m for m in store.transcript("t") if m.role == "tool"]
+        assert [r["text"] for r in store.messages.thread_messages("t")] == ["export", EXPORT]
+        (old,) = [m for m in store.messages.transcript("t") if m.role == "tool"]
         assert old.full_content == EXPORT and old.full_ref is None
-        assert store.full_text(old) == EXPORT
+        assert store.messages.full_text(old) == EXPORT
         assert store.scalar("SELECT text FROM message_texts WHERE role = 'tool'") == EXPORT

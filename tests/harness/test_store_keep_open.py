@@ -23,10 +23,13 @@ class CountingStore(Store):
     def __init__(self, path: Path) -> None:
         self.opens = 0
         super().__init__(path, hold=False)
+        opener = self.db.open
 
-    def _open(self) -> duckdb.DuckDBPyConnection:
-        self.opens += 1
-        return super()._open()
+        def counted() -> duckdb.DuckDBPyConnection:
+            self.opens += 1
+            return opener()
+
+        self.db.open = counted  # type: ignore[method-assign]
 
 
 def test_a_kept_store_opens_the_file_once_for_many_transactions(tmp_path: Path) -> None:
@@ -41,7 +44,7 @@ def test_a_kept_store_opens_the_file_once_for_many_transactions(tmp_path: Path) 
     assert store.opens == 1
     store.let_go()
     # The file is free again: another process could open it now.
-    assert store._con is None
+    assert store.db._con is None
     assert store.scalar("SELECT count(*) FROM mine") == 3
     assert store.opens == 2  # per transaction again
 
@@ -56,8 +59,8 @@ def test_letting_go_during_an_atomic_block_closes_after_it(tmp_path: Path) -> No
         store.let_go()  # a slow tool's step: its block still commits on its cursor
         with store.transaction() as con:
             con.execute("INSERT INTO mine VALUES (2)")
-        assert store._con is not None
-    assert store._con is None
+        assert store.db._con is not None
+    assert store.db._con is None
     assert store.scalar("SELECT count(*) FROM mine") == 2
 
 
@@ -65,7 +68,7 @@ def test_a_held_store_ignores_keep_and_let_go() -> None:
     store = Store(":memory:")
     store.keep_open()
     store.let_go()
-    assert store.scalar("SELECT 1") == 1 and store._con is not None
+    assert store.scalar("SELECT 1") == 1 and store.db._con is not None
 
 
 class KeepAfterReply(Middleware):
@@ -78,7 +81,7 @@ class KeepAfterReply(Middleware):
         self.free_at_call: list[bool] = []
 
     async def wrap_model_call(self, request: Any, handler: Any) -> Any:
-        self.free_at_call.append(request.state.store._con is None)
+        self.free_at_call.append(request.state.store.db._con is None)
         response = await handler(request)
         request.state.store.keep_open()
         request.state.store.execute("SELECT 1")  # the record's write opens the file
@@ -95,7 +98,7 @@ def test_the_loop_lets_the_file_go_after_each_commit_and_while_tools_are_slow(
     def slow() -> str:
         """A tool that takes a while."""
         time.sleep(0.4)
-        seen.append(store._con is None)  # let go by now: other processes may use the file
+        seen.append(store.db._con is None)  # let go by now: other processes may use the file
         return "done"
 
     keeper = KeepAfterReply()
@@ -106,4 +109,4 @@ def test_the_loop_lets_the_file_go_after_each_commit_and_while_tools_are_slow(
     assert agent.run_sync("go").status == "completed"
     assert seen == [True]
     assert keeper.free_at_call == [True, True]
-    assert store._con is None  # nothing keeps the file once the run is over
+    assert store.db._con is None  # nothing keeps the file once the run is over

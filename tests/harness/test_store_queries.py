@@ -9,7 +9,6 @@ import pytest
 
 from harness.messages import Message, ToolCall, Usage
 from harness.store import StepBatch, Store, message_row, now, read_store
-from harness.store.middleware_rows import insert_memory_version, latest_memory
 
 
 def _call(run_id: str, step: int, model: str, tokens: int, cost: float) -> tuple:
@@ -48,58 +47,60 @@ def store() -> Store:
 
 
 def test_events_of_filters_by_run_middleware_and_action(store: Store) -> None:
-    assert len(store.events_of()) == 3
-    assert [e["run_id"] for e in store.events_of(middleware="offload")] == ["top", "subsub"]
-    assert [e["action"] for e in store.events_of("top", action="summarized")] == ["summarized"]
-    assert store.events_of("sub") == []
-    assert store.count_events("offload_%") == 2
+    assert len(store.events.rows()) == 3
+    assert [e["run_id"] for e in store.events.rows(middleware="offload")] == ["top", "subsub"]
+    assert [e["action"] for e in store.events.rows("top", action="summarized")] == ["summarized"]
+    assert store.events.rows("sub") == []
+    assert store.events.count("offload_%") == 2
 
 
 def test_tree_queries_reach_every_depth_below_a_run(store: Store) -> None:
-    assert store.subagent_totals("top")["runs"] == 2
-    assert store.subagent_totals("top")["input_tokens"] == 0  # their `runs` rows are unfinished
-    offload = [t for t in store.tree_event_totals("top") if t["middleware"] == "offload"]
+    assert store.runs.subagent_totals("top")["runs"] == 2
+    assert (
+        store.runs.subagent_totals("top")["input_tokens"] == 0
+    )  # their `runs` rows are unfinished
+    offload = [t for t in store.events.tree_totals("top") if t["middleware"] == "offload"]
     assert offload == [
         {"middleware": "offload", "action": "offload_tool_result", "times": 2, "before": 800,
          "after": 80}
     ]  # fmt: skip
-    assert [t["times"] for t in store.tree_event_totals("sub")] == [1]
+    assert [t["times"] for t in store.events.tree_totals("sub")] == [1]
 
 
 def test_usage_is_split_by_role_and_summed_per_run(store: Store) -> None:
-    usage = store.usage_by_role()
+    usage = store.usage.by_role()
     assert {role: u["calls"] for role, u in usage.items()} == {
         "main": 1, "subagent": 1, "summarizer": 1
     }  # fmt: skip
     assert usage["subagent"]["cost_usd"] == pytest.approx(0.2)
-    run_usage, peak = store.run_usage("top")
+    run_usage, peak = store.usage.of_run("top")
     assert (run_usage.requests, run_usage.input_tokens, peak) == (2, 130, 100)
-    assert store.run_usage("none") == (Usage(), 0)
+    assert store.usage.of_run("none") == (Usage(), 0)
 
 
 def test_run_progress_and_the_last_message(store: Store) -> None:
-    assert store.committed_steps("top") == (1, 2)
-    last = store.last_message("top")
+    assert store.messages.committed_steps("top") == (1, 2)
+    last = store.messages.last("top")
     assert last is not None and last.role == "assistant" and last.tool_calls[0].name == "task"
-    assert store.last_message("sub") is None
-    assert [c["name"] for c in store.all_tool_calls()] == ["task"]
-    assert [m["seq"] for m in store.messages_of("t")] == [1, 2]
-    assert store.messages_of(run_id="sub") == []
+    assert store.messages.last("sub") is None
+    assert [c["name"] for c in store.messages.all_tool_calls()] == ["task"]
+    assert [m["seq"] for m in store.messages.rows("t")] == [1, 2]
+    assert store.messages.rows(run_id="sub") == []
 
 
 def test_statuses_and_the_release_of_a_run(store: Store) -> None:
     store.finish_run("subsub", status="completed", steps=1, usage=Usage())
-    assert store.runs_with_status(["completed"]) == ["subsub"]
-    assert store.run_statuses(["top", "gone"]) == {"top": "running"}
-    store.release_run("top")
-    assert store.run("top") is None
+    assert store.runs.with_status(["completed"]) == ["subsub"]
+    assert store.runs.statuses(["top", "gone"]) == {"top": "running"}
+    store.runs.release("top")
+    assert store.runs.get("top") is None
     # Only the row goes: what happens to its subagents is resume's decision (discard_runs).
-    assert store.run("sub")["status"] == "running"
-    assert store.run("subsub")["status"] == "completed"
-    assert [r["run_id"] for r in store.child_runs(["sub"])] == ["subsub"]
-    assert store.child_runs([]) == []
-    assert sorted(store.discard_runs(["sub"])) == ["sub", "subsub"]
-    assert store.run("sub") is None and store.run("subsub") is None
+    assert store.runs.get("sub")["status"] == "running"
+    assert store.runs.get("subsub")["status"] == "completed"
+    assert [r["run_id"] for r in store.runs.children(["sub"])] == ["subsub"]
+    assert store.runs.children([]) == []
+    assert sorted(store.runs.discard(["sub"])) == ["sub", "subsub"]
+    assert store.runs.get("sub") is None and store.runs.get("subsub") is None
 
 
 def test_a_reader_answers_the_same_queries_read_only(store: Store, tmp_path: Path) -> None:
@@ -108,32 +109,32 @@ def test_a_reader_answers_the_same_queries_read_only(store: Store, tmp_path: Pat
     on_file.start_run(run_id="r", thread_id="t", agent="a", model="m", strategy=None)
     on_file.close()
     with read_store(path) as reader:
-        assert [r["run_id"] for r in reader.thread_runs("t")] == ["r"]
-        assert reader.run("r")["status"] == "running"
-        assert reader.memory_at(now()) == []
+        assert [r["run_id"] for r in reader.runs.of_thread("t")] == ["r"]
+        assert reader.runs.get("r")["status"] == "running"
+        assert reader.memory.at(now()) == []
 
 
 def test_the_middleware_reads_by_name(store: Store) -> None:
-    assert store.thread_in_use("t.task") and not store.thread_in_use("t.task.2")
-    ids = [m["message_id"] for m in store.messages_of("t")]
-    assert store.seq_range("t", ids) == (1, 2)
-    assert store.seq_range("t", ids[1:]) == (2, 2)
-    assert store.seq_range("t.task", ids) == (None, None)
-    assert store.last_summary_cycle("t") == 0
+    assert store.runs.thread_in_use("t.task") and not store.runs.thread_in_use("t.task.2")
+    ids = [m["message_id"] for m in store.messages.rows("t")]
+    assert store.messages.seq_range("t", ids) == (1, 2)
+    assert store.messages.seq_range("t", ids[1:]) == (2, 2)
+    assert store.messages.seq_range("t.task", ids) == (None, None)
+    assert store.summaries.last_cycle("t") == 0
     batch = StepBatch()
     for cycle in (1, 3):
         batch.add("summaries", ("top", "t", cycle, 1, 1, 2, "[]", 9, 1, 1, "m", "/h.md", "s",
                                 now()))  # fmt: skip
     store.write(batch)
-    assert store.last_summary_cycle("t") == 3
-    assert store.last_summary_cycle("t.task") == 0
+    assert store.summaries.last_cycle("t") == 3
+    assert store.summaries.last_cycle("t.task") == 0
 
 
 def test_memory_versions_are_read_and_written_in_the_callers_transaction(store: Store) -> None:
-    with store.transaction() as con:
-        assert latest_memory(con, "/memories/AGENTS.md") is None
-        insert_memory_version(con, "/memories/AGENTS.md", 1, "hi", "top", "agent")
-        insert_memory_version(con, "/memories/AGENTS.md", 2, None, "top", "agent")
-        assert latest_memory(con, "/memories/AGENTS.md") == (2, "", True)
-    versions = store.memory_versions()
+    with store.unit() as uow:
+        assert uow.memory.latest("/memories/AGENTS.md") is None
+        uow.memory.insert_version("/memories/AGENTS.md", 1, "hi", "top", "agent")
+        uow.memory.insert_version("/memories/AGENTS.md", 2, None, "top", "agent")
+        assert uow.memory.latest("/memories/AGENTS.md") == (2, "", True)
+    versions = store.memory.versions()
     assert [(v["version"], v["deleted"]) for v in versions] == [(1, False), (2, True)]

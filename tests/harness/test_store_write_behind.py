@@ -55,7 +55,7 @@ def test_rows_wait_for_write_behind_batches_then_go_in_one_transaction() -> None
 def test_every_read_of_the_store_sees_the_pending_rows() -> None:
     store = Store(":memory:")
     store.write(_batch("a", 1))
-    assert [m.content for m in store.transcript("t")] == ["a"]
+    assert [m.content for m in store.messages.transcript("t")] == ["a"]
     store.write(_batch("b", 2))
     assert store.scalar("SELECT count(*) FROM messages") == 2
     store.write(_batch("c", 3))
@@ -94,7 +94,7 @@ def test_a_bad_batch_is_dropped_alone_and_named() -> None:
         store.write(batch)  # nothing is written yet: nothing fails yet
     with pytest.raises(StoreError, match=r"1 of 3 batches .*\(1 events, 1 messages\)"):
         store.flush()
-    assert [m.content for m in store.transcript("t")] == ["a", "c"]
+    assert [m.content for m in store.messages.transcript("t")] == ["a", "c"]
     assert store.scalar("SELECT count(*) FROM events") == 0
 
 
@@ -163,7 +163,7 @@ def test_steps_a_killed_process_logged_are_written_by_the_next_store(tmp_path: P
     assert logged is not None and logged[0] > 0  # the steps were durable, not yet in messages
     assert in_table == (0,)
     with Store(path) as store:
-        roles = [m.role for m in store.transcript("dead")]
+        roles = [m.role for m in store.messages.transcript("dead")]
         assert roles == ["user"] + ["assistant", "tool"] * 5
         assert store.scalar("SELECT count(*) FROM write_log") == 0
         assert store.scalar("SELECT count(*) FROM model_calls") == 5
@@ -211,7 +211,7 @@ def test_a_log_row_that_cannot_be_written_is_kept_marked_and_the_store_opens(
     )
     con.close()
     with Store(path) as store:
-        assert [m.content for m in store.transcript("t")] == ["kept"]
+        assert [m.content for m in store.messages.transcript("t")] == ["kept"]
         marked = store.query("SELECT seq, error FROM write_log ORDER BY seq")
         assert [r["seq"] for r in marked] == [1, 3]
         assert all(r["error"] for r in marked)
@@ -292,14 +292,14 @@ def test_a_run_whose_rows_cannot_be_written_behind_ends_failed_naming_them() -> 
     agent = create_agent(model, [note], store=store, memory=(), middleware=[BadRowOnce()])
     with pytest.raises(StoreError, match="1 of 3 batches"):
         agent.run_sync("go", thread_id="t")
-    (run,) = store.runs()
+    (run,) = store.runs.all()
     assert run["status"] == "failed"
     assert (
         "could not be stored and were dropped (1 events, 2 messages, 1 model_calls)"
         in (run["error"])
     )
     # Only the bad step's rows are gone: the input and the last step stay.
-    assert [m.content for m in store.transcript("t")] == ["go", "done"]
+    assert [m.content for m in store.messages.transcript("t")] == ["go", "done"]
 
 
 def test_rows_dropped_under_a_tools_read_still_fail_the_run_at_its_next_step() -> None:
@@ -313,9 +313,9 @@ def test_rows_dropped_under_a_tools_read_still_fail_the_run_at_its_next_step() -
     with pytest.raises(StoreError, match="could not be stored and were dropped"):
         agent.run_sync("go", thread_id="t")
     assert model.remaining == 1  # the run stopped before a third model call
-    (run,) = store.runs()
+    (run,) = store.runs.all()
     assert run["status"] == "failed"
-    transcript = store.transcript("t")
+    transcript = store.messages.transcript("t")
     assert transcript[-1].role == "tool" and transcript[-1].content.startswith("Error: StoreError")
 
 
@@ -329,4 +329,4 @@ def test_a_batch_refused_with_the_others_is_not_doubled_when_handed_over_again()
     with pytest.raises(StoreError, match="1 of 2 batches"):
         store.write(late)  # writing the two before it fails: `late` was not taken
     store.write(late)
-    assert [m.content for m in store.transcript("t")] == ["b", "c"]
+    assert [m.content for m in store.messages.transcript("t")] == ["b", "c"]

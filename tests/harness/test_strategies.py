@@ -214,9 +214,9 @@ def test_every_arm_runs_the_same_long_job_and_only_none_fails(strategy: str) -> 
     if strategy == "none":
         with pytest.raises(ContextOverflowError):
             agent.run_sync("Fetch the twelve exports, then report.")
-        assert agent.store.runs()[0]["status"] == "failed"
+        assert agent.store.runs.all()[0]["status"] == "failed"
         return
     result = agent.run_sync("Fetch the twelve exports, then report.")
     assert result.status == "completed" and result.output == "report ready"
     assert result.peak_context_tokens <= 12_000
-    assert agent.store.runs()[0]["strategy"] == strategy
+    assert agent.store.runs.all()[0]["strategy"] == strategy

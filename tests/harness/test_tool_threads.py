@@ -44,7 +44,7 @@ def test_concurrent_file_tool_calls_share_the_store_from_their_threads(
     assert all(f"# file {i}" in text for i, text in enumerate(final_reads))
     glob_out = next(m.content for m in tools if m.name == "glob")
     assert all(f"/w/f{i}.md" in glob_out for i in range(n))
-    assert len(store.files_of("/w/")) == n
+    assert len(store.files.rows("/w/")) == n
 
 
 def test_sync_tools_reuse_worker_threads_and_a_hung_one_keeps_its_own() -> None:

@@ -42,7 +42,7 @@ def summaries(fake: FakeProvider, window: int | None) -> list[dict]:
     out = asyncio.run(replay(scenario, "summarize", model=live_model(fake), store=store,
                              window=window))  # fmt: skip
     assert out.error is None and out.overflow_turn is None
-    return store.summaries()
+    return store.summaries.all()
 
 
 def test_a_capped_window_summarizes_a_live_model_at_the_same_fraction(fake_provider) -> None:

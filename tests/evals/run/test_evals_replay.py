@@ -98,10 +98,10 @@ def test_the_replay_store_holds_the_whole_run() -> None:
     store = Store(":memory:")
     scenario = get_scenario("long-horizon", 0, "small")
     out = asyncio.run(replay(scenario, "summarize", {"summarize.trigger": 0.5}, store=store))
-    assert out.summaries == len(store.summaries()) >= 2
-    history = len(store.files_of("/conversation_history/"))
+    assert out.summaries == len(store.summaries.all()) >= 2
+    history = len(store.files.rows("/conversation_history/"))
     assert history == 1
-    assert len({r["thread_id"] for r in store.runs()}) == 1
+    assert len({r["thread_id"] for r in store.runs.all()}) == 1
 
 
 def test_a_real_model_decides_at_the_decision_points_within_a_cap() -> None:

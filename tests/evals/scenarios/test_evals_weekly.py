@@ -161,7 +161,7 @@ def test_week_numbers_are_stored_and_every_memory_version_reads_back(tmp_path) -
     scenario = get_scenario(NAME, 2, "small", {"weeks": 6})
     out = asyncio.run(replay(scenario, "full", {"memory.budget_tokens": 300}, seed=2))
     assert out.store is not None
-    versions = out.store.memory_versions("/memories/AGENTS.md")
+    versions = out.store.memory.versions("/memories/AGENTS.md")
     authors = {v["author"] for v in versions}
     assert authors == {"agent", "consolidate"}
     assert [v["version"] for v in versions] == list(range(1, len(versions) + 1))

@@ -149,8 +149,8 @@ def test_a_thread_id_imports_the_whole_thread_as_its_first_run_does(
 ) -> None:
     db, run_id, by_run = flagship
     store = Store(str(db), hold=False)
-    thread = store.run(run_id)["thread_id"]
-    subagent_thread = next(r["thread_id"] for r in store.runs() if r["parent_run_id"])
+    thread = store.runs.get(run_id)["thread_id"]
+    subagent_thread = next(r["thread_id"] for r in store.runs.all() if r["parent_run_id"])
     for name in (thread, subagent_thread):  # a subagent's thread names its parent's
         out = tmp_path / f"{name}.yaml"
         assert main(["scenarios", "import", name, "--db", str(db), "--out", str(out)]) == 0
@@ -322,7 +322,7 @@ def test_the_memory_a_run_started_with_is_in_the_replays_store(
     # The recorded run read memory before writing it: the replay's read finds the seeded file.
     reads = [
         m
-        for m in outcome.store.messages_of()
+        for m in outcome.store.messages.rows()
         if m["role"] == "tool" and m["name"] == "read_file" and "Agent memory" in m["content"]
     ]
     assert reads and "Cite sources." in reads[0]["content"]
@@ -362,10 +362,10 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
     big = "\n".join(f"line {i}: revenue 849.7" for i in range(CHUNK_CHARS // 10))
     assert len(big) > CHUNK_CHARS
     store = Store(str(tmp_path / "big.duckdb"))
-    with store.transaction() as con:
+    with store.unit() as uow:
         now = datetime.now(UTC)
-        store_content(con, "shared", "/skills/big/SKILL.md", big, None, now)
-        store_content(con, "thread:t1", "/notes/big.md", big, None, now)
+        store_content(uow.files, "shared", "/skills/big/SKILL.md", big, None, now)
+        store_content(uow.files, "thread:t1", "/notes/big.md", big, None, now)
     store.close()
     con = read_store(str(tmp_path / "big.duckdb"))
     try:

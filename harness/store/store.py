@@ -1,0 +1,367 @@
+"""`Store`: one DuckDB file (or `":memory:"`) holding everything ctxlab records.
+
+The store holds the database (`Database`: opening, holding or reopening the file), its
+write-behind (`WriteBehind`) and hands out one repository per table or concern: `runs`,
+`messages` (and windows), `usage` (model calls), `events`, `summaries`, `files`, `memory`.
+Changes to several tables that must land together go through a unit of work
+(`with store.unit() as uow:`). The loop needs only `RunStore`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Self
+
+from harness.errors import StoreError
+from harness.messages import Message, Usage
+from harness.store.atomic import ATOMIC, AtomicScope, scope_of
+from harness.store.bulk import insert_rows
+from harness.store.database import Database
+from harness.store.events import Events
+from harness.store.files import Files
+from harness.store.memory import Memory
+from harness.store.messages import Messages
+from harness.store.pending import PendingRows, Rows
+from harness.store.rows import StepBatch
+from harness.store.runs import Runs
+from harness.store.schema import WRITE_LOG_VERSION, migrate
+from harness.store.sql import OnConnection, Sql
+from harness.store.summaries import Summaries
+from harness.store.unit import UnitOfWork
+from harness.store.usage import ModelCalls
+from harness.store.write_behind import WRITE_BEHIND, WriteBehind
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
+
+
+class Store:
+    """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        hold: bool = True,
+        memory_limit: str | None = None,
+        threads: int = 1,
+        write_behind: int = WRITE_BEHIND,
+    ) -> None:
+        """`hold=True` keeps one connection open and writes behind; `hold=False` opens the
+        file for each transaction (see `harness.store.database`). `memory_limit` caps
+        DuckDB's buffers in this process: FILE_MEMORY_LIMIT for a file store by default; an
+        in-memory store is its buffers, so by default it is not capped (a cap below its data
+        would fail it, not spill it). `threads` is DuckDB's worker count: the store's work is
+        small writes, where more threads only add wake-ups. `write_behind`: how many batches
+        of rows a held store keeps before writing them to their tables together (see
+        `harness.store.pending`); 0 writes each as it comes, as a `hold=False` store always
+        does."""
+        if isinstance(write_behind, bool) or not isinstance(write_behind, int) or write_behind < 0:
+            raise StoreError(f"write_behind must be a whole number >= 0, not {write_behind!r}")
+        self.db = self._database(path, hold=hold, memory_limit=memory_limit, threads=threads)
+        self.behind = WriteBehind(self.db, write_behind)
+        with self.transaction() as con:
+            version = migrate(con, self.db.path)
+        # A file store logs what it writes behind (an in-memory one has no crash to outlive).
+        self.behind.logged = self.db.path != ":memory:" and version >= WRITE_LOG_VERSION
+        if self.behind.logged:
+            self.behind.recover()
+
+    def _database(
+        self,
+        path: str | os.PathLike[str] | None,
+        *,
+        hold: bool,
+        memory_limit: str | None,
+        threads: int,
+    ) -> Database:
+        """The database this store works on (a seam for tests that wrap its connections)."""
+        return Database(path, hold=hold, memory_limit=memory_limit, threads=threads)
+
+    def __repr__(self) -> str:
+        return f"Store({self.path!r}, hold={self.hold})"
+
+    @property
+    def path(self) -> str:
+        return self.db.path
+
+    @property
+    def hold(self) -> bool:
+        return self.db.hold
+
+    @property
+    def memory_limit(self) -> str | None:
+        return self.db.memory_limit
+
+    @property
+    def write_behind(self) -> int:
+        return self.behind.batches
+
+    # -- repositories --------------------------------------------------------------------
+
+    @property
+    def runs(self) -> Runs:
+        return Runs(self)
+
+    @property
+    def messages(self) -> Messages:
+        return Messages(self)
+
+    @property
+    def usage(self) -> ModelCalls:
+        return ModelCalls(self)
+
+    @property
+    def events(self) -> Events:
+        return Events(self)
+
+    @property
+    def summaries(self) -> Summaries:
+        return Summaries(self)
+
+    @property
+    def files(self) -> Files:
+        return Files(self, self._reading_behind)
+
+    @property
+    def memory(self) -> Memory:
+        return Memory(self)
+
+    # -- what a run needs (`RunStore`) ------------------------------------------------------
+
+    def load_window(self, thread_id: str) -> list[Message]:
+        return self.messages.load_window(thread_id)
+
+    def next_seq(self, thread_id: str) -> int:
+        return self.messages.next_seq(thread_id)
+
+    def start_run(
+        self,
+        *,
+        run_id: str,
+        thread_id: str,
+        agent: str,
+        model: str,
+        strategy: str | None,
+        parent_run_id: str | None = None,
+        parent_step: int | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a run as `running` (`Runs.start`)."""
+        self.runs.start(
+            run_id=run_id, thread_id=thread_id, agent=agent, model=model, strategy=strategy,
+            parent_run_id=parent_run_id, parent_step=parent_step, config=config,
+        )  # fmt: skip
+
+    def finish_run(
+        self, run_id: str, *, status: str, steps: int, usage: Usage, error: str | None = None
+    ) -> None:
+        """Record how a run ended. Rows written behind go to their tables first; if some
+        cannot, the run is still marked, and then the `StoreError` naming them is raised.
+        When the pending rows cannot be written for an I/O error (a full disk), the mark is
+        written with them, at the next flush that succeeds."""
+        try:
+            self.flush()
+        except StoreError as exc:
+            unwritten: StoreError | None = exc
+        else:
+            unwritten = self.behind.take_dropped()
+        if self.behind.pending:
+
+            def mark(con: duckdb.DuckDBPyConnection) -> None:
+                Runs(OnConnection(con)).mark_ended(
+                    run_id, status=status, steps=steps, usage=usage, error=error
+                )
+
+            self.behind.defer(mark)
+        else:
+            self.runs.mark_ended(run_id, status=status, steps=steps, usage=usage, error=error)
+        if unwritten is not None:
+            raise unwritten
+
+    def write(self, batch: StepBatch) -> None:
+        """Hand over a step's rows, all tables, to be stored together (`write_rows`)."""
+        self.write_rows(batch.rows)
+
+    def flush(self) -> None:
+        """Write the pending rows to their tables now (`WriteBehind.flush`)."""
+        self.behind.flush()
+
+    def keep_open(self) -> None:
+        """From now on until `let_go`, a `hold=False` store keeps the connection it opens
+        (the file stays locked to other processes meanwhile); a held store holds anyway."""
+        self.db.keep_open()
+
+    def let_go(self) -> None:
+        """End `keep_open`: the kept connection closes now, or when the last atomic block
+        using it ends."""
+        self.db.let_go()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def write_rows(self, rows: Rows) -> None:
+        """Hand over a batch of rows (table -> rows, every column in order). A held store
+        keeps it with the pending rows (`WriteBehind.take`); otherwise, and inside an atomic
+        block or `write_through`, it is written now, in one transaction. If this raises, the
+        batch was not taken."""
+        dropped = self.behind.take_dropped()
+        if dropped is not None:
+            raise dropped  # the run that handed those rows over fails, at its next step
+        rows = {table: table_rows for table, table_rows in rows.items() if table_rows}
+        if not rows:
+            return
+        in_atomic = scope_of(self.db) is not None
+        with self.db.lock:
+            if not in_atomic and self.behind.take(rows):
+                return
+        # One statement commits on its own; more go in one transaction.
+        alone = len(rows) == 1 and not in_atomic
+        with self.connection() if alone else self.transaction() as con:
+            for table, table_rows in rows.items():
+                insert_rows(con, table, table_rows, self.db.types_of(con, table))
+
+    @contextmanager
+    def write_through(self) -> Iterator[None]:
+        """Inside the block, every batch is written as it is handed over (the pending ones
+        first): for callers whose own records must commit right after each step's rows, such
+        as a resumable session's journal."""
+        with self.behind.through():
+            yield
+
+    @contextmanager
+    def reading_behind(self) -> Iterator[tuple[duckdb.DuckDBPyConnection, PendingRows]]:
+        """A connection on which the pending rows are not yet written, and those rows: for a
+        read that takes them into account itself instead of writing them first."""
+        with self.db.lock:
+            if not self.behind.pending:
+                with self.connection() as con:
+                    yield con, self.behind.pending
+                return
+            yield self.db.held(), self.behind.pending
+
+    @contextmanager
+    def _reading_behind(self) -> Iterator[tuple[Sql, PendingRows]]:
+        with self.reading_behind() as (con, pending):
+            yield OnConnection(con), pending
+
+    def close(self) -> None:
+        """Write the pending rows, then close. A store can be used again after: it reopens."""
+        with self.db.lock:
+            try:
+                self.flush()
+            finally:
+                self.db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- connections and transactions ----------------------------------------------------
+
+    @contextmanager
+    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection for reads or writes, used under the store's lock, the pending rows
+        written first: in hold mode the held connection, otherwise one opened for this use
+        and closed after it. Inside an `atomic` block that has written, its own connection
+        (it sees its own writes)."""
+        scope = scope_of(self.db)
+        if scope is not None and scope.con is not None:
+            yield scope.con
+            return
+        with self.db.lock:
+            self.behind.flush(keep=True)
+            with self.db.use() as con:
+                yield con
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        scope = scope_of(self.db)
+        if scope is not None:
+            # Part of the enclosing atomic block: it commits or rolls back everything at once.
+            try:
+                if scope.con is None:
+                    with self.db.lock:
+                        # The block's transaction sees, and follows, every step before it.
+                        self.behind.flush(keep=True)
+                        con = scope.begin()
+                else:
+                    con = scope.con
+                yield con
+            except BaseException as exc:
+                scope.failed = scope.failed or exc
+                raise
+            return
+        with self.connection() as con:
+            con.execute("BEGIN")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Everything written to this store inside the block, by this task and the threads
+        it starts, commits together when the block ends, or not at all if it raises (see
+        `harness.store.atomic`). Nested blocks join the outer one."""
+        if ATOMIC.get() is not None:
+            yield
+            return
+        scope = AtomicScope(self.db)
+        token = ATOMIC.set(scope)
+        try:
+            yield
+            scope.commit()
+        finally:
+            ATOMIC.reset(token)
+            scope.close()
+
+    @contextmanager
+    def unit(self) -> Iterator[UnitOfWork]:
+        """A unit of work: the repositories over one transaction, committed when the block
+        ends, rolled back if it raises."""
+        with self.transaction() as con:
+            yield UnitOfWork(OnConnection(con))
+
+    @contextmanager
+    def together(self) -> Iterator[Sql]:
+        with self.transaction() as con:
+            yield OnConnection(con)
+
+    # -- generic access, for a caller's own tables and the user's SQL ----------------------
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.scalar("SELECT max(version) FROM schema_version"))
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        """Run SQL, each statement committed on its own (DuckDB autocommits; an explicit
+        BEGIN/COMMIT around one statement only added two round trips). Statements that must
+        land together go through `transaction()`."""
+        with self.connection() as con:
+            con.execute(sql, params or [])
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        with self.connection() as con:
+            cur = con.execute(sql, params or [])
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        with self.connection() as con:
+            row = con.execute(sql, params or []).fetchone()
+        return row[0] if row else None
+
+    def frame(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
+        """A polars DataFrame of a query, for analysis (polars loads on first use)."""
+        import polars  # noqa: F401  (DuckDB's `.pl()` needs it importable)
+
+        with self.connection() as con:
+            frame: pl.DataFrame = con.sql(sql, params=list(params or [])).pl()
+            return frame
