@@ -109,6 +109,23 @@ class CheckSpec(_Spec):
     bullets: bool = False
 
 
+class RoleSpec(_Spec):
+    """What a probed value is in its source, so that a question (and a reader's search) can
+    name it the way a person would, without quoting the text around it."""
+
+    kind: Literal[
+        "json_key", "table_cell", "listing", "command_output", "argument", "user_text", "truth"
+    ]
+    # The role in words, as the question states it ("the `payment_id` of the credit card in
+    # user `mia_li_3668`'s `payment_methods`").
+    phrase: str = pydantic.Field(min_length=1)
+    # What a reader may search saved files with: key name, entity, symbol, file name, column,
+    # command; never a step number.
+    terms: list[str] = []
+    # The value's shape (`id`, `number`, `path`, `date`, ...): what a search may match.
+    shape: str = ""
+
+
 class ProbeSpec(_Spec):
     id: str = pydantic.Field(pattern=r"^[A-Za-z0-9_.\-]+$")
     kind: Literal["recall", "artifact", "continuation", "decision"]
@@ -125,11 +142,15 @@ class ProbeSpec(_Spec):
     provenance: dict[str, Any] = {}
     check: CheckSpec | None = None
     recorded_answer: str | None = None
+    role: RoleSpec | None = None
+    # The recorded user or agent restated the value between its source and its use, so it
+    # stays in view whatever a strategy did to the source: scored apart.
+    carried: bool = False
 
     @pydantic.model_validator(mode="after")
     def _answerable(self) -> ProbeSpec:
-        if self.check is None and not self.cue.patterns:
-            raise ValueError("a probe asked as a question needs cue.patterns (or a check)")
+        if self.check is None and not self.cue.patterns and self.role is None:
+            raise ValueError("a probe asked as a question needs a role, cue.patterns or a check")
         return self
 
 
