@@ -268,7 +268,12 @@ def failed(findings: Sequence[Finding]) -> bool:
 
 
 def gate(
-    results: Sequence[EvalResult], baseline: str | Path, *, update: bool = False, suite: str = "ci"
+    results: Sequence[EvalResult],
+    baseline: str | Path,
+    *,
+    update: bool = False,
+    suite: str = "ci",
+    width: int = 80,
 ) -> tuple[bool, list[str]]:
     """Compare `results` with the baseline file (or rewrite it with `update`): whether they
     pass, and the readable lines saying why."""
@@ -278,19 +283,39 @@ def gate(
         doc = snapshot(results, old.get("tolerances"), suite)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-        return True, [f"baseline written: {path} ({len(doc['cells'])} cells, {len(results)} runs)"]
+        written = f"baseline written: {_shown_path(path)}"
+        return True, [f"{written} ({len(doc['cells'])} cells, {len(results)} runs)"]
     if not path.exists():
         return False, [f"no baseline at {path}: run with --update to create it"]
     findings = compare(results, json.loads(path.read_text()))
     lines = [f.line() for f in findings]
     bad = failed(findings)
     n_cells = len(group(results))
+    lines += cell_table(results, width)
     lines.append(
-        f"{'FAILED' if bad else 'passed'}: {n_cells} cells ({len(results)} runs) against {path}"
+        f"{'FAILED' if bad else 'passed'}: {n_cells} cells ({len(results)} runs) "
+        f"against {_shown_path(path)}"
     )
     if bad:
         lines.append("If the change is intended, rerun with --update and commit the baseline.")
     return not bad, lines
+
+
+def scenario_cells(
+    scenarios: Sequence[str],
+    strategies: Sequence[str],
+    *,
+    seeds: Sequence[int] = CHECK_SEEDS,
+    window: int | None = None,
+) -> list[Cell]:
+    """A user's own gate: each scenario (a built-in name or a scenario file) under each
+    strategy on `seeds`, on the gate's scale and reader."""
+    return [
+        Cell(scenario, strategy, {}, seed, "small", window=window)
+        for scenario in scenarios
+        for strategy in strategies
+        for seed in seeds
+    ]
 
 
 def run_check(
@@ -299,11 +324,44 @@ def run_check(
     *,
     update: bool = False,
     say: Callable[[str], None] = print,
+    cells: Sequence[Cell] | None = None,
+    width: int = 80,
 ) -> int:
-    """`ctxlab check`: run the suite and gate it; 0 when it passes (or after `update`)."""
-    if suite not in SUITES:
-        raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
-    ok, lines = gate(run_cells(SUITES[suite]), baseline, update=update, suite=suite)
+    """`ctxlab check`: run the suite (or `cells`, a user's scenarios gated under the label
+    `suite`) and gate it; 0 when it passes (or after `update`)."""
+    if cells is None:
+        if suite not in SUITES:
+            raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
+        cells = SUITES[suite]
+    ok, lines = gate(run_cells(cells), baseline, update=update, suite=suite, width=width)
     for line in lines:
         say(line)
     return 0 if ok else 1
+
+
+def cell_table(results: Sequence[EvalResult], width: int = 80) -> list[str]:
+    """Each cell's means over its seeds, numbers first so that no width cuts one; a cell name
+    too long for the row goes on a line of its own above its numbers."""
+    head = f"{'accuracy':>8} {'input':>10} {'peak':>8} {'cost':>9} {'overflow':>8}"
+    lines = [f"{head}  cell" if len(head) + 6 <= width else head]
+    for key, runs in group(results).items():
+        numbers = (
+            f"{_mean(runs, 'accuracy'):>8.1%} {round(_mean(runs, 'input_tokens')):>10,} "
+            f"{round(_mean(runs, 'peak_context_tokens')):>8,} "
+            f"{'$' + format(_mean(runs, 'cost_usd'), '.4f'):>9} "
+            f"{f'{sum(r.overflowed for r in runs)}/{len(runs)}':>8}"
+        )
+        if len(numbers) + 2 + len(key) <= width:
+            lines.append(f"{numbers}  {key}")
+        else:
+            lines += [key, numbers]
+    return lines
+
+
+def _shown_path(path: Path) -> str:
+    """A path under the working directory relative to it: shorter, and the same on every
+    machine that runs the gate."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from flows.cli.options import SUITE_NAMES
+from flows.cli.options import SUITE_NAMES, seeds_arg
 
 
 def add_parser(subparsers: Any) -> None:
@@ -18,7 +18,10 @@ def add_parser(subparsers: Any) -> None:
         choices=SUITE_NAMES,
         help=f"the cell suite to run: {', '.join(SUITE_NAMES)} (default ci)",
     )
-    ck.add_argument("--baseline", help="baseline JSON (default evals/baselines/ci.json)")
+    ck.add_argument(
+        "--baseline",
+        help="baseline JSON (default evals/baselines/ci.json; required with --scenario)",
+    )
     ck.add_argument("--update", action="store_true", help="rewrite the baseline from this run")
     ck.add_argument(
         "--sanity",
@@ -31,8 +34,23 @@ def add_parser(subparsers: Any) -> None:
         "--scenario",
         action="append",
         metavar="NAME_FILE_OR_DIR",
-        help="with --sanity: a built-in scenario, a ctxlab-scenario/1 file or a suite folder "
-        "(repeatable; default every built-in scenario)",
+        help="a built-in scenario, a ctxlab-scenario/1 file or a suite folder (repeatable): "
+        "gated against --baseline instead of the built-in suite; with --sanity, what it "
+        "breaks (default every built-in scenario)",
+    )
+    ck.add_argument(
+        "--strategy",
+        action="append",
+        help="with --scenario: an arm to gate (repeat; default full)",
+    )
+    ck.add_argument(
+        "--seeds",
+        type=seeds_arg,
+        metavar="N|LIST",
+        help="with --scenario: seeds 0..N-1 or the seeds listed (default 0,1,2)",
+    )
+    ck.add_argument(
+        "--window", type=int, help="with --scenario: cap the model's window at this many tokens"
     )
     ck.add_argument(
         "--reader", default="fallible", choices=("fallible", "ideal"), help="with --sanity"
@@ -49,8 +67,10 @@ def add_parser(subparsers: Any) -> None:
 def check_command(args: argparse.Namespace) -> int:
     from evals.gate.check import DEFAULT_BASELINE, SUITES, run_check
 
+    if (args.strategy or args.seeds or args.window) and not (args.scenario and not args.sanity):
+        args.parser.error("--strategy, --seeds and --window choose how --scenario is gated")
     if args.scenario and not args.sanity:
-        args.parser.error("--scenario chooses what --sanity breaks; give --sanity")
+        return _gate_scenarios(args)
     if args.sanity:
         from evals.gate.sanity import run_sanity
         from flows.cli.options import usage_errors
@@ -62,12 +82,47 @@ def check_command(args: argparse.Namespace) -> int:
         args.parser.error(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
     baseline = args.baseline or DEFAULT_BASELINE
     if not args.json:
-        return run_check(args.suite, baseline, update=args.update)
+        return run_check(args.suite, baseline, update=args.update, width=_width())
     lines: list[str] = []
     code = run_check(args.suite, baseline, update=args.update, say=lines.append)
     doc = {"suite": args.suite, "baseline": str(baseline), "passed": code == 0, "lines": lines}
     print(json.dumps(doc, indent=2))
     return code
+
+
+def _gate_scenarios(args: argparse.Namespace) -> int:
+    """`check --scenario ... --baseline FILE`: a user's own scenarios or suites gated like the
+    built-in suite (`--update` writes their baseline)."""
+    from evals.gate.check import CHECK_SEEDS, run_check, scenario_cells
+    from evals.run.cell import check_cells
+    from flows.cli.options import usage_errors
+
+    if not args.baseline:
+        args.parser.error(
+            "--scenario gates against your own baseline: give --baseline FILE "
+            "(create it with --update)"
+        )
+    with usage_errors(args):
+        names = _sanity_scenarios(args.scenario)
+        seeds = args.seeds.resolve() if args.seeds else CHECK_SEEDS
+        cells = scenario_cells(names, args.strategy or ["full"], seeds=seeds, window=args.window)
+        check_cells(cells)
+    say_lines: list[str] = []
+    say = say_lines.append if args.json else print
+    code = run_check("scenarios", args.baseline, update=args.update, say=say, cells=cells,
+                     width=_width())  # fmt: skip
+    if args.json:
+        doc = {"suite": "scenarios", "baseline": str(args.baseline), "passed": code == 0,
+               "lines": say_lines}  # fmt: skip
+        print(json.dumps(doc, indent=2))
+    return code
+
+
+def _width() -> int:
+    """The terminal's columns (COLUMNS wins), 80 when piped."""
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
 
 
 def _sanity_scenarios(given: Sequence[str]) -> list[str]:
