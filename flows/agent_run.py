@@ -13,7 +13,6 @@ last committed step (see `flows.resume`), then the session's remaining inputs ru
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from functools import partial
 from typing import Any
@@ -26,7 +25,9 @@ from prefect.runtime import flow_run as current_flow_run
 from prefect.states import Crashed
 
 from flows.agents import AgentOptions, get_agent, resolve_params
+from flows.events import emit_run_events
 from flows.journal import ensure_tables
+from flows.labels import name_flow_run, slug, tag_flow_run
 from flows.report import render_markdown, run_report
 from flows.resume import Session, Turn, load_session, run_session, unfinished_run
 from flows.runner import PrefectStepRunner, harness_logs_to_prefect, hide_tool_failures_on_console
@@ -99,22 +100,33 @@ async def agent_run(
         first_turn = 0
     runs: list[dict[str, Any]] = []
     flow_run_id = str(current_flow_run.id) if current_flow_run.id else None
-    await _name_flow_run(session_name(session.agent, session.params, session.thread_id))
+    await name_flow_run(session_name(session.agent, session.params, session.thread_id))
+
+    started_runs: list[str] = []
 
     async def started(run_id: str, attempt: int, previous: str | None) -> None:
+        started_runs.append(run_id)
         if previous and previous != flow_run_id:
             await _mark_crashed(previous, f"its process died; resumed by flow run {flow_run_id}")
-        await _tag_flow_run(f"agent:{_tag(session.agent)}", f"session:{session.session_id}",
+        await tag_flow_run("run", f"agent:{slug(session.agent)}", f"session:{session.session_id}",
                             f"run:{run_id}")  # fmt: skip
 
     async def finished(turn: Turn) -> None:
         runs.append(await _publish(store, session, turn))
 
     numbering: Counter[str] = Counter()  # task names stay unique across the session's inputs
-    with harness_logs_to_prefect():
-        await run_session(store, spec, session, first_turn,
-                          runner=partial(PrefectStepRunner, numbering=numbering),
-                          flow_run_id=flow_run_id, on_start=started, on_done=finished)  # fmt: skip
+    try:
+        with harness_logs_to_prefect():
+            await run_session(
+                store, spec, session, first_turn,
+                runner=partial(PrefectStepRunner, numbering=numbering),
+                flow_run_id=flow_run_id, on_start=started, on_done=finished,
+            )  # fmt: skip
+    finally:
+        # Also for a run that failed (an overflow is worth an alert most of all).
+        emit_run_events(store, dict.fromkeys(started_runs), agent=session.agent,
+                        flow_run_id=flow_run_id)  # fmt: skip
+    await _publish_session(session, runs)
     return {
         "session_id": session.session_id,
         "agent": session.agent,
@@ -142,44 +154,44 @@ async def _publish(store: Store, session: Session, turn: Turn) -> dict[str, Any]
     await acreate_markdown_artifact(
         render_markdown(report, extra=orchestration),
         key=artifact_key(session.agent, turn.run_id),
-        description=f"{session.agent} run {turn.run_id}",
+        description=f"{session_name(session.agent, session.params, session.thread_id)}: "
+        f"input {turn.turn + 1} of {len(session.inputs)} (run {turn.run_id})",
     )
     return {**report.as_dict(), "tasks": runner.tasks_run, "replayed": journal.replayed}
 
 
-async def _tag_flow_run(*tags: str) -> None:
-    """Add tags to the current flow run (its task runs stay untagged: see flows.runner)."""
-    flow_run_id = current_flow_run.id
-    if flow_run_id is None:
-        return
-    async with get_client() as client:
-        run = await client.read_flow_run(flow_run_id)
-        merged = [*run.tags, *(t for t in ("ctxlab", *tags) if t not in run.tags)]
-        await client.update_flow_run(flow_run_id, tags=merged)
+async def _publish_session(session: Session, runs: list[dict[str, Any]]) -> None:
+    """One artifact for the whole session, titled by what it ran: each input's run in order
+    with its outcome, so the Artifacts page reads as the session did."""
+    lines = [
+        f"# {session_name(session.agent, session.params, session.thread_id)}",
+        "",
+        f"Session `{session.session_id}`, model `{session.model}`, strategy "
+        f"`{session.strategy or 'default'}`: {len(runs)} of {len(session.inputs)} inputs ran.",
+        "",
+        "| input | run | status | steps | input tokens | moved out | cost |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n, run in enumerate(runs, 1):
+        lines.append(
+            f"| {n} | `{run.get('run_id', '')}` | {run.get('status', '')} | "
+            f"{run.get('steps', 0)} | {run.get('input_tokens', 0):,} | "
+            f"{run.get('moved_out_tokens', 0):,} | ${run.get('cost_usd', 0.0):.4f} |"
+        )
+    await acreate_markdown_artifact(
+        "\n".join(lines),
+        key=f"session-{slug(session.agent)}-{slug(session.session_id)}",
+        description=f"{session.agent} session on {session.thread_id}: {len(runs)} runs",
+    )
 
 
 def artifact_key(agent: str, run_id: str) -> str:
     """Each run's artifact under its own key, so the Artifacts page lists every run."""
-    return f"agent-{_tag(agent)}-{_tag(run_id)}"
-
-
-async def _name_flow_run(name: str) -> None:
-    """Name the flow run after what it runs, once the thread is known (a new thread's id is
-    made inside the flow)."""
-    flow_run_id = current_flow_run.id
-    if flow_run_id is None:
-        return
-    async with get_client() as client:
-        await client.update_flow_run(flow_run_id, name=name)
+    return f"agent-{slug(agent)}-{slug(run_id)}"
 
 
 def _by_kind(runner: PrefectStepRunner) -> str:
     return ", ".join(f"{name}: {n}" for name, n in sorted(runner.counts.items()))
-
-
-def _tag(text: str) -> str:
-    """A Prefect artifact key or tag: lowercase letters, digits and dashes."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "agent"
 
 
 async def _mark_crashed(flow_run_id: str, message: str) -> None:

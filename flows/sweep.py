@@ -35,6 +35,7 @@ from evals.run.arms import arm_params
 from evals.run.cell import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
 from evals.scoring.results import CACHE_PRICE_SHARES
 from evals.scoring.storage import save_or_dump
+from flows.labels import slug, tag_flow_run
 from harness.store import default_path
 
 RUNNERS = ("thread", "process", "dask")
@@ -166,7 +167,7 @@ def task_runner(kind: str, *, workers: int | None = None, address: str | None = 
     raise ValueError(f"unknown runner {kind!r}; expected one of {', '.join(RUNNERS)}")
 
 
-@flow(name="eval-sweep", persist_result=False)
+@flow(name="eval-sweep", flow_run_name="sweep {scenario} ({scale})", persist_result=False)
 async def eval_sweep(
     scenario: str,
     strategies: list[str] | None = None,
@@ -191,6 +192,8 @@ async def eval_sweep(
     show_progress: draw a progress bar on the terminal (the CLI sets it).
     """
     chosen = range(seeds) if isinstance(seeds, int) else seeds
+    await tag_flow_run("sweep", f"scenario:{slug(scenario)}",
+                       *(f"arm:{slug(s)}" for s in strategies or ["full"]))  # fmt: skip
     cells = expand(scenario, strategies or ["full"], grid or {}, chosen, scale=scale,
                    model=model, reader=reader)  # fmt: skip
     if show_progress:

@@ -86,3 +86,11 @@ def run_logs(flow_run_id: Any, expected: int = 1, timeout: float = 30.0) -> list
         if len(logs) >= expected or time.monotonic() > deadline:
             return logs
         time.sleep(0.5)
+
+
+def flow_run_tags(flow_run_id: Any) -> list[str]:
+    async def read() -> list[str]:
+        async with get_client() as client:
+            return list((await client.read_flow_run(flow_run_id)).tags)
+
+    return asyncio.run(read())

@@ -176,3 +176,46 @@ def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
     assert consolidated and all(e["task_run_id"] for e in consolidated)
     assert any(c["model"].endswith("#consolidate") for c in store.usage.rows())
     assert "consolidate" in {v["author"] for v in store.memory.versions()}
+
+
+def test_a_session_publishes_one_artifact_titled_by_what_it_ran(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    result = asyncio.run(
+        agent_run(agent=RECORDER, inputs=["Record the findings.", "Anything else?"], db=db,
+                  thread_id="titled")
+    )  # fmt: skip
+    key = f"session-flow-test-agents-recorder-{result['session_id'].replace('_', '-')}"
+    (page,) = artifacts(key)
+    assert page.description == "flow_test_agents:recorder session on titled: 2 runs"
+    lines = page.data.splitlines()
+    assert lines[0] == "# flow_test_agents:recorder on titled"
+    rows = [line for line in lines if line.startswith("| 1 |") or line.startswith("| 2 |")]
+    assert [r.split("|")[2].strip() for r in rows] == [f"`{r['run_id']}`" for r in result["runs"]]
+    (per_run,) = artifacts(artifact_key(RECORDER, result["runs"][1]["run_id"]))
+    assert per_run.description.startswith("flow_test_agents:recorder on titled: input 2 of 2")
+
+
+def test_flow_runs_are_tagged_with_ctxlab_and_the_command(
+    prefect_server: ServerInfo, db: str
+) -> None:
+    from flow_helpers import flow_run_tags
+
+    result = asyncio.run(agent_run(agent=RECORDER, db=db))
+    tags = set(flow_run_tags(result["flow_run_id"]))
+    assert {"ctxlab", "run", "agent:flow-test-agents-recorder"} <= tags
+
+
+def test_offloads_are_emitted_as_prefect_events_of_the_run(
+    prefect_server: ServerInfo, db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[dict] = []
+    monkeypatch.setattr("prefect.events.emit_event", lambda **kw: sent.append(kw))
+    result = asyncio.run(agent_run(agent=RECORDER, db=db))
+    (run,) = result["runs"]
+    assert [e["event"] for e in sent] == ["ctxlab.offload"] * 6
+    assert {e["resource"]["prefect.resource.id"] for e in sent} == {f"ctxlab.run.{run['run_id']}"}
+    flow_run = f"prefect.flow-run.{result['flow_run_id']}"
+    assert all(e["related"][0]["prefect.resource.id"] == flow_run for e in sent)
+    assert all(e["payload"]["tokens_before"] > e["payload"]["tokens_after"] for e in sent)
+    assert len({e["id"] for e in sent}) == 6  # one id per event, derived from its row

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from flow_helpers import artifacts, task_runs_of
+from flow_helpers import artifacts, flow_run_name, flow_run_tags, task_runs_of
 
 from evals import load_runs
 from evals.scoring.storage import results_from_frame
@@ -59,6 +59,9 @@ def test_a_sweep_runs_one_task_per_cell_and_stores_and_publishes_the_results(
         "full [offload.tool_token_limit=4000]",
         "none",
     ]
+    assert flow_run_name(result["flow_run_id"]) == "sweep competitive-analysis (small)"
+    tags = set(flow_run_tags(result["flow_run_id"]))
+    assert {"ctxlab", "sweep", "scenario:competitive-analysis", "arm:full", "arm:none"} <= tags
     recorded = task_runs_of(result["flow_run_id"], expected=3)
     assert sorted(t.name for t in recorded) == [
         "full [offload.tool_token_limit=2500] seed=0",
