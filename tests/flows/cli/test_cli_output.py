@@ -15,7 +15,7 @@ import pytest
 from flows.cli import main
 from flows.sweep import print_sweep
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 pytestmark = pytest.mark.usefixtures("cli_env")

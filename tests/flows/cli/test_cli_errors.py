@@ -15,7 +15,7 @@ from cli_helpers import no_work, one_line_error
 
 from flows.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 pytestmark = pytest.mark.usefixtures("cli_env")
