@@ -10,7 +10,7 @@ import pytest
 
 from flows.cli import main
 
-SUITE = Path(__file__).resolve().parents[1] / "evals" / "analysis" / "suite_fixtures"
+SUITE = Path(__file__).resolve().parents[2] / "evals" / "analysis" / "suite_fixtures"
 
 pytestmark = pytest.mark.usefixtures("cli_env")
 
