@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Unpack
 
 from harness.config import RunConfig
@@ -21,7 +21,7 @@ from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
 from harness.strategies import DEFAULT_STRATEGY, build_stack
 from harness.tokens import TokenCounter
-from harness.tools import DEFAULT_TOOL_TIMEOUT_S, Tool
+from harness.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tool
 
 
 class Agent:
@@ -94,7 +94,7 @@ class Agent:
 
 def create_agent(
     model: str | Model,
-    tools: Sequence[Tool] = (),
+    tools: Sequence[Tool | Callable[..., Any]] = (),
     *,
     system_prompt: str = "",
     middleware: Sequence[Middleware] = (),
@@ -117,6 +117,8 @@ def create_agent(
 
     model: `"openai:<name>"`, `"openai-chat:<name>"`, `"anthropic:<name>"`, `"simulated"`,
         or any object implementing the `Model` protocol.
+    tools: `@tool` functions, or plain typed functions (sync or async) whose docstring gives
+        the description and, under "Args:", each argument's; the schema comes from the hints.
     profile: the window, output cap and prices of a model named by string that ctxlab has no
         built-in profile for (`ModelProfile(name=..., context_window=..., ...)`).
     store: where everything is recorded; default `Store()` (`$CTXLAB_DB` or ./ctxlab.duckdb).
@@ -149,7 +151,7 @@ def create_agent(
         strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
         middleware=middleware, subagent_middleware=subagent_middleware,
     )  # fmt: skip
-    all_tools = list(tools)
+    all_tools = [as_tool(t) for t in tools]
     if file_tools:
         taken = {t.name for t in all_tools}
         all_tools += [t for t in builtin_file_tools() if t.name not in taken]
