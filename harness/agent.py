@@ -115,7 +115,9 @@ def create_agent(
 ) -> Agent:
     """Build an agent.
 
-    model: `"openai:<name>"`, `"openai-chat:<name>"`, `"anthropic:<name>"`, `"simulated"`,
+    model: `"openai:<name>"`, `"openai-chat:<name>"`, `"anthropic:<name>"`,
+        `"openai-compatible:<name>"` (any Chat Completions server at
+        `$OPENAI_COMPATIBLE_BASE_URL`; or `resolve_model(spec, base_url=...)`), `"simulated"`,
         or any object implementing the `Model` protocol.
     tools: `@tool` functions, or plain typed functions (sync or async) whose docstring gives
         the description and, under "Args:", each argument's; the schema comes from the hints.

@@ -32,7 +32,8 @@ class ContextOverflowError(ModelError):
 
 
 class UnknownModelError(HarnessError):
-    """No profile is known for a model name; pass an explicit ModelProfile."""
+    """A model name cannot be resolved: no profile (pass an explicit ModelProfile), an unknown
+    provider, or no server to reach it at."""
 
 
 class ToolDefinitionError(HarnessError):

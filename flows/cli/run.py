@@ -19,7 +19,11 @@ def add_parser(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run an agent session as a Prefect flow")
     run.add_argument("agent", nargs="?", help="registered agent name or module:attribute")
     run.add_argument("--input", action="append", help="a user message (repeat for a session)")
-    run.add_argument("--model", default="simulated", help="simulated | openai:... | anthropic:...")
+    run.add_argument(
+        "--model",
+        default="simulated",
+        help="simulated | openai:... | anthropic:... | openai-compatible:NAME (with --base-url)",
+    )
     run.add_argument("--thread", help="continue this thread")
     run.add_argument("--strategy", help="context strategy (default: the agent's)")
     run.add_argument(

@@ -128,3 +128,28 @@ def build_weekly_hanging(options: AgentOptions) -> Agent:
 
 # Named as the agent it wraps, so `--weeks` runs it (and `week=auto` resolves for it).
 weekly_hanging = dataclasses.replace(REGISTRY[COMPETITIVE], build=build_weekly_hanging)
+
+
+def count_words(text: str) -> int:
+    """Count the words of a text.
+
+    Args:
+        text: any text.
+    """
+    return len(text.split())
+
+
+def build_on_given_model(options: AgentOptions) -> Agent:
+    """A plain-function tool on the model the command names (`--model`)."""
+    return create_agent(
+        options.model, [count_words], store=options.store, step_runner=options.step_runner,
+        name="on-given-model", memory=(), strategy=options.strategy or "full",
+    )  # fmt: skip
+
+
+on_given_model = AgentSpec(
+    name="on-given-model",
+    description="Counts words with a plain function, on --model.",
+    build=build_on_given_model,
+    session=lambda _options: ("How many words in 'one two three'?",),
+)
