@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Unpack
+from typing import Any, Protocol, Unpack
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.files.tools import file_tools as builtin_file_tools
+from harness.mcp.servers import MCPServer
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.middleware.memory import DEFAULT_PATHS as DEFAULT_MEMORY
@@ -42,6 +43,7 @@ class Agent:
         strategy: str | None = None,
         strategy_params: Mapping[str, Any] | None = None,
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
+        connections: Sequence[Closable] = (),
     ) -> None:
         if tool_timeout_s is not None and not tool_timeout_s > 0:
             raise HarnessError(
@@ -59,6 +61,8 @@ class Agent:
         self.strategy = strategy
         self.strategy_params = dict(strategy_params or {})
         self.tool_timeout_s = tool_timeout_s
+        # What the agent holds open (its MCP servers), closed by `close`.
+        self.connections = tuple(connections)
         self.tools = merge_tools(tools, self.middleware)
         self.counter = TokenCounter(model.profile.encoding)
 
@@ -91,6 +95,22 @@ class Agent:
         """`run` for synchronous callers (not from inside a running event loop)."""
         return asyncio.run(self.run(input, **kwargs))
 
+    def close(self) -> None:
+        """Stop the agent's MCP servers (they start again if it runs again). The store is
+        the caller's to close."""
+        for connection in self.connections:
+            connection.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
 
 def create_agent(
     model: str | Model,
@@ -112,6 +132,7 @@ def create_agent(
     file_tools: bool = True,
     tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
     profile: ModelProfile | None = None,
+    mcp_servers: Sequence[MCPServer] = (),
 ) -> Agent:
     """Build an agent.
 
@@ -142,6 +163,9 @@ def create_agent(
         `SubAgent(inherit_middleware=False)` opts out on its own.
     tool_timeout_s: seconds a tool call may take unless the tool sets its own limit
         (`@tool(timeout=...)`); None for no limit. Past it the model gets an error.
+    mcp_servers: `harness.mcp.StdioServer`/`HttpServer`s whose tools the agent offers, listed
+        now (a server that cannot start is an `MCPServerError` here). `Agent.close()` stops
+        them.
     """
     if isinstance(model, str):
         from harness.models import resolve_model  # SDK adapters load only when named
@@ -154,20 +178,32 @@ def create_agent(
         middleware=middleware, subagent_middleware=subagent_middleware,
     )  # fmt: skip
     all_tools = [as_tool(t) for t in tools]
+    connections: list[Closable] = []
+    if mcp_servers:
+        from harness.mcp import open_servers
+
+        connections, served = open_servers(mcp_servers)  # type: ignore[assignment]
+        all_tools += served
     if file_tools:
         taken = {t.name for t in all_tools}
         all_tools += [t for t in builtin_file_tools() if t.name not in taken]
-    return Agent(
-        model=model,
-        tools=all_tools,
-        system_prompt=system_prompt,
-        middleware=stack,
-        store=store if store is not None else Store(),
-        name=name,
-        max_steps=max_steps,
-        settings=settings or ModelSettings(),
-        step_runner=step_runner or InlineRunner(),
-        strategy=strategy,
-        strategy_params=strategy_params,
-        tool_timeout_s=tool_timeout_s,
-    )
+    try:
+        return Agent(
+            model=model,
+            tools=all_tools,
+            system_prompt=system_prompt,
+            middleware=stack,
+            store=store if store is not None else Store(),
+            name=name,
+            max_steps=max_steps,
+            settings=settings or ModelSettings(),
+            step_runner=step_runner or InlineRunner(),
+            strategy=strategy,
+            strategy_params=strategy_params,
+            tool_timeout_s=tool_timeout_s,
+            connections=connections,
+        )
+    except BaseException:
+        for connection in connections:  # e.g. an MCP tool named as one of yours
+            connection.close()
+        raise
