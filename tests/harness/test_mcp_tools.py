@@ -124,3 +124,27 @@ def test_a_bad_server_spec_is_refused(options: dict[str, Any], problem: str) -> 
 def test_an_http_server_needs_a_url() -> None:
     with pytest.raises(MCPServerError, match="http:// or https:// URL, got 'localhost:9'"):
         HttpServer(name="s", url="localhost:9")
+
+
+def test_an_http_server_that_floods_or_hangs_is_an_error_and_an_event(
+    mcp_http: HttpServer,
+) -> None:
+    model = ScriptedModel(
+        [
+            reply("", call("huge", megabytes=20)),
+            reply("", call("hang")),
+            reply("", call("add", a=1, b=2)),
+            "done",
+        ]
+    )
+    store = Store(":memory:")
+    with _agent(model, mcp_http, store, tool_timeout_s=2) as agent:
+        result = agent.run_sync("go")
+    huge, hung, added = _tool_texts(result)
+    # Answered as one JSON body (not SSE): read, then refused by its size.
+    assert "returned 20,971,520 bytes, over the 8,388,608-byte limit" in huge
+    assert "did not finish within its time limit of 2 s" in hung
+    assert added == "3"
+    assert [a for a, _ in _mcp_events(store) if a != "reopened"] == [
+        "result_too_large", "no_answer",
+    ]  # fmt: skip
