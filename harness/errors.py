@@ -40,6 +40,11 @@ class ToolDefinitionError(HarnessError):
     """A function cannot be turned into a tool (missing hints, bad name...)."""
 
 
+class MCPServerError(HarnessError):
+    """An MCP server could not be started, reached or listed (when the agent is built), or its
+    spec is wrong."""
+
+
 class StoreError(HarnessError):
     """The DuckDB store could not be opened or migrated."""
 

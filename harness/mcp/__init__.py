@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from harness.mcp.servers import HttpServer, MCPServer, MCPServerError, StdioServer
+from harness.errors import MCPServerError
+from harness.mcp.servers import HttpServer, MCPServer, StdioServer
 
 if TYPE_CHECKING:
     from harness.mcp.connection import Connection

@@ -20,7 +20,8 @@ from collections.abc import AsyncIterator, Coroutine
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.mcp.servers import HttpServer, MCPServer, MCPServerError, StdioServer
+from harness.errors import MCPServerError
+from harness.mcp.servers import HttpServer, MCPServer, StdioServer
 
 if TYPE_CHECKING:
     from mcp import Client

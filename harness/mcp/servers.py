@@ -10,17 +10,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.errors import HarnessError
+from harness.errors import MCPServerError
 
 # What one tool result may weigh, as sent: past it the call is an error for the model, so a
 # 100 MB answer never reaches the window (offloading takes over well below it).
 DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024
 DEFAULT_START_TIMEOUT_S = 30.0
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
-
-
-class MCPServerError(HarnessError):
-    """An MCP server could not be started, reached or listed (at `create_agent`)."""
 
 
 @dataclass(frozen=True)
