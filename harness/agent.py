@@ -182,7 +182,9 @@ def create_agent(
     if mcp_servers:
         from harness.mcp import open_servers
 
-        connections, served = open_servers(mcp_servers)  # type: ignore[assignment]
+        builtin = builtin_file_tools() if file_tools else []
+        taken = {t.name for t in [*all_tools, *builtin, *(t for mw in stack for t in mw.tools)]}
+        connections, served = open_servers(mcp_servers, taken)  # type: ignore[assignment]
         all_tools += served
     if file_tools:
         taken = {t.name for t in all_tools}

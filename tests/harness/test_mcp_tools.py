@@ -148,3 +148,19 @@ def test_an_http_server_that_floods_or_hangs_is_an_error_and_an_event(
     assert [a for a, _ in _mcp_events(store) if a != "reopened"] == [
         "result_too_large", "no_answer",
     ]  # fmt: skip
+
+
+def test_a_tool_named_as_one_of_the_agent_s_needs_a_prefix(mcp_stdio: StdioServer) -> None:
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    with pytest.raises(MCPServerError, match="tool named 'add'.*tool_prefix='research_'"):
+        create_agent(ScriptedModel([]), tools=[add], mcp_servers=[mcp_stdio],
+                     store=Store(":memory:"))  # fmt: skip
+    prefixed = replace(mcp_stdio, tool_prefix="research_")
+    with create_agent(ScriptedModel([]), tools=[add], mcp_servers=[prefixed],
+                      store=Store(":memory:")) as agent:  # fmt: skip
+        assert {"add", "research_add", "research_market_news", "read_file"} <= {
+            t.name for t in agent.tools
+        }
