@@ -162,8 +162,14 @@ def mcp_stdio() -> Any:
 
 
 @pytest.fixture
-def mcp_http() -> Iterator[Any]:
+def mcp_http(mcp_http_process: tuple[Any, subprocess.Popen[bytes]]) -> Any:
     """The test MCP server running on streamable HTTP at 127.0.0.1 (stopped after the test)."""
+    return mcp_http_process[0]
+
+
+@pytest.fixture
+def mcp_http_process() -> Iterator[tuple[Any, subprocess.Popen[bytes]]]:
+    """`mcp_http` and the process serving it (a test may kill it)."""
     from harness.mcp import HttpServer
 
     with socket.socket() as probe:
@@ -182,7 +188,7 @@ def mcp_http() -> Iterator[Any]:
                     break
             assert process.poll() is None and time.monotonic() < deadline, "no MCP server"
             time.sleep(0.05)
-        yield HttpServer(name="research", url=f"http://127.0.0.1:{port}/mcp")
+        yield HttpServer(name="research", url=f"http://127.0.0.1:{port}/mcp"), process
     finally:
         process.kill()
         process.wait()

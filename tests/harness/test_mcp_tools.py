@@ -164,3 +164,28 @@ def test_a_tool_named_as_one_of_the_agent_s_needs_a_prefix(mcp_stdio: StdioServe
         assert {"add", "research_add", "research_market_news", "read_file"} <= {
             t.name for t in agent.tools
         }
+
+
+def test_an_http_server_that_dies_is_an_error_at_each_call_until_it_is_back(
+    mcp_http_process: tuple[HttpServer, Any],
+) -> None:
+    server, process = mcp_http_process
+
+    def model_fn(messages: Any, params: Any) -> Any:
+        done = sum(m.role == "tool" for m in messages)
+        if done == 1:
+            process.kill()  # between the first call and the second
+            process.wait()
+        return reply("", call("add", a=done, b=1)) if done < 3 else "done"
+
+    from harness.models import FunctionModel
+
+    store = Store(":memory:")
+    with _agent(FunctionModel(model_fn), server, store) as agent:
+        result = agent.run_sync("go")
+    first, second, third = _tool_texts(result)
+    assert first == "1"
+    for gone in (second, third):
+        assert gone.startswith("Error: MCP server 'research' failed on 'add':")
+    assert [a for a, _ in _mcp_events(store) if a != "reopened"] == ["call_failed"] * 2
+    assert result.status == "completed"
