@@ -48,3 +48,15 @@ def test_a_spec_whose_build_drops_its_mcp_servers_is_refused(db: str) -> None:
     options = AgentOptions(store=Store(":memory:"), step_runner=InlineRunner())
     with pytest.raises(ValueError, match="did not pass options.mcp_servers to create_agent"):
         build_agent(spec, options)
+
+
+def test_ctxlab_run_starts_the_spec_s_mcp_servers(
+    prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from flows.cli import main
+
+    assert main(["run", "flow_test_agents:mcp_weekly", "--db", db, "--json"]) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert run["status"] == "completed" and run["moved_out_tokens"] > 0  # the news, offloaded
