@@ -9,6 +9,8 @@ from typing import Any, Protocol, Unpack
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
+from harness.files.disk import DiskFolder
+from harness.files.mounts import mount_table
 from harness.files.tools import file_tools as builtin_file_tools
 from harness.mcp.servers import MCPServer
 from harness.messages import Message
@@ -44,6 +46,7 @@ class Agent:
         strategy_params: Mapping[str, Any] | None = None,
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
         connections: Sequence[Closable] = (),
+        file_mounts: Mapping[str, DiskFolder] | None = None,
     ) -> None:
         if tool_timeout_s is not None and not tool_timeout_s > 0:
             raise HarnessError(
@@ -63,6 +66,7 @@ class Agent:
         self.tool_timeout_s = tool_timeout_s
         # What the agent holds open (its MCP servers), closed by `close`.
         self.connections = tuple(connections)
+        self.file_mounts = dict(file_mounts or {})
         self.tools = merge_tools(tools, self.middleware)
         self.counter = TokenCounter(model.profile.encoding)
 
@@ -83,6 +87,7 @@ class Agent:
             tool_timeout_s=self.tool_timeout_s,
             strategy=self.strategy,
             strategy_params=dict(self.strategy_params),
+            file_mounts=self.file_mounts,
         )
 
     async def run(self, input: str | Message | None, **place: Unpack[RunPlace]) -> RunResult:
@@ -133,6 +138,7 @@ def create_agent(
     tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
     profile: ModelProfile | None = None,
     mcp_servers: Sequence[MCPServer] = (),
+    mounts: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> Agent:
     """Build an agent.
 
@@ -166,6 +172,10 @@ def create_agent(
     mcp_servers: `harness.mcp.StdioServer`/`HttpServer`s whose tools the agent offers, listed
         now (a server that cannot start is an `MCPServerError` here). `Agent.close()` stops
         them.
+    mounts: folders on disk for virtual prefixes, e.g. `{"/workspace/": "~/repo",
+        "/memories/": "~/repo/.agent"}`: files there are read from the folder and written to
+        it atomically (confined to it: no `..`, symlink out, absolute path or device file),
+        and every change is also written to the store (memory versions as without them).
     """
     if isinstance(model, str):
         from harness.models import resolve_model  # SDK adapters load only when named
@@ -177,6 +187,7 @@ def create_agent(
         strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
         middleware=middleware, subagent_middleware=subagent_middleware,
     )  # fmt: skip
+    file_mounts = mount_table({p: os.path.expanduser(f) for p, f in (mounts or {}).items()})
     all_tools = [as_tool(t) for t in tools]
     connections: list[Closable] = []
     if mcp_servers:
@@ -204,6 +215,7 @@ def create_agent(
             strategy_params=strategy_params,
             tool_timeout_s=tool_timeout_s,
             connections=connections,
+            file_mounts=file_mounts,
         )
     except BaseException:
         for connection in connections:  # e.g. an MCP tool named as one of yours
