@@ -9,8 +9,7 @@ from typing import Any, Protocol, Unpack
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.files.disk import DiskFolder
-from harness.files.mounts import mount_table
+from harness.files.mounts import FileBackend, mount_table
 from harness.files.tools import file_tools as builtin_file_tools
 from harness.mcp.servers import MCPServer
 from harness.messages import Message
@@ -46,7 +45,7 @@ class Agent:
         strategy_params: Mapping[str, Any] | None = None,
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
         connections: Sequence[Closable] = (),
-        file_mounts: Mapping[str, DiskFolder] | None = None,
+        file_mounts: Mapping[str, FileBackend] | None = None,
     ) -> None:
         if tool_timeout_s is not None and not tool_timeout_s > 0:
             raise HarnessError(
@@ -138,7 +137,7 @@ def create_agent(
     tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
     profile: ModelProfile | None = None,
     mcp_servers: Sequence[MCPServer] = (),
-    mounts: Mapping[str, str | os.PathLike[str]] | None = None,
+    mounts: Mapping[str, str | os.PathLike[str] | FileBackend] | None = None,
 ) -> Agent:
     """Build an agent.
 
@@ -187,7 +186,7 @@ def create_agent(
         strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
         middleware=middleware, subagent_middleware=subagent_middleware,
     )  # fmt: skip
-    file_mounts = mount_table({p: os.path.expanduser(f) for p, f in (mounts or {}).items()})
+    file_mounts = mount_table(mounts or {})
     all_tools = [as_tool(t) for t in tools]
     connections: list[Closable] = []
     if mcp_servers:

@@ -12,22 +12,39 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
-from harness.files.disk import DiskFolder
+from harness.files.disk import DiskEntry, DiskFolder
 from harness.files.filesystem import FileSystem
 from harness.files.paths import DURABLE_RULES, FileError, durable_prefix, normalize
 from harness.files.storage import StoredFile, decode, delete_content, encode_text, store_content
 from harness.store import Store, now
 
+
+class FileBackend(Protocol):
+    """Where the files under a mounted prefix live; paths are relative to the prefix
+    (`docs/plan.md`). `DiskFolder` is one; the store itself is the backend of every path not
+    mounted. Escapes and special files are the backend's to refuse (`FileError`)."""
+
+    def read_bytes(self, rel: str) -> bytes: ...
+    def read_or_none(self, rel: str) -> bytes | None: ...
+    def exists(self, rel: str) -> bool: ...
+    def is_dir(self, rel: str) -> bool: ...
+    def listing(self, rel: str = "") -> list[DiskEntry]: ...
+    def write_bytes(self, rel: str, data: bytes) -> None: ...
+    def delete(self, rel: str) -> None: ...
+
+
 # Written by the harness itself through blobs and bulk writes, so they stay in the store.
 _STORE_ONLY = ("/large_tool_results/", "/conversation_history/", "/skills/")
 
 
-def mount_table(mounts: Mapping[str, str | os.PathLike[str] | DiskFolder]) -> dict[str, DiskFolder]:
+def mount_table(
+    mounts: Mapping[str, str | os.PathLike[str] | FileBackend],
+) -> dict[str, FileBackend]:
     """`{"/workspace/": "/path/to/repo"}` checked: each prefix one top-level folder (`/name/`),
     not one the harness keeps in the store, each folder an existing directory."""
-    table: dict[str, DiskFolder] = {}
+    table: dict[str, FileBackend] = {}
     for prefix, folder in mounts.items():
         top = normalize(prefix)
         if top.count("/") != 1 or top == "/" or f"{top}/" in _STORE_ONLY:
@@ -36,7 +53,10 @@ def mount_table(mounts: Mapping[str, str | os.PathLike[str] | DiskFolder]) -> di
                 "/memories/, not / or one the harness keeps in the store "
                 f"({', '.join(_STORE_ONLY)})"
             )
-        table[f"{top}/"] = folder if isinstance(folder, DiskFolder) else DiskFolder(folder)
+        if isinstance(folder, str | os.PathLike):
+            table[f"{top}/"] = DiskFolder(os.path.expanduser(folder))
+        else:
+            table[f"{top}/"] = folder
     return table
 
 
@@ -49,13 +69,13 @@ class MountedFileSystem(FileSystem):
         thread_id: str,
         run_id: str | None = None,
         *,
-        mounts: Mapping[str, DiskFolder],
+        mounts: Mapping[str, FileBackend],
         grants: Iterable[str] = (),
     ) -> None:
         super().__init__(store, thread_id, run_id, grants=grants)
         self.mounts = dict(mounts)
 
-    def _on_disk(self, path: str) -> tuple[DiskFolder, str] | None:
+    def _on_disk(self, path: str) -> tuple[FileBackend, str] | None:
         for prefix, folder in self.mounts.items():
             if path == prefix[:-1] or path.startswith(prefix):
                 return folder, path[len(prefix) :]

@@ -175,3 +175,46 @@ def test_a_mount_where_the_harness_keeps_its_own_files_is_refused(
 ) -> None:
     with pytest.raises(FileError, match="cannot mount"):
         mount_table({prefix: workspace})
+
+
+class DictBackend:
+    """Another backend behind the same protocol: files in a dict."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+
+    def read_bytes(self, rel: str) -> bytes:
+        if rel not in self.files:
+            raise FileNotFoundError(rel)
+        return self.files[rel]
+
+    def read_or_none(self, rel: str) -> bytes | None:
+        return self.files.get(rel)
+
+    def exists(self, rel: str) -> bool:
+        return rel in self.files
+
+    def is_dir(self, rel: str) -> bool:
+        return rel == ""
+
+    def listing(self, rel: str = "") -> list[Any]:
+        return []
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        self.files[rel] = data
+
+    def delete(self, rel: str) -> None:
+        del self.files[rel]
+
+
+def test_any_backend_of_the_protocol_can_be_mounted() -> None:
+    backend = DictBackend()
+    texts = _run(
+        [
+            call("write_file", file_path="/scratch/a.md", content="hello"),
+            call("read_file", file_path="/scratch/a.md"),
+        ],  # fmt: skip
+        {"/scratch/": backend},
+    )
+    assert backend.files == {"a.md": b"hello"}
+    assert "hello" in texts[1]
