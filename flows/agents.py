@@ -10,11 +10,12 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from flows.errors import UnknownAgentError
 from harness.agent import Agent, create_agent
+from harness.mcp import MCPServer
 from harness.models.base import Model
 from harness.steps import StepRunner
 from harness.store import Store
@@ -25,13 +26,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class AgentOptions:
-    """What the flow hands a factory: build the agent on this store and step runner."""
+    """What the flow hands a factory: build the agent on this store and step runner, with
+    the spec's MCP servers (`create_agent(..., mcp_servers=options.mcp_servers)`)."""
 
     store: Store
     step_runner: StepRunner
     model: str = "simulated"
     strategy: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    mcp_servers: tuple[MCPServer, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class AgentSpec:
     session: the inputs of one default session (one harness run each, on one thread) when
         the user gives none; e.g. the weekly analysis, then the feedback on its draft.
     thread: the default thread id; runs on one thread share their conversation.
+    mcp_servers: the MCP servers whose tools the agent uses; `build` gets them as
+        `options.mcp_servers` and must hand them to `create_agent` (`build_agent` checks).
     """
 
     name: str
@@ -49,6 +54,20 @@ class AgentSpec:
     build: Callable[[AgentOptions], Agent]
     session: Callable[[AgentOptions], Sequence[str]] = lambda _options: ()
     thread: str | None = None
+    mcp_servers: Sequence[MCPServer] = ()
+
+
+def build_agent(spec: AgentSpec, options: AgentOptions) -> Agent:
+    """The agent `spec` builds with `options` and the spec's MCP servers. The caller closes
+    it (`Agent.close` stops the servers)."""
+    agent = spec.build(replace(options, mcp_servers=tuple(spec.mcp_servers)))
+    if len(agent.connections) < len(spec.mcp_servers):
+        agent.close()
+        raise ValueError(
+            f"agent {spec.name!r} names MCP servers ({', '.join(s.name for s in spec.mcp_servers)})"
+            " but its build did not pass options.mcp_servers to create_agent"
+        )
+    return agent
 
 
 REGISTRY: dict[str, AgentSpec] = {}

@@ -16,6 +16,7 @@ and the served process picks it up and runs it.
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from prefect.schedules import Cron
 from prefect.types.entrypoint import EntrypointType
 
 from flows.agent_run import agent_run
-from flows.agents import COMPETITIVE
+from flows.agents import COMPETITIVE, get_agent
 from flows.server import ServerInfo
 from harness.store import default_path
 
@@ -42,36 +43,46 @@ async def weekly_deployment(
     strategy: str | None = None,
     params: dict[str, Any] | None = None,
     db: str | None = None,
+    agent: str = COMPETITIVE,
 ) -> RunnerDeployment:
     """The deployment (not yet registered). The store path is made absolute: scheduled runs
-    start in their own process, possibly from another directory."""
+    start in their own process, possibly from another directory. `agent` may be any runnable
+    agent (`module:attribute`), e.g. one whose spec names MCP servers: each run starts them
+    and stops them when its session ends."""
+    competitive = agent == COMPETITIVE
     return await agent_run.ato_deployment(
-        name=DEPLOYMENT,
+        name=DEPLOYMENT if competitive else f"weekly-{_slug(agent)}",
         schedule=Cron(cron, timezone=timezone),
         parameters={
-            "agent": COMPETITIVE,
+            "agent": agent,
             "model": model,
             "strategy": strategy,
-            "params": {"week": "auto", **(params or {})},
+            "params": {"week": "auto", **(params or {})} if competitive else dict(params or {}),
             "db": str(Path(db or default_path()).resolve()),
         },
         description="The weekly competitive analysis: exports, news, articles, a "
-        "market-researcher subagent, the qbr-report skill; memory carries week to week.",
+        "market-researcher subagent, the qbr-report skill; memory carries week to week."
+        if competitive
+        else get_agent(agent).description,
         tags=["ctxlab", "weekly"],
         # A module path, not a file path: it resolves wherever ctxlab is installed.
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
 
 
+def _slug(agent: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9-]+", "-", agent.rsplit(":", 1)[-1]).strip("-") or "agent"
+
+
 async def serve_weekly_async(
     *, run_now: bool = False, server: ServerInfo | None = None, **options: Any
 ) -> None:
     deployment = await weekly_deployment(**options)
-    runner = Runner(name=f"ctxlab-{DEPLOYMENT}", query_seconds=5)
+    runner = Runner(name=f"ctxlab-{deployment.name}", query_seconds=5)
     deployment_id = await runner.add_deployment(deployment)
     where = f"{server.ui_url}/deployments/deployment/{deployment_id}" if server else "Prefect"
     schedule = deployment.schedules[0].schedule if deployment.schedules else None
-    print(f"Serving {DEPLOYMENT} ({getattr(schedule, 'cron', '?')}, "
+    print(f"Serving {deployment.name} ({getattr(schedule, 'cron', '?')}, "
           f"{getattr(schedule, 'timezone', 'UTC')}): {where}\n"
           f"Runs write to {deployment.parameters['db']}. Ctrl-C stops serving.")  # fmt: skip
     if run_now:
@@ -90,6 +101,7 @@ def serve_weekly(
     db: str | None = None,
     run_now: bool = False,
     server: ServerInfo | None = None,
+    agent: str = COMPETITIVE,
 ) -> None:
     """Register the deployment and serve it until interrupted (`ctxlab serve`)."""
     asyncio.run(
@@ -102,5 +114,6 @@ def serve_weekly(
             strategy=strategy,
             params=params,
             db=db,
+            agent=agent,
         )  # fmt: skip
     )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from flows.agents import AgentOptions, AgentSpec
+from flows.agents import AgentOptions, AgentSpec, build_agent
 from flows.journal import TABLES, Journal, JournaledRunner, ensure_tables
 from harness.files.paths import safe_segment
 from harness.messages import Usage, new_id
@@ -251,14 +251,15 @@ async def _run_turn(
     options = AgentOptions(store=store, step_runner=JournaledRunner(steps, journal),
                            model=session.model, strategy=session.strategy,
                            params=session.params)  # fmt: skip
-    agent = spec.build(options)
-    discarded = release_run(store, point) if point is not None else []
-    if point is not None and resuming:
-        agent.middleware = (ResumeRun(point, attempt, discarded), *agent.middleware)
-        journal.restore_model(agent.model)
-    await agent.run(
-        None if resuming else session.inputs[turn], thread_id=session.thread_id, run_id=run_id
-    )
+    with build_agent(spec, options) as agent:
+        discarded = release_run(store, point) if point is not None else []
+        if point is not None and resuming:
+            agent.middleware = (ResumeRun(point, attempt, discarded), *agent.middleware)
+            journal.restore_model(agent.model)
+        await agent.run(
+            None if resuming else session.inputs[turn], thread_id=session.thread_id,
+            run_id=run_id,
+        )  # fmt: skip
     journal.clear()
     return Turn(run_id, turn, attempt, steps, journal)
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, Unpack
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, Unpack
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
+from harness.files.mounts import FileBackend, mount_table
 from harness.files.tools import file_tools as builtin_file_tools
+from harness.mcp.servers import MCPServer
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.middleware.memory import DEFAULT_PATHS as DEFAULT_MEMORY
@@ -21,7 +23,7 @@ from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
 from harness.strategies import DEFAULT_STRATEGY, build_stack
 from harness.tokens import TokenCounter
-from harness.tools import DEFAULT_TOOL_TIMEOUT_S, Tool
+from harness.tools import DEFAULT_TOOL_TIMEOUT_S, Tool, as_tool
 
 
 class Agent:
@@ -42,6 +44,8 @@ class Agent:
         strategy: str | None = None,
         strategy_params: Mapping[str, Any] | None = None,
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
+        connections: Sequence[Closable] = (),
+        file_mounts: Mapping[str, FileBackend] | None = None,
     ) -> None:
         if tool_timeout_s is not None and not tool_timeout_s > 0:
             raise HarnessError(
@@ -59,6 +63,9 @@ class Agent:
         self.strategy = strategy
         self.strategy_params = dict(strategy_params or {})
         self.tool_timeout_s = tool_timeout_s
+        # What the agent holds open (its MCP servers), closed by `close`.
+        self.connections = tuple(connections)
+        self.file_mounts = dict(file_mounts or {})
         self.tools = merge_tools(tools, self.middleware)
         self.counter = TokenCounter(model.profile.encoding)
 
@@ -79,6 +86,7 @@ class Agent:
             tool_timeout_s=self.tool_timeout_s,
             strategy=self.strategy,
             strategy_params=dict(self.strategy_params),
+            file_mounts=self.file_mounts,
         )
 
     async def run(self, input: str | Message | None, **place: Unpack[RunPlace]) -> RunResult:
@@ -91,10 +99,26 @@ class Agent:
         """`run` for synchronous callers (not from inside a running event loop)."""
         return asyncio.run(self.run(input, **kwargs))
 
+    def close(self) -> None:
+        """Stop the agent's MCP servers (they start again if it runs again). The store is
+        the caller's to close."""
+        for connection in self.connections:
+            connection.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
 
 def create_agent(
     model: str | Model,
-    tools: Sequence[Tool] = (),
+    tools: Sequence[Tool | Callable[..., Any]] = (),
     *,
     system_prompt: str = "",
     middleware: Sequence[Middleware] = (),
@@ -112,11 +136,17 @@ def create_agent(
     file_tools: bool = True,
     tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
     profile: ModelProfile | None = None,
+    mcp_servers: Sequence[MCPServer] = (),
+    mounts: Mapping[str, str | os.PathLike[str] | FileBackend] | None = None,
 ) -> Agent:
     """Build an agent.
 
-    model: `"openai:<name>"`, `"openai-chat:<name>"`, `"anthropic:<name>"`, `"simulated"`,
+    model: `"openai:<name>"`, `"openai-chat:<name>"`, `"anthropic:<name>"`,
+        `"openai-compatible:<name>"` (any Chat Completions server at
+        `$OPENAI_COMPATIBLE_BASE_URL`; or `resolve_model(spec, base_url=...)`), `"simulated"`,
         or any object implementing the `Model` protocol.
+    tools: `@tool` functions, or plain typed functions (sync or async) whose docstring gives
+        the description and, under "Args:", each argument's; the schema comes from the hints.
     profile: the window, output cap and prices of a model named by string that ctxlab has no
         built-in profile for (`ModelProfile(name=..., context_window=..., ...)`).
     store: where everything is recorded; default `Store()` (`$CTXLAB_DB` or ./ctxlab.duckdb).
@@ -138,6 +168,13 @@ def create_agent(
         `SubAgent(inherit_middleware=False)` opts out on its own.
     tool_timeout_s: seconds a tool call may take unless the tool sets its own limit
         (`@tool(timeout=...)`); None for no limit. Past it the model gets an error.
+    mcp_servers: `harness.mcp.StdioServer`/`HttpServer`s whose tools the agent offers, listed
+        now (a server that cannot start is an `MCPServerError` here). `Agent.close()` stops
+        them.
+    mounts: folders on disk for virtual prefixes, e.g. `{"/workspace/": "~/repo",
+        "/memories/": "~/repo/.agent"}`: files there are read from the folder and written to
+        it atomically (confined to it: no `..`, symlink out, absolute path or device file),
+        and every change is also written to the store (memory versions as without them).
     """
     if isinstance(model, str):
         from harness.models import resolve_model  # SDK adapters load only when named
@@ -149,21 +186,37 @@ def create_agent(
         strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
         middleware=middleware, subagent_middleware=subagent_middleware,
     )  # fmt: skip
-    all_tools = list(tools)
+    file_mounts = mount_table(mounts or {})
+    all_tools = [as_tool(t) for t in tools]
+    connections: list[Closable] = []
+    if mcp_servers:
+        from harness.mcp import open_servers
+
+        builtin = builtin_file_tools() if file_tools else []
+        taken = {t.name for t in [*all_tools, *builtin, *(t for mw in stack for t in mw.tools)]}
+        connections, served = open_servers(mcp_servers, taken)  # type: ignore[assignment]
+        all_tools += served
     if file_tools:
         taken = {t.name for t in all_tools}
         all_tools += [t for t in builtin_file_tools() if t.name not in taken]
-    return Agent(
-        model=model,
-        tools=all_tools,
-        system_prompt=system_prompt,
-        middleware=stack,
-        store=store if store is not None else Store(),
-        name=name,
-        max_steps=max_steps,
-        settings=settings or ModelSettings(),
-        step_runner=step_runner or InlineRunner(),
-        strategy=strategy,
-        strategy_params=strategy_params,
-        tool_timeout_s=tool_timeout_s,
-    )
+    try:
+        return Agent(
+            model=model,
+            tools=all_tools,
+            system_prompt=system_prompt,
+            middleware=stack,
+            store=store if store is not None else Store(),
+            name=name,
+            max_steps=max_steps,
+            settings=settings or ModelSettings(),
+            step_runner=step_runner or InlineRunner(),
+            strategy=strategy,
+            strategy_params=strategy_params,
+            tool_timeout_s=tool_timeout_s,
+            connections=connections,
+            file_mounts=file_mounts,
+        )
+    except BaseException:
+        for connection in connections:  # e.g. an MCP tool named as one of yours
+            connection.close()
+        raise

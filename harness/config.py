@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.files.mounts import FileBackend
 from harness.models.base import Model, ModelSettings
 from harness.profiles import ModelProfile
 from harness.steps import StepRunner
@@ -35,6 +36,8 @@ class RunConfig:
     tool_timeout_s: float | None
     strategy: str | None = None
     strategy_params: Mapping[str, Any] = field(default_factory=dict)
+    # Virtual prefixes whose files live in a folder on disk (`harness.files.mounts`).
+    file_mounts: Mapping[str, FileBackend] = field(default_factory=dict)
 
     @property
     def profile(self) -> ModelProfile:

@@ -32,11 +32,17 @@ class ContextOverflowError(ModelError):
 
 
 class UnknownModelError(HarnessError):
-    """No profile is known for a model name; pass an explicit ModelProfile."""
+    """A model name cannot be resolved: no profile (pass an explicit ModelProfile), an unknown
+    provider, or no server to reach it at."""
 
 
 class ToolDefinitionError(HarnessError):
     """A function cannot be turned into a tool (missing hints, bad name...)."""
+
+
+class MCPServerError(HarnessError):
+    """An MCP server could not be started, reached or listed (when the agent is built), or its
+    spec is wrong."""
 
 
 class StoreError(HarnessError):

@@ -98,23 +98,33 @@ def parse_profiles(text: str, origin: str | None = None) -> dict[str, ModelProfi
             spec["cache_write"] = round(
                 price * float(provider.get("cache_write_multiplier", 1.0)), 9
             )
+        aliases = spec.pop("aliases", [])
         table[name] = ModelProfile(name=name, prices_as_of=as_of, source=source, **spec)
+        # Other names servers give the same weights (Ollama's tags): one profile, so they
+        # cannot disagree.
+        for alias in aliases:
+            table[f"{provider_name}:{alias}"] = table[name]
     return table
 
 
 def known_models() -> list[str]:
-    return sorted(_table())
+    """The profiled models by their own names (aliases left out)."""
+    return sorted(key for key, profile in _table().items() if profile.name == key)
 
 
 def get_profile(name: str) -> ModelProfile:
-    """The profile for `provider:model` (or a bare model name when unambiguous)."""
+    """The profile for `provider:model`, or for the model under another provider when only one
+    profile has that model name (without regard to case: `openai-compatible:gpt-4o` through a
+    gateway, `openai-compatible:meta-llama/llama-3.1-8b-instruct`, `openai-compatible:qwen3:8b`).
+    """
     table = _table()
     if name in table:
-        return table[name]
-    bare = name.split(":", 1)[-1]
-    matches = [p for key, p in table.items() if key.split(":", 1)[-1] == bare]
+        found = table[name]
+        return found if found.name == name else found.with_name(name)
+    bare = name.split(":", 1)[-1].lower()
+    matches = {id(p): p for key, p in table.items() if key.split(":", 1)[-1].lower() == bare}
     if len(matches) == 1:
-        return matches[0].with_name(name)
+        return next(iter(matches.values())).with_name(name)
     raise UnknownModelError(
         f"no profile for model {name!r}; known: {', '.join(known_models())}. "
         "To use another model, pass profile=ModelProfile(name=..., context_window=..., ...) "

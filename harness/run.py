@@ -136,7 +136,7 @@ def merge_tools(tools: Sequence[Tool], middleware: Sequence[Middleware]) -> tupl
     merged: dict[str, Tool] = {}
     for t in [*tools, *(t for mw in middleware for t in mw.tools)]:
         if not isinstance(t, Tool):
-            raise HarnessError(f"{t!r} is not a Tool: decorate the function with @tool")
+            raise HarnessError(f"{t!r} is not a Tool: give a typed function or a @tool one")
         if t.name in merged and merged[t.name] is not t:
             raise HarnessError(f"two tools are named {t.name!r}")
         merged[t.name] = t

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.config import RunConfig
 from harness.files.filesystem import FileSystem
+from harness.files.mounts import MountedFileSystem
 from harness.messages import Message, ModelResponse, Usage
 from harness.steps import StepRunner
 from harness.store import StepBatch, Store, message_row, now, storable_message
@@ -230,8 +231,14 @@ class RunState:
 
     @cached_property
     def files(self) -> FileSystem:
-        """The run's virtual filesystem (its thread's files, or `files_thread`'s)."""
-        return FileSystem(self.store, self.files_thread or self.thread_id, self.run_id)
+        """The run's virtual filesystem (its thread's files, or `files_thread`'s), with the
+        agent's folders on disk mounted."""
+        thread = self.files_thread or self.thread_id
+        if self.config.file_mounts:
+            return MountedFileSystem(
+                self.store, thread, self.run_id, mounts=self.config.file_mounts
+            )
+        return FileSystem(self.store, thread, self.run_id)
 
     def elapsed_ms(self, start: float) -> float:
         return (time.perf_counter() - start) * 1000

@@ -1,9 +1,10 @@
 """Tools: plain Python functions the model may call.
 
-`@tool` reads the JSON schema from type hints and the description from the docstring
-("Args:" lines describe parameters). A parameter annotated `ToolContext` is injected by the
-harness and hidden from the model. Arguments are validated with pydantic; a bad call from the
-model becomes a `ToolArgumentError` whose text tells the model what to fix.
+`@tool` (or `as_tool`, which `create_agent` applies to a plain function) reads the JSON schema
+from type hints and the description from the docstring ("Args:" lines describe parameters). A
+parameter annotated `ToolContext` is injected by the harness and hidden from the model.
+Arguments are validated with pydantic; a bad call from the model becomes a `ToolArgumentError`
+whose text tells the model what to fix.
 
 Every call has a time limit: the tool's own (`@tool(timeout=...)`), else the agent's
 (`create_agent(tool_timeout_s=...)`, 120 s by default). An async tool past its limit is
@@ -329,6 +330,19 @@ def tool(
     return lambda f: _build(f, name, description, timeout)
 
 
+def as_tool(item: Tool | Callable[..., Any]) -> Tool:
+    """A tool from `item`: a `Tool` as it is, a typed function (sync or async) as `@tool` would
+    make it, so callers may hand plain functions wherever tools are taken."""
+    if isinstance(item, Tool):
+        return item
+    if not inspect.isfunction(item) and not inspect.ismethod(item):
+        raise ToolDefinitionError(
+            f"{item!r} is not a tool: give a typed function (its docstring describes it) or "
+            "one decorated with @tool"
+        )
+    return _build(item, None, None, None)
+
+
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT_S",
     "Tool",
@@ -337,5 +351,6 @@ __all__ = [
     "ToolError",
     "ToolExitError",
     "ToolTimeoutError",
+    "as_tool",
     "tool",
 ]

@@ -144,4 +144,56 @@ def _no_leaked_model_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # ---- end: command-line model profiles --------------------------------------------------------
 
+# ---- begin: MCP test servers (tests/mcp_server.py) ------------------------------------------
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+MCP_SERVER_SCRIPT = str(Path(__file__).parent / "mcp_server.py")
+
+
+@pytest.fixture
+def mcp_stdio() -> Any:
+    """The test MCP server, started over stdio by whoever connects to it."""
+    from harness.mcp import StdioServer
+
+    return StdioServer(name="research", command=sys.executable, args=[MCP_SERVER_SCRIPT, "stdio"])
+
+
+@pytest.fixture
+def mcp_http(mcp_http_process: tuple[Any, subprocess.Popen[bytes]]) -> Any:
+    """The test MCP server running on streamable HTTP at 127.0.0.1 (stopped after the test)."""
+    return mcp_http_process[0]
+
+
+@pytest.fixture
+def mcp_http_process() -> Iterator[tuple[Any, subprocess.Popen[bytes]]]:
+    """`mcp_http` and the process serving it (a test may kill it)."""
+    from harness.mcp import HttpServer
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, MCP_SERVER_SCRIPT, "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert process.poll() is None and time.monotonic() < deadline, "no MCP server"
+            time.sleep(0.05)
+        yield HttpServer(name="research", url=f"http://127.0.0.1:{port}/mcp"), process
+    finally:
+        process.kill()
+        process.wait()
+
+
+# ---- end: MCP test servers ------------------------------------------------------------------
+
 pytest_plugins = ["evals.gate.pytest_plugin"]  # the ctxlab_gate fixture (evals)

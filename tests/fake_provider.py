@@ -299,6 +299,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path not in _RENDER:
             self._send(404, {"error": {"message": f"FakeProvider: no route {self.path}"}})
             return
+        problem = _chat_problem(body) if self.path == "/v1/chat/completions" else None
+        if problem is not None:
+            self._send(400, {"error": {"message": f"FakeProvider: {problem}"}})
+            return
         reply = self.provider._next(request)
         self.request_id = f"req_fake{self.provider.request_count}"
         if reply is None:
@@ -378,6 +382,22 @@ _OPENAI_OVERFLOW = {
     "/v1/chat/completions": "This model's maximum context length is 128000 tokens. However, "
     "your messages resulted in 250000 tokens. Please reduce the length of the messages.",
 }
+
+
+def _chat_problem(body: dict[str, Any]) -> str | None:
+    """What a Chat Completions server would refuse in `body`, as strict as the real API: a
+    model and messages, and each tool message answering a call the assistant made before it."""
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "'model' is required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty list"
+    called: set[str] = set()
+    for m in messages:
+        called.update(c["id"] for c in m.get("tool_calls") or ())
+        if m.get("role") == "tool" and m.get("tool_call_id") not in called:
+            return f"tool message answers no earlier tool call: {m.get('tool_call_id')!r}"
+    return None
 
 
 def _arguments(call: FakeCall) -> str:

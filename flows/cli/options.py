@@ -146,7 +146,7 @@ def usage_errors(args: argparse.Namespace) -> Iterator[None]:
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """--window, --max-output, --price and --profile: run a model ctxlab has no profile for."""
-    group = parser.add_argument_group("a model without a built-in profile (e.g. openai:gpt-4o)")
+    group = parser.add_argument_group("a model without a built-in profile, or served elsewhere")
     group.add_argument(
         "--window",
         type=_positive_int,
@@ -166,11 +166,18 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--profile", metavar="TOML", help="model profiles in the format of harness/data/models.toml"
     )
+    group.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the server of an openai-compatible:NAME model (vLLM, Ollama, OpenRouter, a "
+        "gateway), e.g. http://127.0.0.1:8000/v1; its key from $OPENAI_COMPATIBLE_API_KEY",
+    )
 
 
 def use_model_options(args: argparse.Namespace) -> None:
-    """Make `--model` known from --window/--max-output/--price or --profile, for this process
-    and the workers it starts (through `$CTXLAB_MODELS`)."""
+    """Make `--model` known from --window/--max-output/--price or --profile, and reachable at
+    --base-url, for this process and the workers it starts (through `$CTXLAB_MODELS` and
+    `$OPENAI_COMPATIBLE_BASE_URL`)."""
     import hashlib
     import os
     import tempfile
@@ -178,6 +185,7 @@ def use_model_options(args: argparse.Namespace) -> None:
 
     from harness.profiles import PROFILES_ENV, profile_toml
 
+    _use_base_url(args)
     files = []
     if args.profile:
         if not Path(args.profile).is_file():
@@ -197,6 +205,25 @@ def use_model_options(args: argparse.Namespace) -> None:
     if files:
         before = os.environ.get(PROFILES_ENV, "")
         os.environ[PROFILES_ENV] = os.pathsep.join([*filter(None, [before]), *files])
+
+
+def _use_base_url(args: argparse.Namespace) -> None:
+    """`--base-url` for this process and its workers, through the variable the
+    openai-compatible adapter reads."""
+    import os
+
+    from harness.models.compatible import BASE_URL_ENV
+
+    if args.base_url is None:
+        return
+    if not str(args.model).startswith("openai-compatible:"):
+        args.parser.error(
+            f"--base-url is for --model openai-compatible:NAME, not {args.model!r} (an openai: "
+            "model takes $OPENAI_BASE_URL)"
+        )
+    if not re.match(r"^https?://[^/\s]+", args.base_url):
+        args.parser.error(f"--base-url must be an http:// or https:// URL, got {args.base_url!r}")
+    os.environ[BASE_URL_ENV] = args.base_url
 
 
 def writable_store(path: str) -> str:

@@ -19,7 +19,11 @@ def add_parser(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run an agent session as a Prefect flow")
     run.add_argument("agent", nargs="?", help="registered agent name or module:attribute")
     run.add_argument("--input", action="append", help="a user message (repeat for a session)")
-    run.add_argument("--model", default="simulated", help="simulated | openai:... | anthropic:...")
+    run.add_argument(
+        "--model",
+        default="simulated",
+        help="simulated | openai:... | anthropic:... | openai-compatible:NAME (with --base-url)",
+    )
     run.add_argument("--thread", help="continue this thread")
     run.add_argument("--strategy", help="context strategy (default: the agent's)")
     run.add_argument(
@@ -160,7 +164,7 @@ def _run_weeks(
 def check_agent(agent: str, model: str, strategy: str | None, params: dict[str, Any]) -> None:
     """Build the agent once on a scratch store, so an unknown agent, strategy, parameter or
     model is refused before anything is recorded."""
-    from flows.agents import AgentOptions, get_agent
+    from flows.agents import AgentOptions, build_agent, get_agent
     from harness.steps import InlineRunner
     from harness.store import Store
 
@@ -169,7 +173,7 @@ def check_agent(agent: str, model: str, strategy: str | None, params: dict[str, 
     try:
         options = AgentOptions(store=scratch, step_runner=InlineRunner(), model=model,
                                strategy=strategy, params=params)  # fmt: skip
-        spec.build(options)
+        build_agent(spec, options).close()  # its MCP servers started and listed, then stopped
     finally:
         scratch.close()
 

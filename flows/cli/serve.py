@@ -11,6 +11,12 @@ from flows.cli.options import add_model_options
 
 def add_parser(subparsers: Any) -> None:
     serve = subparsers.add_parser("serve", help="serve the weekly-competitive-analysis deployment")
+    serve.add_argument(
+        "--agent",
+        default="competitive-analysis",
+        help="the agent the deployment runs each week: a registered name or module:attribute "
+        "(e.g. an AgentSpec with MCP servers); default competitive-analysis",
+    )
     serve.add_argument("--cron", default="0 9 * * 1", help="schedule (default Mondays 09:00)")
     serve.add_argument(
         "--timezone",
@@ -46,7 +52,6 @@ def _timezone(name: str) -> str:
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    from flows.agents import COMPETITIVE
     from flows.cli.options import usage_errors, use_model_options, writable_store
     from flows.cli.run import check_agent
     from flows.deploy import serve_weekly
@@ -56,12 +61,12 @@ def serve_command(args: argparse.Namespace) -> int:
     use_model_options(args)
     with usage_errors(args):
         params = common.parse_sets(args.set)
-        check_agent(COMPETITIVE, args.model, args.strategy, params)
+        check_agent(args.agent, args.model, args.strategy, params)
     writable_store(args.db or default_path())
     info = common.local_server(args.port)
     with using_server(info):
         serve_weekly(
             cron=args.cron, timezone=args.timezone, model=args.model, strategy=args.strategy,
-            params=params, db=args.db, run_now=args.run_now, server=info,
+            params=params, db=args.db, run_now=args.run_now, server=info, agent=args.agent,
         )  # fmt: skip
     return 0

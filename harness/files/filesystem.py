@@ -208,14 +208,13 @@ class FileSystem:
         base = normalize(path)
         deadline = Deadline(seconds)
         wanted = file_filter(glob, base, deadline)
+        return scan(self._text_files(base, wanted), matcher, unit, deadline)
+
+    def _text_files(self, base: str, wanted: Callable[[str], bool] | None) -> Iterator[StoredFile]:
         # Inline contents are small by construction; chunked files are fetched while scanned.
-        rows = self.store.files.text_files_at(
-            (self._thread_ns, SHARED_NAMESPACE), base, dir_prefix(base)
-        )
-        files = (
-            StoredFile.from_row(self.store, r) for r in rows if wanted is None or wanted(r["path"])
-        )
-        return scan(files, matcher, unit, deadline)
+        namespaces = (self._thread_ns, SHARED_NAMESPACE)
+        rows = self.store.files.text_files_at(namespaces, base, dir_prefix(base))
+        return (StoredFile.from_row(self.store, r) for r in rows if not wanted or wanted(r["path"]))
 
     # -- writing -------------------------------------------------------------------------
 

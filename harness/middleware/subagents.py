@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.files.paths import safe_segment
 from harness.middleware.base import Middleware
@@ -24,7 +24,7 @@ from harness.middleware.params import flag, whole_or_none
 from harness.models.base import Model
 from harness.run import RunResult, merge_tools, run_agent
 from harness.tokens import TokenCounter
-from harness.tools import Tool, ToolContext, tool
+from harness.tools import Tool, ToolContext, as_tool, tool
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -65,7 +65,7 @@ class SubAgent:
     name: str
     description: str
     system_prompt: str = GENERAL_PURPOSE_PROMPT
-    tools: Sequence[Tool] | None = None
+    tools: Sequence[Tool | Callable[..., Any]] | None = None
     model: str | Model | None = None
     middleware: Sequence[Middleware] | None = None
     strategy: str | None = None
@@ -74,7 +74,7 @@ class SubAgent:
     def __post_init__(self) -> None:
         # Frozen but given lists by callers: store tuples so a spec cannot change under a run.
         if self.tools is not None:
-            object.__setattr__(self, "tools", tuple(self.tools))
+            object.__setattr__(self, "tools", tuple(as_tool(t) for t in self.tools))
         if self.middleware is not None:
             object.__setattr__(self, "middleware", tuple(self.middleware))
 
@@ -173,7 +173,7 @@ class SubAgents(Middleware):
         middleware = self.middleware_for(spec)
         # Tools a subagent's own middleware contributes must not come twice from the parent.
         own = {t.name for mw in middleware for t in mw.tools}
-        base = spec.tools if spec.tools is not None else ctx.tools
+        base = ctx.tools if spec.tools is None else tuple(map(as_tool, spec.tools))
         tools = [t for t in base if t.name != "task" and t.name not in own]
         model = _model(spec.model, config.model)
         child = replace(

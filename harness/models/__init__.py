@@ -25,7 +25,10 @@ __all__ = [
     "resolve_model",
 ]
 
-_ACCEPTED = '"openai:<model>", "openai-chat:<model>", "anthropic:<model>" or "simulated"'
+_ACCEPTED = (
+    '"openai:<model>", "openai-chat:<model>", "openai-compatible:<model>", "anthropic:<model>" '
+    'or "simulated"'
+)
 
 # Models other packages provide under a plain name (the harness never imports them):
 # `evals` registers "simulated" when it is imported.
@@ -70,6 +73,10 @@ def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
         from harness.models.openai import OpenAIChatModel
 
         return OpenAIChatModel(name, **kwargs)
+    if provider == "openai-compatible":
+        from harness.models.compatible import OpenAICompatibleModel
+
+        return OpenAICompatibleModel(name, **kwargs)
     if provider == "anthropic":
         from harness.models.anthropic import AnthropicModel
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from flows.agents import COMPETITIVE, REGISTRY, AgentOptions, AgentSpec
 from harness import Agent, ToolContext, create_agent, tool
+from harness.mcp import StdioServer
 from harness.messages import Message
 from harness.models import FunctionModel, RequestParams, call, reply
 
@@ -128,3 +131,67 @@ def build_weekly_hanging(options: AgentOptions) -> Agent:
 
 # Named as the agent it wraps, so `--weeks` runs it (and `week=auto` resolves for it).
 weekly_hanging = dataclasses.replace(REGISTRY[COMPETITIVE], build=build_weekly_hanging)
+
+
+def count_words(text: str) -> int:
+    """Count the words of a text.
+
+    Args:
+        text: any text.
+    """
+    return len(text.split())
+
+
+def build_on_given_model(options: AgentOptions) -> Agent:
+    """A plain-function tool on the model the command names (`--model`)."""
+    return create_agent(
+        options.model, [count_words], store=options.store, step_runner=options.step_runner,
+        name="on-given-model", memory=(), strategy=options.strategy or "full",
+    )  # fmt: skip
+
+
+on_given_model = AgentSpec(
+    name="on-given-model",
+    description="Counts words with a plain function, on --model.",
+    build=build_on_given_model,
+    session=lambda _options: ("How many words in 'one two three'?",),
+)
+
+
+# -- an MCP-backed weekly agent (the README's scheduled-agent example) ----------------------
+
+NEWS_SERVER = StdioServer(
+    name="research",
+    command=sys.executable,
+    args=[str(Path(__file__).resolve().parents[1] / "mcp_server.py"), "stdio"],
+)
+
+
+def _weekly_analyst(messages: Sequence[Message], params: RequestParams) -> object:
+    done = [m for m in messages if m.role == "tool"]
+    if not done:
+        return reply("Fetching the news.", call("market_news", call_id="news-1", company="Acme"))
+    if len(done) == 1:  # the news was offloaded: read the part that matters
+        page = call("read_file", call_id="read-1", file_path="/large_tool_results/news-1",
+                    offset=600)  # fmt: skip
+        return reply("Reading on.", page)
+    return "This week: Acme raised list prices by 7%."
+
+
+def build_mcp_weekly(options: AgentOptions) -> Agent:
+    return create_agent(
+        FunctionModel(_weekly_analyst, name="analyst-model"), store=options.store,
+        step_runner=options.step_runner, name="mcp-weekly", memory=(),
+        strategy=options.strategy or "offload",
+        strategy_params={"offload.tool_token_limit": 2_000, **options.params},
+        mcp_servers=options.mcp_servers,
+    )  # fmt: skip
+
+
+mcp_weekly = AgentSpec(
+    name="mcp-weekly",
+    description="A weekly market summary from an MCP server's news tool.",
+    build=build_mcp_weekly,
+    session=lambda _options: ("What changed at Acme this week?",),
+    mcp_servers=(NEWS_SERVER,),
+)

@@ -14,7 +14,7 @@ from evals.scenarios.from_file import load_scenario_file
 from evals.simulated.plan import Act, fill
 from evals.sources.formats import read_traces
 from evals.sources.thread_import import write_scenario
-from evals.sources.to_scenario import tool_names, trace_to_scenario
+from evals.sources.to_scenario import original_window, tool_names, trace_to_scenario
 from evals.sources.trace import Trace, TraceMessage, TraceToolCall
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -39,13 +39,15 @@ def _write(doc: dict[str, object], tmp_path: Path, name: str = "t") -> Path:
 def test_each_fixture_imports_to_a_loadable_scenario(
     name: str, probed: bool, tmp_path: Path
 ) -> None:
-    docs = [trace_to_scenario(t) for t in read_traces(FIXTURES / name)]
-    for i, doc in enumerate(docs):
+    traces = list(read_traces(FIXTURES / name))
+    docs = [trace_to_scenario(t) for t in traces]
+    for i, (trace, doc) in enumerate(zip(traces, docs, strict=True)):
         scenario = load_scenario_file(_write(doc, tmp_path, f"t{i}"))
         assert scenario.probes is not None
         assert doc["source"]["file"] == name  # the name, never the path
         assert doc["source"]["original"]["compactions"] >= 0
-        assert doc["model"]["window"] == 128_000  # no profile for these models
+        # The window of the model that ran it where ctxlab has its profile, else 128k.
+        assert doc["model"]["window"] == original_window(trace.model)
     assert any(doc["probes"] for doc in docs) is probed
 
 

@@ -26,7 +26,7 @@ def _in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-CA, GPT = "competitive-analysis", "openai:gpt-4o"
+CA, GPT = "competitive-analysis", "openai:gpt-3.5-turbo"
 MISTAKES = [
     (["run", CA, "--strategy", "fulll"], ["'fulll'", "summarize, context-edit, full"]),
     (["run", CA, "--set", "summarize.trigerr=0.5"], ["'summarize.trigerr'", "summarize.trigger"]),
