@@ -3,6 +3,7 @@ what `Agent.run` does and what a subagent's run does, without either holding the
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +16,10 @@ from harness.messages import Message, Usage, new_id, user
 from harness.middleware.base import Middleware
 from harness.state import RunState
 from harness.tools import Tool
+
+# Ctrl-C: `asyncio.run` cancels the running task; outside a loop (or at a second Ctrl-C)
+# Python raises KeyboardInterrupt where the program is.
+INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt)
 
 
 class RunPlace(TypedDict, total=False):
@@ -108,6 +113,9 @@ async def run_agent(
         state.append(user(input) if isinstance(input, str) else input)
     try:
         status = await run_loop(state, middleware, tools)
+    except INTERRUPTS as exc:
+        _finish_interrupted(state, exc)
+        raise
     except BaseException as exc:
         _finish_failed(state, exc)
         raise
@@ -162,6 +170,26 @@ def _finish_failed(state: RunState, exc: BaseException) -> None:
         )
     except Exception as store_exc:
         exc.add_note(f"run {state.run_id} could not be marked failed in the store: {store_exc}")
+
+
+def _finish_interrupted(state: RunState, exc: BaseException) -> None:
+    """Mark a run stopped from outside `interrupted`, leaving the store as a kill would: the
+    step in flight is not written (a model reply whose tool calls never returned would read as
+    cancelled calls to a resumed run; under `flows` the journal hands its completed calls back),
+    and the steps and usage recorded are those of the steps committed."""
+    state.drop_unwritten()
+    try:
+        steps, _ = state.store.committed_steps(state.run_id)
+        usage, _ = state.store.run_usage(state.run_id)
+        state.store.finish_run(
+            state.run_id, status="interrupted", steps=steps, usage=usage,
+            error=f"{type(exc).__name__}: interrupted during step {state.step + 1}; what that "
+            "step did was not stored",
+        )  # fmt: skip
+    except Exception as store_exc:
+        exc.add_note(
+            f"run {state.run_id} could not be marked interrupted in the store: {store_exc}"
+        )
 
 
 def _subagent_specs(middleware: Sequence[Middleware]) -> list[dict[str, str]]:
