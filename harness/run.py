@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
@@ -89,35 +89,28 @@ async def run_agent(
         files_thread=files_thread,
     )
     state.restore(store.load_window(thread_id), store.next_seq(thread_id))
-    store.start_run(
-        run_id=run_id,
-        thread_id=thread_id,
-        agent=config.name,
-        model=config.model.name,
-        strategy=config.strategy,
-        parent_run_id=parent_run_id,
-        parent_step=parent_step,
-        config={
-            "max_steps": config.max_steps,
-            "middleware": [m.name for m in middleware],
-            "strategy_params": dict(config.strategy_params),
-            # What a replay of this run needs and the transcript does not hold
-            # (`ctxlab scenarios import`): the prompt, the window and what was offered.
-            "system_prompt": config.system_prompt,
-            "context_window": config.context_window,
-            "tools": [t.schema() for t in tools],
-            "subagents": _subagent_specs(middleware),
-        },
-    )
-    if input is not None:
-        state.append(user(input) if isinstance(input, str) else input)
-    try:
+    started = False
+    try:  # an interrupt may land anywhere, even as the run's row is written
+        store.start_run(
+            run_id=run_id,
+            thread_id=thread_id,
+            agent=config.name,
+            model=config.model.name,
+            strategy=config.strategy,
+            parent_run_id=parent_run_id,
+            parent_step=parent_step,
+            config=_recorded_config(config, middleware, tools),
+        )
+        started = True
+        if input is not None:
+            state.append(user(input) if isinstance(input, str) else input)
         status = await run_loop(state, middleware, tools)
     except INTERRUPTS as exc:
         _finish_interrupted(state, exc)
         raise
     except BaseException as exc:
-        _finish_failed(state, exc)
+        if started:  # not a run of this call's (a run id already taken) otherwise
+            _finish_failed(state, exc)
         raise
     finally:
         store.let_go()  # a store kept open for the step frees the file however the run ended
@@ -148,6 +141,22 @@ def merge_tools(tools: Sequence[Tool], middleware: Sequence[Middleware]) -> tupl
             raise HarnessError(f"two tools are named {t.name!r}")
         merged[t.name] = t
     return tuple(merged.values())
+
+
+def _recorded_config(
+    config: RunConfig, middleware: Sequence[Middleware], tools: Sequence[Tool]
+) -> dict[str, Any]:
+    return {
+        "max_steps": config.max_steps,
+        "middleware": [m.name for m in middleware],
+        "strategy_params": dict(config.strategy_params),
+        # What a replay of this run needs and the transcript does not hold
+        # (`ctxlab scenarios import`): the prompt, the window and what was offered.
+        "system_prompt": config.system_prompt,
+        "context_window": config.context_window,
+        "tools": [t.schema() for t in tools],
+        "subagents": _subagent_specs(middleware),
+    }
 
 
 def _finish_failed(state: RunState, exc: BaseException) -> None:

@@ -89,6 +89,7 @@ class CrashingStore(Store):
         self.commits = 0
         self.kill_after: int | None = None
         self.interrupt_after: int | None = None
+        self.raise_after: int | None = None
         self.main: asyncio.Task[Any] | None = None
         self.dead = False
         self.crash = ""
@@ -110,6 +111,10 @@ class CrashingStore(Store):
             self.kill(f"killed after commit {self.commits}")
         if self.commits == self.interrupt_after:
             self.interrupt(f"Ctrl-C after commit {self.commits}")
+        if self.commits == self.raise_after:
+            self.crash = f"KeyboardInterrupt after commit {self.commits}"
+            self.raise_after = None
+            raise KeyboardInterrupt(self.crash)
 
     def interrupt(self, where: str) -> None:
         """SIGINT under `asyncio.run`: the main task is cancelled, and goes on until its
@@ -301,6 +306,7 @@ def _session_with_a_crash(
     *,
     kill_after_commit: int | None = None,
     interrupt_after_commit: int | None = None,
+    raise_after_commit: int | None = None,
     step: int | None = None,
     when: str = "before",
     how: str = "kill",
@@ -311,13 +317,15 @@ def _session_with_a_crash(
     store.kill_after = None if kill_after_commit is None else store.commits + kill_after_commit
     if interrupt_after_commit is not None:
         store.interrupt_after = store.commits + interrupt_after_commit
+    if raise_after_commit is not None:
+        store.raise_after = store.commits + raise_after_commit
     try:
         _run(store, calls, lambda: CrashingRunner(store, counter, step, when, how), None)
-    except (Killed, asyncio.CancelledError) as exc:
+    except (Killed, asyncio.CancelledError, KeyboardInterrupt) as exc:
         crashed = store.crash or str(exc)
     else:
         return _outcome(store, calls), "no crash"
-    if how == "interrupt" or interrupt_after_commit is not None:
+    if how == "interrupt" or interrupt_after_commit is not None or raise_after_commit:
         # Every handler ran: a run that did not finish says it was interrupted (not
         # `running`, not `failed`).
         statuses = {r["status"] for r in store.runs()}
@@ -393,4 +401,13 @@ def test_a_session_interrupted_after_any_commit_resumes_to_the_uninterrupted_res
     expected, commits, _steps = reference
     for k in range(1, commits + 1):
         got, crashed = _session_with_a_crash(interrupt_after_commit=k)
+        _compare(expected, got, f"{crashed} of {commits}")
+
+
+def test_a_keyboard_interrupt_raised_after_any_commit_resumes_to_the_uninterrupted_result(
+    reference: tuple[Outcome, int, int],
+) -> None:
+    expected, commits, _steps = reference
+    for k in range(1, commits + 1):
+        got, crashed = _session_with_a_crash(raise_after_commit=k)
         _compare(expected, got, f"{crashed} of {commits}")
