@@ -37,6 +37,8 @@ log = logging.getLogger("ctxlab.flows")
 
 # A run that stopped at its step limit has finished too: resuming it would stop at once.
 FINISHED = ("completed", "max_steps")
+# A run that stopped short without failing: killed (left `running`) or interrupted.
+UNFINISHED = ("running", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -230,9 +232,10 @@ async def _run_turn(
         # Finished, perhaps killed before its journal was dropped.
         Journal(store, run_id).clear()
         return Turn(run_id, turn, 0, None, None, done_before=True)
-    if run_id is not None and point is not None and point.answered and point.status == "running":
-        # The run's final answer was committed, its status not yet: only that is left to do
-        # (calling the model again would add an answer the uninterrupted run never gave).
+    if run_id is not None and point is not None and point.answered and point.status in UNFINISHED:
+        # The run's final answer was committed, its status not yet (killed, or interrupted
+        # as it wrote it): only that is left to do (calling the model again would add an
+        # answer the uninterrupted run never gave).
         store.finish_run(run_id, status="completed", steps=point.steps, usage=point.usage)
         Journal(store, run_id).clear()
         return Turn(run_id, turn, 0, None, None, done_before=True)

@@ -3,10 +3,11 @@ what `Agent.run` does and what a subagent's run does, without either holding the
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
@@ -16,6 +17,10 @@ from harness.middleware.base import Middleware
 from harness.state import RunState
 from harness.store import RunStore
 from harness.tools import Tool
+
+# Ctrl-C: `asyncio.run` cancels the running task; outside a loop (or at a second Ctrl-C)
+# Python raises KeyboardInterrupt where the program is.
+INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt)
 
 
 class RunPlace(TypedDict, total=False):
@@ -85,32 +90,28 @@ async def run_agent(
         files_thread=files_thread,
     )
     state.restore(store.load_window(thread_id), store.next_seq(thread_id))
-    store.start_run(
-        run_id=run_id,
-        thread_id=thread_id,
-        agent=config.name,
-        model=config.model.name,
-        strategy=config.strategy,
-        parent_run_id=parent_run_id,
-        parent_step=parent_step,
-        config={
-            "max_steps": config.max_steps,
-            "middleware": [m.name for m in middleware],
-            "strategy_params": dict(config.strategy_params),
-            # What a replay of this run needs and the transcript does not hold
-            # (`ctxlab scenarios import`): the prompt, the window and what was offered.
-            "system_prompt": config.system_prompt,
-            "context_window": config.context_window,
-            "tools": [t.schema() for t in tools],
-            "subagents": _subagent_specs(middleware),
-        },
-    )
-    if input is not None:
-        state.append(user(input) if isinstance(input, str) else input)
-    try:
+    started = False
+    try:  # an interrupt may land anywhere, even as the run's row is written
+        store.start_run(
+            run_id=run_id,
+            thread_id=thread_id,
+            agent=config.name,
+            model=config.model.name,
+            strategy=config.strategy,
+            parent_run_id=parent_run_id,
+            parent_step=parent_step,
+            config=_recorded_config(config, middleware, tools),
+        )
+        started = True
+        if input is not None:
+            state.append(user(input) if isinstance(input, str) else input)
         status = await run_loop(state, middleware, tools)
+    except INTERRUPTS as exc:
+        _finish_interrupted(state, exc)
+        raise
     except BaseException as exc:
-        _finish_failed(state, exc)
+        if started:  # not a run of this call's (a run id already taken) otherwise
+            _finish_failed(state, exc)
         raise
     finally:
         store.let_go()  # a store kept open for the step frees the file however the run ended
@@ -143,6 +144,22 @@ def merge_tools(tools: Sequence[Tool], middleware: Sequence[Middleware]) -> tupl
     return tuple(merged.values())
 
 
+def _recorded_config(
+    config: RunConfig, middleware: Sequence[Middleware], tools: Sequence[Tool]
+) -> dict[str, Any]:
+    return {
+        "max_steps": config.max_steps,
+        "middleware": [m.name for m in middleware],
+        "strategy_params": dict(config.strategy_params),
+        # What a replay of this run needs and the transcript does not hold
+        # (`ctxlab scenarios import`): the prompt, the window and what was offered.
+        "system_prompt": config.system_prompt,
+        "context_window": config.context_window,
+        "tools": [t.schema() for t in tools],
+        "subagents": _subagent_specs(middleware),
+    }
+
+
 def _finish_failed(state: RunState, exc: BaseException) -> None:
     """Mark a run that raised as `failed`, keeping what it did, even when the store is what
     failed: the step is written once more, then dropped (the error says so) so that the run's
@@ -163,6 +180,26 @@ def _finish_failed(state: RunState, exc: BaseException) -> None:
         )
     except Exception as store_exc:
         exc.add_note(f"run {state.run_id} could not be marked failed in the store: {store_exc}")
+
+
+def _finish_interrupted(state: RunState, exc: BaseException) -> None:
+    """Mark a run stopped from outside `interrupted`, leaving the store as a kill would: the
+    step in flight is not written (a model reply whose tool calls never returned would read as
+    cancelled calls to a resumed run; under `flows` the journal hands its completed calls back),
+    and the steps and usage recorded are those of the steps committed."""
+    state.drop_unwritten()
+    try:
+        steps, _ = state.store.committed_steps(state.run_id)
+        usage, _ = state.store.run_usage(state.run_id)
+        state.store.finish_run(
+            state.run_id, status="interrupted", steps=steps, usage=usage,
+            error=f"{type(exc).__name__}: interrupted during step {state.step + 1}; what that "
+            "step did was not stored",
+        )  # fmt: skip
+    except Exception as store_exc:
+        exc.add_note(
+            f"run {state.run_id} could not be marked interrupted in the store: {store_exc}"
+        )
 
 
 def _subagent_specs(middleware: Sequence[Middleware]) -> list[dict[str, str]]:

@@ -38,6 +38,7 @@ def sql_command(args: argparse.Namespace) -> int:
     from harness.errors import QueryError
     from harness.store import FILE_MEMORY_LIMIT, default_path
     from harness.store.access import sandboxed_query
+    from harness.terminal import printable
 
     db = args.db or default_path()
     if not Path(db).is_file():
@@ -51,8 +52,11 @@ def sql_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str))
         return 0
-    table = Table(*(escape(c) for c in columns), caption=plural(len(rows), "row"))
+    # Stored text is data: a tool's output must not clear the screen or forge a line.
+    table = Table(*(escape(printable(c)) for c in columns), caption=plural(len(rows), "row"))
     for row in rows:
-        table.add_row(*("NULL" if v is None else escape(str(v)) for v in row))
+        table.add_row(
+            *("NULL" if v is None else escape(printable(str(v), keep_newlines=True)) for v in row)
+        )
     wide_console().print(table)
     return 0

@@ -32,7 +32,8 @@ class Folder:
 
 def disk_folders(sources: Iterable[Path], skip: Callable[[str, str], None]) -> list[Path]:
     """Skill folders found in `sources`; the first source providing a name wins. What is
-    passed over goes to `skip(where, reason)`."""
+    passed over goes to `skip(where, reason)`: a skill folder that is a symbolic link out of
+    its source among them (the source itself was named by the user and is followed)."""
     found: dict[str, Path] = {}
     for source in sources:
         if not source.is_dir():
@@ -42,8 +43,11 @@ def disk_folders(sources: Iterable[Path], skip: Callable[[str, str], None]) -> l
             candidates = [source]
         else:
             candidates = sorted(c for c in source.iterdir() if (c / SKILL_FILE).is_file())
+        real_source = source.resolve()
         for folder in candidates:
-            if not _NAME.match(folder.name) or len(folder.name) > 64:
+            if folder != source and not (real := folder.resolve()).is_relative_to(real_source):
+                skip(str(folder), f"symbolic link leading outside {source}: not followed ({real})")
+            elif not _NAME.match(folder.name) or len(folder.name) > 64:
                 skip(
                     str(folder),
                     f"folder name {folder.name!r} is not a valid skill name (1-64 lowercase "

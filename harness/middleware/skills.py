@@ -10,8 +10,9 @@ then carries a short menu, descriptions escaped inside its `<available_skills>` 
 body enters the context only when the model reads the file.
 
 The sync reads only regular files inside each skill folder: a symbolic link is followed only
-when it stays inside the folder, and a file with more than one hard link is not read at all, so
-a link cannot copy a secret from elsewhere into the store.
+when it stays inside the folder (a skill folder that is itself a link, only when it stays inside
+its source), and a file with more than one hard link is not read at all, so a link cannot copy a
+secret from elsewhere into the store.
 Files over `max_file_bytes`, and whole skills over `max_skill_bytes`, are left out. Files are
 compared by size and SHA-256 with the stored copies, and only what changed is written, in one
 transaction: under `Store(hold=False)` each transaction reopens the database file. Anything

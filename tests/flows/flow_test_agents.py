@@ -111,7 +111,8 @@ def build_clumsy(options: AgentOptions) -> Agent:
 def _hang() -> None:
     with open(os.environ["CTXLAB_TEST_MARKER"], "w") as f:
         f.write("ready")
-    time.sleep(600)  # until the test kills the process
+    # until the test kills the process, or `$CTXLAB_TEST_HANG_S` (a slow tool, not a hung one)
+    time.sleep(float(os.environ.get("CTXLAB_TEST_HANG_S", 600)))
 
 
 def build_weekly_hanging(options: AgentOptions) -> Agent:

@@ -10,6 +10,11 @@ versions and number of model calls of the uninterrupted run.
 A kill is simulated in process: `Killed` (a BaseException, so no `except Exception` handler
 turns it into a tool error) is raised at the crash point, and from then on the store refuses
 every read and write, so nothing the dying process would still do reaches the database.
+
+Ctrl-C is simulated as `asyncio.run` delivers SIGINT: the session's main task is cancelled at
+the same points, the `CancelledError` reaches the code at its next await, and every handler on
+its way runs with the store alive (what a kill never lets happen). The interrupted runs must be
+marked `interrupted`, none left `running`, and the resumed session must end exactly as above.
 """
 
 from __future__ import annotations
@@ -91,11 +96,15 @@ class _CrashingDatabase(Database):
 
 
 class CrashingStore(Store):
-    """An in-memory store that dies right after its `kill_after`-th commit, or when told."""
+    """An in-memory store that dies right after its `kill_after`-th commit, or when told;
+    or whose process gets Ctrl-C after its `interrupt_after`-th commit."""
 
     def __init__(self) -> None:
         self.commits = 0
         self.kill_after: int | None = None
+        self.interrupt_after: int | None = None
+        self.raise_after: int | None = None
+        self.main: asyncio.Task[Any] | None = None
         self.dead = False
         self.crash = ""
         self.opened: list[_Connection] = []
@@ -112,6 +121,19 @@ class CrashingStore(Store):
         self.commits += 1
         if self.commits == self.kill_after:
             self.kill(f"killed after commit {self.commits}")
+        if self.commits == self.interrupt_after:
+            self.interrupt(f"Ctrl-C after commit {self.commits}")
+        if self.commits == self.raise_after:
+            self.crash = f"KeyboardInterrupt after commit {self.commits}"
+            self.raise_after = None
+            raise KeyboardInterrupt(self.crash)
+
+    def interrupt(self, where: str) -> None:
+        """SIGINT under `asyncio.run`: the main task is cancelled, and goes on until its
+        next await."""
+        self.crash = where
+        assert self.main is not None
+        self.main.cancel()
 
     def kill(self, where: str) -> None:
         self.dead = True
@@ -129,16 +151,25 @@ class CrashingStore(Store):
         self.opened = [c for c in self.opened if c is self.db._con]
         self.dead = False
         self.kill_after = None
+        self.interrupt_after = None
 
 
 @dataclass
 class CrashingRunner:
-    """The inline runner, killed before or after its `at`-th step (counted across the run)."""
+    """The inline runner, killed (or interrupted, `how="interrupt"`) before or after its
+    `at`-th step (counted across the run)."""
 
     store: CrashingStore
     counter: list[int]
     at: int | None = None
     when: str = "before"
+    how: str = "kill"
+
+    async def _stop(self, where: str) -> None:
+        if self.how == "kill":
+            self.store.kill(where)
+        self.store.interrupt(where.replace("killed", "Ctrl-C"))
+        await asyncio.sleep(0)  # the cancellation arrives here, inside the step
 
     async def run(
         self, name: str, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any
@@ -146,10 +177,10 @@ class CrashingRunner:
         self.counter[0] += 1
         n = self.counter[0]
         if n == self.at and self.when == "before":
-            self.store.kill(f"killed before step {n} ({name})")
+            await self._stop(f"killed before step {n} ({name})")
         result = await fn(*args, **kwargs)
         if n == self.at and self.when == "after":
-            self.store.kill(f"killed after step {n} ({name})")
+            await self._stop(f"killed after step {n} ({name})")
         return result
 
     def current_step_id(self) -> str | None:
@@ -267,10 +298,13 @@ def _outcome(store: Store, calls: list[str]) -> Outcome:
     return Outcome(transcript, files, memory, sorted(calls), statuses, counts)
 
 
-def _run(store: Store, calls: list[str], runner: Callable[[], Any], first_run: str | None) -> None:
+def _run(
+    store: CrashingStore, calls: list[str], runner: Callable[[], Any], first_run: str | None
+) -> None:
     """Start the session, or resume it as `ctxlab run --resume last` does."""
 
     async def go() -> None:
+        store.main = asyncio.current_task()
         if first_run is None:
             await run_session(store, _spec(calls), SESSION, 0, runner=runner)
             return
@@ -283,19 +317,31 @@ def _run(store: Store, calls: list[str], runner: Callable[[], Any], first_run: s
 def _session_with_a_crash(
     *,
     kill_after_commit: int | None = None,
+    interrupt_after_commit: int | None = None,
+    raise_after_commit: int | None = None,
     step: int | None = None,
     when: str = "before",
+    how: str = "kill",
 ) -> tuple[Outcome, str]:
     store = CrashingStore()
     calls: list[str] = []
     counter = [0]
     store.kill_after = None if kill_after_commit is None else store.commits + kill_after_commit
+    if interrupt_after_commit is not None:
+        store.interrupt_after = store.commits + interrupt_after_commit
+    if raise_after_commit is not None:
+        store.raise_after = store.commits + raise_after_commit
     try:
-        _run(store, calls, lambda: CrashingRunner(store, counter, step, when), None)
-    except Killed as exc:
+        _run(store, calls, lambda: CrashingRunner(store, counter, step, when, how), None)
+    except (Killed, asyncio.CancelledError, KeyboardInterrupt) as exc:
         crashed = store.crash or str(exc)
     else:
         return _outcome(store, calls), "no crash"
+    if how == "interrupt" or interrupt_after_commit is not None or raise_after_commit:
+        # Every handler ran: a run that did not finish says it was interrupted (not
+        # `running`, not `failed`).
+        statuses = {r["status"] for r in store.runs()}
+        assert statuses <= {"completed", "interrupted"}, f"{crashed}: runs left {statuses}"
     store.revive()
     # The session is stored before anything else it does, so `--resume last` finds it unless
     # it had finished (killed as it dropped its journal); the outcome says which.
@@ -348,13 +394,32 @@ def test_a_session_killed_after_any_commit_resumes_to_the_uninterrupted_result(
         _compare(expected, got, f"{crashed} of {commits}")
 
 
+@pytest.mark.parametrize("how", ["kill", "interrupt"])
 @pytest.mark.parametrize("when", ["before", "after"])
-def test_a_session_killed_at_any_step_boundary_resumes_to_the_uninterrupted_result(
-    reference: tuple[Outcome, int, int], when: str
+def test_a_session_stopped_at_any_step_boundary_resumes_to_the_uninterrupted_result(
+    reference: tuple[Outcome, int, int], when: str, how: str
 ) -> None:
     expected, _commits, steps = reference
     assert steps > 10
     for n in range(1, steps + 1):
-        got, crashed = _session_with_a_crash(step=n, when=when)
+        got, crashed = _session_with_a_crash(step=n, when=when, how=how)
         assert crashed != "no crash", f"step {n} of {steps} was never reached"
         _compare(expected, got, crashed)
+
+
+def test_a_session_interrupted_after_any_commit_resumes_to_the_uninterrupted_result(
+    reference: tuple[Outcome, int, int],
+) -> None:
+    expected, commits, _steps = reference
+    for k in range(1, commits + 1):
+        got, crashed = _session_with_a_crash(interrupt_after_commit=k)
+        _compare(expected, got, f"{crashed} of {commits}")
+
+
+def test_a_keyboard_interrupt_raised_after_any_commit_resumes_to_the_uninterrupted_result(
+    reference: tuple[Outcome, int, int],
+) -> None:
+    expected, commits, _steps = reference
+    for k in range(1, commits + 1):
+        got, crashed = _session_with_a_crash(raise_after_commit=k)
+        _compare(expected, got, f"{crashed} of {commits}")

@@ -332,6 +332,24 @@ def test_symlinks_that_leave_the_skill_folder_are_not_followed(bare_agent, tmp_p
     assert reasons["stolen"] == "skill left out: no SKILL.md that can be copied"
 
 
+def test_a_skill_folder_that_links_out_of_its_source_is_not_followed(bare_agent, tmp_path) -> None:
+    header = "---\nname: dotfiles\ndescription: x\n---\n"
+    private = write_skill(tmp_path / "home", "dotfiles", header,
+                          {"credentials": "aws_secret_access_key = SECRET-KEY-789\n"})  # fmt: skip
+    root = tmp_path / "skills"
+    write_skill(root, "real", "---\nname: real\ndescription: Real.\n---\n")
+    (root / "leak").symlink_to(private, target_is_directory=True)
+
+    store = Store(":memory:")
+    bare_agent(ScriptedModel(["ok"]), middleware=[Skills([root])], store=store).run_sync("go")
+    assert b"SECRET-KEY-789" not in all_stored_bytes(store)
+    assert FileSystem(store, "t").list_files("/skills") == ["/skills/real/SKILL.md"]
+    reasons = {Path(e["path"]).name: e["reason"] for e in skill_events(store, "skipped")}
+    assert reasons == {
+        "leak": f"symbolic link leading outside {root}: not followed ({private.resolve()})"
+    }
+
+
 def test_hard_links_in_a_skill_folder_are_not_copied(bare_agent, tmp_path) -> None:
     secret = tmp_path / "home" / ".ssh" / "id_ed25519"
     secret.parent.mkdir(parents=True)

@@ -131,6 +131,25 @@ def test_sql_prints_a_table(store: str, capsys: pytest.CaptureFixture[str]) -> N
     assert json.loads(capsys.readouterr().out) == [{"n": 1}]
 
 
+def test_sql_prints_stored_control_characters_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.store import Store
+
+    path = str(tmp_path / "hostile.duckdb")
+    s = Store(path, hold=False)
+    s.execute("CREATE TABLE out (content VARCHAR)")
+    hostile = "ok\x1b]52;c;ZXZpbA==\x07\x1b[2J\rimported 99 traces\x9b31m\u202etxt.exe\nline 2"
+    s.execute("INSERT INTO out VALUES (?)", [hostile])
+    assert main(["sql", "--db", path, 'SELECT content AS "c\x1b[5m" FROM out']) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in "\x1b\x07\r\x9b\u202e")
+    assert "\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x0dimported 99 traces\\x9b31m\\u202etxt.exe" in out
+    assert "line 2" in out  # a newline stays a line break inside its cell
+    assert main(["sql", "--db", path, "--json", "SELECT content FROM out"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"content": hostile}]  # JSON escapes them
+
+
 def test_sql_mistakes_are_usage_errors(store: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sql", "--db", store, "SELECT * FROM nope"]) == 2
     assert "nope" in one_line_error(capsys)
