@@ -189,8 +189,8 @@ def _finish_interrupted(state: RunState, exc: BaseException) -> None:
     and the steps and usage recorded are those of the steps committed."""
     state.drop_unwritten()
     try:
-        steps, _ = state.store.committed_steps(state.run_id)
-        usage, _ = state.store.run_usage(state.run_id)
+        steps, _ = state.store.messages.committed_steps(state.run_id)
+        usage, _ = state.store.usage.of_run(state.run_id)
         state.store.finish_run(
             state.run_id, status="interrupted", steps=steps, usage=usage,
             error=f"{type(exc).__name__}: interrupted during step {state.step + 1}; what that "

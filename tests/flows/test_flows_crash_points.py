@@ -340,7 +340,7 @@ def _session_with_a_crash(
     if how == "interrupt" or interrupt_after_commit is not None or raise_after_commit:
         # Every handler ran: a run that did not finish says it was interrupted (not
         # `running`, not `failed`).
-        statuses = {r["status"] for r in store.runs()}
+        statuses = {r["status"] for r in store.runs.all()}
         assert statuses <= {"completed", "interrupted"}, f"{crashed}: runs left {statuses}"
     store.revive()
     # The session is stored before anything else it does, so `--resume last` finds it unless
