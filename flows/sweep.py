@@ -218,19 +218,33 @@ async def eval_sweep(
 def terminal_progress(total: int) -> Iterator[OnCell]:
     """A progress bar on stderr, advanced once per finished cell."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from flows.progress import PipedProgress
 
     console = Console(stderr=True)
     bar = Progress(
         TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=console, transient=True,
+        TimeRemainingColumn(), TextColumn("{task.description}"), console=console,
+        transient=True,
     )  # fmt: skip
-    with bar if console.is_terminal else nullcontext():  # piped, even a cleared bar leaves a line
+    # Piped, a cleared bar would still leave a line: say where the sweep is now and then.
+    piped = None if console.is_terminal else PipedProgress("sweep", total, unit="cells")
+    with bar if console.is_terminal else nullcontext():
         job = bar.add_task("", total=total)
 
         def advance(done: int, _total: int, result: EvalResult) -> None:
             last = f"{result.strategy} seed={result.seed}: {result.accuracy:.0%}"
             bar.update(job, completed=done, description=last)
+            if piped is not None:
+                piped.advance(done, last)
 
         yield advance
 

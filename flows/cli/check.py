@@ -82,7 +82,7 @@ def check_command(args: argparse.Namespace) -> int:
         args.parser.error(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
     baseline = args.baseline or DEFAULT_BASELINE
     if not args.json:
-        return run_check(args.suite, baseline, update=args.update, width=_width())
+        return run_check(args.suite, baseline, update=args.update, width=_width(), run=_shown)
     lines: list[str] = []
     code = run_check(args.suite, baseline, update=args.update, say=lines.append)
     doc = {"suite": args.suite, "baseline": str(baseline), "passed": code == 0, "lines": lines}
@@ -110,12 +110,19 @@ def _gate_scenarios(args: argparse.Namespace) -> int:
     say_lines: list[str] = []
     say = say_lines.append if args.json else print
     code = run_check("scenarios", args.baseline, update=args.update, say=say, cells=cells,
-                     width=_width())  # fmt: skip
+                     width=_width(), run=_shown)  # fmt: skip
     if args.json:
         doc = {"suite": "scenarios", "baseline": str(args.baseline), "passed": code == 0,
                "lines": say_lines}  # fmt: skip
         print(json.dumps(doc, indent=2))
     return code
+
+
+def _shown(cells: list) -> list:
+    """The gate's runs under a progress bar (a line now and then when piped)."""
+    from flows.cli.running import run_with_progress
+
+    return run_with_progress(cells, max_usd=None, quiet=False)
 
 
 def _width() -> int:

@@ -84,16 +84,28 @@ def run_with_progress(
 ) -> list:
     """Run `cells` under a progress bar; each result is also appended to `finished` as it
     comes, so an interrupted batch still knows what it completed."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from evals.run.cell import run_cells
+    from flows.progress import PipedProgress
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn())  # fmt: skip
     console = _console()
     hidden = quiet or not console.is_terminal  # else a stray blank line when piped
+    # Piped, a long batch says where it is every few seconds instead of nothing for minutes.
+    piped = PipedProgress("eval", len(cells)) if not quiet and not console.is_terminal else None
     with Progress(*columns, transient=True, disable=hidden, console=console) as bar:
         overall = bar.add_task("runs", total=len(cells))
         turns = bar.add_task("turns", total=1)
+        count = 0
 
         def step(cell: Any, done: int, total: int) -> None:
             bar.update(
@@ -101,9 +113,13 @@ def run_with_progress(
             )
 
         def done(cell: Any, result: Any) -> None:
+            nonlocal count
+            count += 1
             if finished is not None:
                 finished.append(result)
             bar.advance(overall)
+            if piped is not None:
+                piped.advance(count, f"last: {cell.label or cell.strategy} seed {cell.seed}")
 
         with interrupt_at_once():
             return run_cells(cells, max_usd=max_usd, on_result=done, progress=step)

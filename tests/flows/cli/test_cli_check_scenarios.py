@@ -64,3 +64,10 @@ def test_scenarios_need_a_baseline_of_their_own(capsys: pytest.CaptureFixture[st
 def test_gate_options_without_scenarios_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--strategy", "full"]) == 2
     assert "--scenario" in capsys.readouterr().err
+
+
+def test_a_piped_gate_says_how_far_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_gate(tmp_path / "mine.json", "--update")) == 0
+    assert "eval: 3/3 runs done" in capsys.readouterr().err
