@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evals.sources.redact import Redactor
 from evals.sources.trace import ToolDef, Trace, TraceMessage, TraceToolCall
 
 EXPORT_FORMATS = ("openai-chat", "anthropic", "otel-genai")
@@ -67,8 +68,10 @@ def run_trace(db: str, run_id: str) -> Trace:
     return trace
 
 
-def export_trace(trace: Trace, format: str) -> str:
-    """`trace` as the text of a file in `format` (one of `EXPORT_FORMATS`)."""
+def export_trace(trace: Trace, format: str, *, redact: bool = True) -> str:
+    """`trace` as the text of a file in `format` (one of `EXPORT_FORMATS`), every string
+    passed through the import's `Redactor` unless `redact` is False: an export is meant to be
+    shared."""
     if format == "openai-chat":
         doc = to_openai_chat(trace)
     elif format == "anthropic":
@@ -77,6 +80,8 @@ def export_trace(trace: Trace, format: str) -> str:
         doc = to_otel_genai(trace)
     else:
         raise ValueError(f"unknown export format {format!r}; choose {', '.join(EXPORT_FORMATS)}")
+    if redact:
+        doc = Redactor().value(doc)
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
 
 

@@ -39,6 +39,20 @@ _DEFAULTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", ("xox",)),
     (r"\bxapp-[A-Za-z0-9\-]{10,}", ("xapp-",)),
     (r"\bAIza[0-9A-Za-z_\-]{30,}", ("aiza",)),
+    (r"\bGOCSPX-[A-Za-z0-9_\-]{20,}", ("gocspx-",)),  # a Google OAuth client secret
+    (r"\bhf_[A-Za-z0-9]{30,}", ("hf_",)),  # Hugging Face
+    (r"\bglpat-[A-Za-z0-9_\-]{20,}", ("glpat-",)),  # GitLab
+    (r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
+    (r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", ("sg.",)),  # SendGrid
+    (r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+",
+     ("hooks.slack.com",)),
+    (r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", (":aa",)),  # a Telegram bot token
+    # Azure connection strings: AccountKey=..., SharedAccessKey=...
+    (r"(?i)(?P<keep>(?:account|sharedaccess)key=)[A-Za-z0-9+/=]{16,}", ("accountkey=",
+     "sharedaccesskey=")),
+    # the password of a URL, whatever its punctuation: postgres://admin:S3cr3t!Pass@host
+    (r"(?i)(?P<keep>\b[a-z][a-z0-9+.\-]*://[^\s:/@\[\]]+:)(?!\[REDACTED\])[^\s@/]+(?=@)",
+     ("://",)),
     # password=..., DB_PASSWORD: ..., client_secret=..., aws_secret_access_key = ...
     (r"(?i)(?P<keep>(?:password|passwd|pwd|secret)[A-Za-z0-9_\-]*" + _ASSIGN
      + r""")[^\s"',;&]{3,}""", ("password", "passwd", "pwd", "secret")),

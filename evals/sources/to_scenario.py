@@ -77,7 +77,9 @@ def trace_to_scenario(
                     "model": trace.model,
                     "metadata": _kept_metadata(trace.metadata),
                     "ground_truth": _truth_summary(trace.ground_truth),
-                    "skipped": [f"{s.where}: {s.reason}" for s in trace.skipped][:50],
+                    "skipped": [redactor.text(f"{s.where}: {s.reason}") for s in trace.skipped][
+                        :50
+                    ],
                     "tool_names": {a: b for a, b in names.items() if a != b and b in declared},
                     "original": trace.original_usage(),
                 },
@@ -167,6 +169,9 @@ def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
     truth = trace.ground_truth
     return dataclasses.replace(
         trace,
+        # The id and file name become the scenario's name, title and output file name.
+        id=r.text(trace.id),
+        source=str(Path(trace.source).with_name(r.text(Path(trace.source).name))),
         messages=[message(m) for m in trace.messages],
         system=r.text(trace.system),
         tools=[ToolDef(t.name, r.text(t.description), r.value(t.parameters)) for t in trace.tools],

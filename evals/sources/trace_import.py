@@ -131,7 +131,7 @@ def import_path(
         if row is not None:
             rows.append(row)
     if rows:
-        summary.suite = _write_index(folder, rows, summary.skipped, force, path)
+        summary.suite = _write_index(folder, rows, summary.skipped, force, path, redactor)
     summary.seconds = time.perf_counter() - start
     return summary
 
@@ -146,7 +146,7 @@ def _import_file(
     first = next(traces, None)
     second = next(traces, None)
     if isinstance(first, Trace) and second is None:
-        target = out or EXPORTS / f"trace-{_slug(first.id)}.yaml"
+        target = out or EXPORTS / f"trace-{_slug(Redactor(redactor).text(first.id))}.yaml"
         summary.out = target
         check_scenario_path(target, force=force)
         try:
@@ -179,7 +179,7 @@ def _import_file(
             if row is not None:
                 rows.append(row)
     if rows:
-        summary.suite = _write_index(folder, rows, summary.skipped, force, path)
+        summary.suite = _write_index(folder, rows, summary.skipped, force, path, redactor)
     summary.seconds = time.perf_counter() - start
     return summary
 
@@ -198,7 +198,9 @@ def _write_one(
 ) -> dict[str, Any] | None:  # fmt: skip
     """Writes one trace's scenario into `folder`; its suite row, or None when it was skipped
     (recorded in `summary`)."""
-    slug = _slug(trace.id)
+    shown = Redactor(redactor)
+    trace_id = shown.text(trace.id)  # it names files, the scenario and its suite row
+    slug = _slug(trace_id)
     name, n = slug, 2
     while name in names:
         name, n = f"{slug}-{n}", n + 1
@@ -218,9 +220,9 @@ def _write_one(
     _count(summary, trace, doc)
     return {
         "file": path.name,
-        "trace": trace.id,
+        "trace": trace_id,
         "format": trace.format,
-        "source": trace.source,
+        "source": str(Path(trace.source).with_name(shown.text(Path(trace.source).name))),
         "skipped": [_skip_row(s) for s in trace.skipped],
     }
 
@@ -263,19 +265,29 @@ def _skip_row(s: Skipped) -> dict[str, Any]:
 
 
 def _write_index(
-    folder: Path, rows: list[dict[str, Any]], skipped: list[Skipped], force: bool, root: Path
-) -> Path:
+    folder: Path, rows: list[dict[str, Any]], skipped: list[Skipped], force: bool, root: Path,
+    redactor: Sequence[str],
+) -> Path:  # fmt: skip
     """`suite.json` in `folder`, written whole (a temporary file takes its name). Files are
-    named relative to the imported `root`: where it lives is the user's business."""
+    named relative to the imported `root` (where it lives is the user's business), redacted
+    as the traces are (a file name can hold a secret or an address)."""
     index = folder / SUITE_INDEX
+    shown = Redactor(redactor)
+
+    def name(file: str) -> str:
+        return shown.text(_relative(file, root))
+
     for row in rows:
-        row["source"] = _relative(row["source"], root)
+        row["source"] = name(row["source"])
         for skip in row["skipped"]:
-            skip["file"] = _relative(skip["file"], root)
+            skip["file"] = name(skip["file"])
     doc = {
         "format": SUITE_FORMAT,
         "scenarios": rows,
-        "skipped": [{**_skip_row(s), "file": _relative(s.where.file, root)} for s in skipped],
+        "skipped": [
+            {**_skip_row(s), "file": name(s.where.file), "reason": shown.text(s.reason)}
+            for s in skipped
+        ],
     }
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{SUITE_INDEX}.", suffix=".tmp")
     try:

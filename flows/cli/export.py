@@ -18,6 +18,11 @@ def add_parser(subparsers: Any) -> None:
     ex.add_argument("--out", metavar="FILE", help="write here (default: standard output)")
     ex.add_argument("--force", action="store_true", help="overwrite the --out file if it exists")
     ex.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="keep secrets, e-mail addresses and home paths (redacted by default, as on import)",
+    )
+    ex.add_argument(
         "--db", help="the store holding the run (default $CTXLAB_DB or ./ctxlab.duckdb)"
     )
     ex.set_defaults(handler=export_command)
@@ -37,7 +42,7 @@ def export_command(args: argparse.Namespace) -> int:
         trace = run_trace(db, args.run_id)
     except RunNotFoundError as exc:
         args.parser.error(f"{exc} ({db})")
-    text = export_trace(trace, args.format)
+    text = export_trace(trace, args.format, redact=not args.no_redact)
     if not args.out:
         sys.stdout.write(text)
         return 0

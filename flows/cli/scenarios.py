@@ -165,12 +165,15 @@ def import_traces_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.as_json(), indent=2))
     else:
-        lines = summary.lines()
+        from harness.terminal import printable
+
+        # File names, tool names and trace ids are the trace's words: shown, never obeyed.
+        lines = [printable(line) for line in summary.lines()]
         print("\n".join(lines), file=sys.stdout if summary.ok else sys.stderr)
         if summary.ok:
             where = summary.suite.parent if summary.suite else summary.files[0]
-            print(f"replay it: ctxlab eval --scenario {where} --strategy full --strategy "
-                  "truncate --seed 0")  # fmt: skip
+            print(f"replay it: ctxlab eval --scenario {printable(str(where))} --strategy full "
+                  "--strategy truncate --seed 0")  # fmt: skip
     return 0 if summary.ok else 1
 
 

@@ -46,6 +46,21 @@ SHAPES = {
     "home path": ("opened {} for you", "/home/jane/work/ctxlab.duckdb"),
     "mac home": ("saved to {}", "/Users/jane/Desktop/report.md"),
     "windows home": ("saved to {}", "C:\\Users\\jane\\report.md"),
+    "hugging face": ("HF_TOKEN {} set", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"),
+    "gitlab": ("remote with {}", "glpat-AbCdEf0123456789_xyz"),
+    "npm": ("//registry.npmjs.org/:_authToken {}", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
+    "sendgrid": ("mail key {}", "SG.AbCdEfGhIjKlMnOp1234.QrStUvWxYz0123456789AbCdEfGhIjKlMnOp"),
+    "slack webhook": (
+        "post to {} now",
+        "https://hooks.slack.com/services/T0AB12CD3/B0EF45GH6/AbCdEfGhIjKlMnOpQrStUvWx",
+    ),
+    "azure account key": (
+        "AccountName=acct;AccountKey={};EndpointSuffix=core.windows.net",
+        "AbCd1234EfGh5678IjKl9012MnOp3456QrSt==",
+    ),
+    "url password": ("postgres://admin:{}@db.internal:5432/app", "S3cr3t!Pass"),
+    "telegram bot": ("bot {} polling", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
+    "google oauth": ("client secret {}", "GOCSPX-AbCdEfGhIjKlMnOpQrStUvWx"),
 }
 
 

@@ -60,7 +60,7 @@ def test_an_exported_run_reads_back_as_the_same_messages_calls_and_results(
     original = run_trace(str(db), run_id)
     assert [m.role for m in original.messages] == ["user", "assistant", "tool", "tool", "assistant"]
     out = tmp_path / f"run.{format}.json"
-    out.write_text(export_trace(original, format))
+    out.write_text(export_trace(original, format, redact=False))
     (back,) = read_traces(out)  # detected, not told
     assert back.format == format
     assert _conversation(back) == _conversation(original)
@@ -115,3 +115,16 @@ def test_export_of_an_unknown_run_is_one_line_and_exit_2(
     assert main(["export", "nope", "--format", "otel-genai", "--db", str(db)]) == 2
     err = capsys.readouterr().err
     assert "no run, session or thread 'nope'" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("format", EXPORT_FORMATS)
+def test_an_export_is_redacted_unless_asked_not_to(
+    stored_run: tuple[Path, str], format: str, tmp_path: Path
+) -> None:
+    db, run_id = stored_run
+    shared, kept = tmp_path / "shared.json", tmp_path / "kept.json"
+    base = ["export", run_id, "--format", format, "--db", str(db)]
+    assert main([*base, "--out", str(shared)]) == 0
+    assert main([*base, "--out", str(kept), "--no-redact"]) == 0
+    assert "kari@example.org" not in shared.read_text() and "[REDACTED]" in shared.read_text()
+    assert "kari@example.org" in kept.read_text()

@@ -197,3 +197,31 @@ def test_a_trace_that_fails_in_an_unforeseen_way_is_skipped_and_the_rest_imports
                for s in summary.skipped)  # fmt: skip
     single = import_path(folder / "anthropic.json", tmp_path / "one.yaml")
     assert not single.ok and "RuntimeError: boom" in single.lines()[0]
+
+
+def test_secrets_in_trace_ids_and_file_names_never_name_an_output(tmp_path: Path) -> None:
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    secret = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    shutil.copy(FIXTURES / "responses.json", folder / f"run-{secret}.json")
+    shutil.copy(FIXTURES / "otel_genai.json", folder / "jane.doe@example.com.json")
+    out = tmp_path / "suite"
+    summary = import_path(folder, out)
+    assert summary.files, "the traces still import"
+    names = [p.name for p in out.iterdir()]
+    written = "\n".join([*names, *(p.read_text() for p in out.iterdir() if p.is_file())])
+    assert secret not in written and "jane.doe@example.com" not in written
+
+
+def test_the_import_summary_shows_terminal_escapes_instead_of_obeying_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
+) -> None:
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "responses.json", folder / "a.json")
+    (folder / "\x1b[2J\x1b]52;c;cHduZWQ=\x07.jsonl").write_text("{not json\n", encoding="utf-8")
+    main(["scenarios", "import", str(folder), "--out", str(tmp_path / "out")])
+    said = capsys.readouterr()
+    shown = said.out + said.err
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "\\x1b[2J" in shown  # named, visibly
