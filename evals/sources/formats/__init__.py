@@ -155,9 +155,29 @@ def iter_trace_files(folder: Path) -> Iterator[Path]:
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts) or not path.is_file():
             continue
-        if _subagent_of_a_session(path):
-            continue  # read with its session, as one of its subagents
+        if _subagent_of_a_session(path) or _links_out(path, folder):
+            continue  # a subagent is read with its session; a link out is named by read_folder
         yield path
+
+
+def _links_out(path: Path, folder: Path) -> bool:
+    """A symbolic link (the file or a folder on its way) whose target lies outside `folder`:
+    following it would import, and copy into `--out`, a file the user did not point at."""
+    try:
+        return not path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return True
+
+
+def links_out_of(folder: Path) -> Iterator[Path]:
+    """The links under `folder` that lead out of it, which a folder import does not follow."""
+    folder = Path(folder)
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts) or not path.is_symlink():
+            continue
+        if _links_out(path, folder):
+            yield path
 
 
 def _subagent_of_a_session(path: Path) -> bool:
@@ -172,6 +192,8 @@ def _subagent_of_a_session(path: Path) -> bool:
 def read_folder(folder: Path, format: str = "auto") -> Iterator[Trace | Skipped]:
     """Every trace of every file under `folder`; a file with nothing sound comes as a
     `Skipped` naming it and why, so one bad file never stops the rest."""
+    for link in links_out_of(folder):
+        yield Skipped(Where(str(link)), "a link out of the folder: not followed")
     for path in iter_trace_files(folder):
         try:
             yield from read_traces(path, format)

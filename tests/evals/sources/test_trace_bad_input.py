@@ -288,3 +288,22 @@ def test_tool_calls_that_are_no_list_are_one_skipped_record(tmp_path: Path) -> N
     path.write_text(json.dumps(doc))
     (trace,) = read_traces(path)
     assert [s.reason for s in trace.skipped] == ["tool_calls that are not a list: 'oops'"]
+
+
+def test_links_out_of_a_folder_are_named_not_followed(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir()
+    secret = private / "elsewhere.json"
+    secret.write_text((FIXTURES / "responses.json").read_text(encoding="utf-8"), encoding="utf-8")
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "inside.json").write_text(secret.read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "file-link.json").symlink_to(secret)
+    (folder / "dir-link").symlink_to(private, target_is_directory=True)
+    (folder / "shadow").symlink_to("/etc/shadow")
+    (folder / "ok-link.json").symlink_to(folder / "inside.json")  # stays inside: followed
+    assert [p.name for p in iter_trace_files(folder)] == ["inside.json", "ok-link.json"]
+    skipped = [i for i in read_folder(folder) if isinstance(i, Skipped)]
+    assert sorted(Path(s.where.file).name for s in skipped) == ["dir-link", "file-link.json",
+                                                                "shadow"]  # fmt: skip
+    assert all("not followed" in s.reason for s in skipped)
