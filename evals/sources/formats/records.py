@@ -62,25 +62,37 @@ def read_records(path: Path, skipped: list[Skipped]) -> Generator[Record]:
     file = str(path)
     with open(path, encoding="utf-8", errors="replace") as f:
         first_line, first = _first_value(f)
+        if first is _TOO_LONG:  # only JSONL has lines that long worth reading past
+            skipped.append(_too_long(file, first_line))
+            yield from _lines(f, _next_line(f), first_line + 1, file, skipped)
+            return
         if first is not _NOTHING:
-            rest = f.readline()
-            while rest and not rest.strip():
-                rest = f.readline()
+            rest = _next_line(f)
+            while isinstance(rest, str) and rest and not rest.strip():
+                rest = _next_line(f)
             if not rest:  # one value on one line: a JSON document
                 yield Record(first, Where(file, first_line))
                 return
             yield Record(first, Where(file, first_line))
             yield from _lines(f, rest, first_line + 1, file, skipped)
             return
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise TraceFormatError(
+            f"{path}: a JSON document of {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,} a "
+            "document may have (a JSONL file is read a line at a time, at any size)"
+        )
     text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
     try:
         yield Record(json.loads(text), Where(file, 1), text)
         return
+    except RecursionError:
+        raise TraceFormatError(f"{path}: line 1: JSON nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         error = exc
     if _looks_like_jsonl(text):
         with open(path, encoding="utf-8", errors="replace") as f:
-            yield from _lines(f, "", 1, file, skipped)
+            yield from _lines(f, _next_line(f), 1, file, skipped)
         return
     kept = salvage(text)
     if kept is None:
@@ -93,36 +105,68 @@ def read_records(path: Path, skipped: list[Skipped]) -> Generator[Record]:
 
 
 _NOTHING = object()
+_TOO_LONG = object()
+# A record longer than this could never replay (`ctxlab eval` refuses scenario files over
+# 32 MiB), and reading it whole would cost memory in proportion: it is skipped, read past in
+# chunks of a megabyte.
+MAX_LINE_CHARS = 32 * 1024 * 1024
+# A JSON document (not JSONL) is parsed whole, so its size bounds the memory an import takes.
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+
+
+def _next_line(f: Any) -> Any:
+    """The next line of `f` ("" at the end), or `_TOO_LONG` for a line over the cap, which
+    is read past without being held."""
+    line = f.readline(MAX_LINE_CHARS + 1)
+    if len(line) <= MAX_LINE_CHARS or line.endswith("\n"):
+        return line
+    while True:
+        chunk = f.readline(1 << 20)
+        if not chunk or chunk.endswith("\n"):
+            return _TOO_LONG
+
+
+def _too_long(file: str, number: int) -> Skipped:
+    return Skipped(Where(file, number), f"a line over {MAX_LINE_CHARS:,} characters: skipped")
 
 
 def _first_value(f: Any) -> tuple[int, Any]:
-    """The first non-blank line of `f` as a JSON value (or `_NOTHING`), and its number."""
+    """The first non-blank line of `f` as a JSON value (or `_NOTHING`, or `_TOO_LONG`), and
+    its number."""
     number = 0
-    for line in f:
+    while True:
+        line = _next_line(f)
         number += 1
+        if line is _TOO_LONG:
+            return number, _TOO_LONG
+        if not line:
+            return number, _NOTHING
         if line.strip():
             try:
                 return number, json.loads(line.lstrip("\ufeff"))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return number, _NOTHING
-    return number, _NOTHING
 
 
 def _lines(
-    f: Any, pending: str, number: int, file: str, skipped: list[Skipped]
+    f: Any, pending: Any, number: int, file: str, skipped: list[Skipped]
 ) -> Iterator[Record]:
     """Each line of `f` (after `pending`, line `number`) as a record; bad lines skipped."""
     line = pending
     while True:
-        if line.strip():
+        if line is _TOO_LONG:
+            skipped.append(_too_long(file, number))
+        elif not line:
+            return
+        elif line.strip():
             try:
                 yield Record(json.loads(line), Where(file, number))
+            except RecursionError:
+                skipped.append(Skipped(Where(file, number), "JSON nested too deeply to read"))
             except json.JSONDecodeError as exc:
                 reason = "cut off" if exc.pos >= len(line.rstrip()) else "not JSON"
                 skipped.append(Skipped(Where(file, number), f"{reason}: {exc.msg}"))
-        line = f.readline()
-        if not line:
-            return
+        line = _next_line(f)
         number += 1
 
 

@@ -307,3 +307,36 @@ def test_links_out_of_a_folder_are_named_not_followed(tmp_path: Path) -> None:
     assert sorted(Path(s.where.file).name for s in skipped) == ["dir-link", "file-link.json",
                                                                 "shadow"]  # fmt: skip
     assert all("not followed" in s.reason for s in skipped)
+
+
+def test_a_line_over_the_cap_is_skipped_by_number_and_the_rest_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evals.sources.formats import records
+
+    monkeypatch.setattr(records, "MAX_LINE_CHARS", 1000)
+    lines = (FIXTURES / "claude_code.jsonl").read_text(encoding="utf-8").splitlines()
+    huge = json.dumps({"type": "user", "pad": "x" * 50_000})
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join([huge, *lines[:1], huge, *lines[1:]]) + "\n", encoding="utf-8")
+    skipped: list[Skipped] = []
+    values = [r.value for r in records.read_records(path, skipped)]
+    assert len(values) == len([ln for ln in lines if ln.strip()])
+    assert [(s.where.line, "over 1,000 characters" in s.reason) for s in skipped] == [
+        (1, True), (3, True)
+    ]  # fmt: skip
+
+
+def test_json_nested_too_deeply_loses_its_line_not_the_file(tmp_path: Path) -> None:
+    from evals.sources.formats.records import read_records
+
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"a": 1}\n' + deep + '\n{"b": 2}\n', encoding="utf-8")
+    skipped: list[Skipped] = []
+    assert [r.value for r in read_records(path, skipped)] == [{"a": 1}, {"b": 2}]
+    assert [(s.where.line, s.reason) for s in skipped] == [(2, "JSON nested too deeply to read")]
+    alone = tmp_path / "deep.json"
+    alone.write_text(deep, encoding="utf-8")
+    with pytest.raises(TraceFormatError, match=r"deep\.json: line 1: JSON nested too deeply"):
+        list(read_records(alone, []))
