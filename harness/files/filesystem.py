@@ -55,6 +55,7 @@ from harness.files.storage import (
     replace_many,
     store_content,
     whole_content,
+    write_chunks,
 )
 from harness.store import Store, UnitOfWork, now
 
@@ -222,9 +223,13 @@ class FileSystem:
         """Create or overwrite a file; returns its normalised path."""
         path = normalize(path)
         self._check_file_path(path)
+        chunked = write_chunks(self.store, content)
         with self.store.unit() as uow:
             self._changing(uow, path, content)
-            store_content(uow.files, self.namespace(path), path, content, self.run_id, now())
+            store_content(
+                uow.files, self.namespace(path), path, content, self.run_id, now(),
+                chunked=chunked,
+            )  # fmt: skip
         return path
 
     def write_blob(self, path: str, text: str, *, new: bool = False) -> str:
@@ -245,11 +250,13 @@ class FileSystem:
                     return new_blob
         else:
             self._check_file_path(path)
+        chunked = write_chunks(self.store, text)
         with self.store.unit() as uow:
             self._changing(uow, path, text)
             blob_id = store_content(
-                uow.files, self.namespace(path), path, text, self.run_id, now(), blob=True, new=new
-            )
+                uow.files, self.namespace(path), path, text, self.run_id, now(), blob=True,
+                new=new, chunked=chunked,
+            )  # fmt: skip
         assert blob_id is not None  # text with blob=True is always chunked
         return blob_id
 

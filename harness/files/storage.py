@@ -30,6 +30,21 @@ CHUNK_CHARS = 1 << 18
 # store does not hold its connection).
 _MAX_FETCH_CHUNKS = 16
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# DuckDB holds a transaction's new rows in memory until it commits, and fails the commit (or,
+# past its memory_limit while checkpointing, the whole database) when they do not fit: a
+# content of more chunks than this is written this many chunks (at most 16 MB) a transaction.
+CHUNKS_PER_TRANSACTION = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Chunked:
+    """A large content's chunks, written ahead of its `files` row (`write_chunks`)."""
+
+    blob_id: str
+    size: int
+    is_text: bool
+    chars: int | None
+    lines: int | None
 
 
 def encode_text(text: str) -> bytes:
@@ -58,12 +73,23 @@ def store_content(
     *,
     blob: bool = False,
     new: bool = False,
+    chunked: Chunked | None = None,
 ) -> str | None:
     """Create or overwrite the file at `path`, inside the caller's unit of work; returns its
     blob id, None when it is stored inline. `blob=True` stores text in `file_chunks` however
     short it is, so that a message can name it (`Message.full_ref`). `new=True`: the caller
-    has just seen that there is no file at `path`, so none is looked for."""
+    has just seen that there is no file at `path`, so none is looked for. `chunked`: the
+    content's chunks are already written (`write_chunks`); only the row is."""
     exists, old_blob = (False, None) if new else files.blob_of(namespace, path)
+    if chunked is not None:
+        files.upsert(
+            namespace, path, inline=b"", is_text=chunked.is_text, size=chunked.size,
+            run_id=run_id, ts=ts, blob_id=chunked.blob_id, chars=chunked.chars,
+            lines=chunked.lines, exists=exists,
+        )  # fmt: skip
+        if old_blob is not None:
+            files.delete_chunks(old_blob)
+        return chunked.blob_id
     if isinstance(content, str):
         text: str | None = content
         inline = encode_text(content) if len(content) <= CHUNK_CHARS and not blob else None
@@ -89,6 +115,42 @@ def store_content(
     if old_blob is not None:
         files.delete_chunks(old_blob)
     return blob_id
+
+
+def write_chunks(store: Store, content: str | bytes) -> Chunked | None:
+    """Write `content`'s chunks CHUNKS_PER_TRANSACTION a transaction, ahead of its row (which
+    `store_content(..., chunked=...)` writes); None when it fits in one transaction, which
+    the row's own then holds. Chunks whose row is never written (the process died between)
+    name no file and no message: nothing reads them."""
+    if len(content) <= CHUNKS_PER_TRANSACTION * CHUNK_CHARS:
+        return None
+    blob_id = uuid.uuid4().hex
+    text = content if isinstance(content, str) else decode(content)
+    if text is not None:
+        pieces = _text_chunks(text)
+    else:
+        assert isinstance(content, bytes)  # text is None only for undecodable bytes
+        pieces = _binary_chunks(content)
+    size = newlines = 0
+    group: list[tuple[int, int, int, bytes]] = []
+    for piece in pieces:
+        group.append(piece)
+        size += len(piece[3])
+        newlines += piece[2]
+        if len(group) == CHUNKS_PER_TRANSACTION:
+            _insert_group(store, blob_id, group)
+            group = []
+    _insert_group(store, blob_id, group)
+    if text is None:
+        return Chunked(blob_id, size, False, None, None)
+    return Chunked(blob_id, size, True, len(text), newlines + (0 if text.endswith("\n") else 1))
+
+
+def _insert_group(store: Store, blob_id: str, group: list[tuple[int, int, int, bytes]]) -> None:
+    if group:
+        with store.unit() as uow:
+            for index, newlines_before, newlines, data in group:
+                uow.files.insert_chunk(blob_id, index, newlines_before, newlines, data)
 
 
 def delete_content(files: Files, keys: list[tuple[str, str]]) -> None:
@@ -181,9 +243,15 @@ def blob_rows(
 
 
 def _write_binary_chunks(files: Files, blob_id: str, data: bytes) -> int:
-    for index, start in enumerate(range(0, len(data), CHUNK_CHARS)):
-        files.insert_chunk(blob_id, index, 0, 0, data[start : start + CHUNK_CHARS])
+    for index, _, _, piece in _binary_chunks(data):
+        files.insert_chunk(blob_id, index, 0, 0, piece)
     return len(data)
+
+
+def _binary_chunks(data: bytes) -> Iterator[tuple[int, int, int, bytes]]:
+    """(index, 0, 0, bytes) of each chunk of binary `data`: no line index."""
+    for index, start in enumerate(range(0, len(data), CHUNK_CHARS)):
+        yield index, 0, 0, data[start : start + CHUNK_CHARS]
 
 
 @dataclass(slots=True)
@@ -330,6 +398,7 @@ def _after_newline(text: str, n: int) -> int:
 
 __all__ = [
     "CHUNK_CHARS",
+    "Chunked",
     "StoredFile",
     "blob_rows",
     "decode",
@@ -339,4 +408,5 @@ __all__ = [
     "replace_many",
     "store_content",
     "whole_content",
+    "write_chunks",
 ]
