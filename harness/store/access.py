@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from harness.errors import QueryError, StoreError
+from harness.store.pending_log import pending_steps, warn_pending, write_pending_log
 from harness.store.retry import is_lock_conflict, lock_retries
 
 try:
@@ -129,6 +130,12 @@ def sandboxed_query(
 
     refuse_writes(sql)
     con = _open_reader(path, wait, _sandbox_config(memory_limit))
+    if steps := pending_steps(con):  # a dead run's steps, only in its log: written first
+        con.close()
+        write_pending_log(path)
+        con = _open_reader(path, wait, _sandbox_config(memory_limit))
+        if steps := pending_steps(con):
+            warn_pending(path, steps)
     stop = threading.Event()
     gave_way: list[int] = []
     watcher = threading.Thread(target=_give_way, args=(path, con, stop, gave_way), daemon=True)
