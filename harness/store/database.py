@@ -27,6 +27,7 @@ from harness.errors import StoreError
 from harness.store.bulk import column_types
 from harness.store.retry import is_lock_conflict, lock_retries
 from harness.store.schema import default_path
+from harness.store.writer_turn import writer_turn
 
 if TYPE_CHECKING:
     import duckdb
@@ -80,8 +81,6 @@ class Database:
         except duckdb.IOException as exc:
             if not is_lock_conflict(exc):
                 raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-            from harness.store.access import writer_turn
-
             with writer_turn(self.path):
                 con = _connect_when_free(self.path, self.open_timeout)
         self._configure(con)
