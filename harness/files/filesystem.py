@@ -47,7 +47,6 @@ from harness.files.search import (
     scan,
 )
 from harness.files.storage import (
-    StoredFile,
     blob_rows,
     decode,
     delete_content,
@@ -57,6 +56,7 @@ from harness.files.storage import (
     whole_content,
     write_chunks,
 )
+from harness.files.stored_file import StoredFile
 from harness.store import Store, UnitOfWork, now
 
 ChangeHook = Callable[[UnitOfWork, str, bytes | None, bytes | None], None]
@@ -223,13 +223,10 @@ class FileSystem:
         """Create or overwrite a file; returns its normalised path."""
         path = normalize(path)
         self._check_file_path(path)
-        chunked = write_chunks(self.store, content)
+        chunked, ns = write_chunks(self.store, content), self.namespace(path)
         with self.store.unit() as uow:
             self._changing(uow, path, content)
-            store_content(
-                uow.files, self.namespace(path), path, content, self.run_id, now(),
-                chunked=chunked,
-            )  # fmt: skip
+            store_content(uow.files, ns, path, content, self.run_id, now(), chunked=chunked)
         return path
 
     def write_blob(self, path: str, text: str, *, new: bool = False) -> str:
@@ -250,13 +247,12 @@ class FileSystem:
                     return new_blob
         else:
             self._check_file_path(path)
-        chunked = write_chunks(self.store, text)
+        chunked, ns = write_chunks(self.store, text), self.namespace(path)
         with self.store.unit() as uow:
             self._changing(uow, path, text)
             blob_id = store_content(
-                uow.files, self.namespace(path), path, text, self.run_id, now(), blob=True,
-                new=new, chunked=chunked,
-            )  # fmt: skip
+                uow.files, ns, path, text, self.run_id, now(), blob=True, new=new, chunked=chunked
+            )
         assert blob_id is not None  # text with blob=True is always chunked
         return blob_id
 
