@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.config import RunConfig
+from harness.errors import ModelError
 from harness.files.filesystem import FileSystem
 from harness.files.mounts import MountedFileSystem
 from harness.messages import Message, ModelResponse, Usage
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from harness.models.base import Model
 
 T = TypeVar("T")
+# The most tokens of any kind one model call can report: far past any context window, far
+# below what a BIGINT column holds.
+MAX_CALL_TOKENS = 10**12
 
 # One line per middleware decision (what `events` records), for run logs such as Prefect's.
 events_log = logging.getLogger("harness.events")
@@ -209,6 +213,7 @@ class RunState:
         """Add a model call's usage and cost to the run's, and queue its `model_calls` row.
         `label` marks calls the loop did not make (`#summarize`) in the recorded model name."""
         usage = response.usage
+        _check_usage(usage, response.model_name or model.name)
         cost = model.profile.cost(usage)
         self.usage = self.usage + replace(usage, requests=1, cost_usd=cost)
         self._batch.add(
@@ -248,3 +253,19 @@ def _no_step_reason(steps: object, hook: str) -> str:
     """Why an event has no step id: the runner's own words when it has them."""
     explain = getattr(steps, "no_step_reason", None)
     return str(explain(hook)) if callable(explain) else f"{hook} ran outside any step"
+
+
+def _check_usage(usage: Usage, model: str) -> None:
+    """`ModelError` naming a token figure no call can have: the run fails on it, instead of
+    DuckDB refusing the step's rows later (2^63 overflows BIGINT) while the run goes on."""
+    for name in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
+        value = getattr(usage, name)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= MAX_CALL_TOKENS
+        ):
+            raise ModelError(
+                f"{model} reported {name}={value!r} for one call; a usage figure must be a "
+                f"whole number from 0 to {MAX_CALL_TOKENS:,}"
+            )

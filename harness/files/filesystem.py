@@ -47,7 +47,6 @@ from harness.files.search import (
     scan,
 )
 from harness.files.storage import (
-    StoredFile,
     blob_rows,
     decode,
     delete_content,
@@ -55,7 +54,9 @@ from harness.files.storage import (
     replace_many,
     store_content,
     whole_content,
+    write_chunks,
 )
+from harness.files.stored_file import StoredFile
 from harness.store import Store, UnitOfWork, now
 
 ChangeHook = Callable[[UnitOfWork, str, bytes | None, bytes | None], None]
@@ -222,9 +223,10 @@ class FileSystem:
         """Create or overwrite a file; returns its normalised path."""
         path = normalize(path)
         self._check_file_path(path)
+        chunked, ns = write_chunks(self.store, content), self.namespace(path)
         with self.store.unit() as uow:
             self._changing(uow, path, content)
-            store_content(uow.files, self.namespace(path), path, content, self.run_id, now())
+            store_content(uow.files, ns, path, content, self.run_id, now(), chunked=chunked)
         return path
 
     def write_blob(self, path: str, text: str, *, new: bool = False) -> str:
@@ -245,10 +247,11 @@ class FileSystem:
                     return new_blob
         else:
             self._check_file_path(path)
+        chunked, ns = write_chunks(self.store, text), self.namespace(path)
         with self.store.unit() as uow:
             self._changing(uow, path, text)
             blob_id = store_content(
-                uow.files, self.namespace(path), path, text, self.run_id, now(), blob=True, new=new
+                uow.files, ns, path, text, self.run_id, now(), blob=True, new=new, chunked=chunked
             )
         assert blob_id is not None  # text with blob=True is always chunked
         return blob_id

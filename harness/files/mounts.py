@@ -17,7 +17,8 @@ from typing import Any, Protocol
 from harness.files.disk import DiskEntry, DiskFolder
 from harness.files.filesystem import FileSystem
 from harness.files.paths import DURABLE_RULES, FileError, durable_prefix, normalize
-from harness.files.storage import StoredFile, decode, delete_content, encode_text, store_content
+from harness.files.storage import decode, delete_content, encode_text, store_content
+from harness.files.stored_file import StoredFile
 from harness.store import Store, now
 
 

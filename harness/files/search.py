@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError
 from harness.files.paths import MAX_PATH, FileError, dir_prefix, quoted
-from harness.files.storage import StoredFile
+from harness.files.stored_file import StoredFile
 
 if TYPE_CHECKING:
     import regex  # loaded by the first search that needs it (~3 MB and 35 ms)

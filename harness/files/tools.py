@@ -14,7 +14,7 @@ from typing import Literal
 
 from harness.files.paths import FileError, normalize, split_lines
 from harness.files.search import LONG_LINE, SEARCH_SECONDS, GrepMatch, SearchStopped, Unit
-from harness.files.storage import StoredFile
+from harness.files.stored_file import StoredFile
 from harness.tools import Tool, ToolContext, tool
 
 DEFAULT_OUTPUT_CHAR_LIMIT = 80_000

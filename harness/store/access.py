@@ -17,23 +17,16 @@ the configuration locked, and only reading statements are run.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from harness.errors import QueryError, StoreError
+from harness.store.pending_log import pending_steps, warn_pending, write_pending_log
 from harness.store.retry import is_lock_conflict, lock_retries
+from harness.store.writer_turn import waiting_writer
 
-try:
-    import fcntl
-except ImportError:  # not POSIX: readers and writers fall back to DuckDB's lock retries
-    fcntl = None  # type: ignore[assignment]
-
-TURN_SUFFIX = ".writers"
 # How long a reader's query may keep running once a writer waits for the file: well inside
 # the 30 s a writer retries before giving up.
 GIVE_WAY_S = 1.0
@@ -54,48 +47,6 @@ def _sandbox_config(memory_limit: str) -> dict[str, Any]:
         "threads": 1,
         "lock_configuration": True,  # nothing above can be SET back
     }
-
-
-@contextmanager
-def writer_turn(path: str) -> Iterator[None]:
-    """Held by a writer while it retries opening `path`: readers wait, and stop queries that
-    would keep it out. A shared lock: writers never wait for each other here (only DuckDB
-    orders them). The pid of the last writer to come is written into the file for readers'
-    messages."""
-    if fcntl is None or path == ":memory:":
-        yield
-        return
-    try:
-        fd = os.open(path + TURN_SUFFIX, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        raise StoreError(f"cannot open store {path}: {path + TURN_SUFFIX}: {exc}") from exc
-    try:
-        # Blocks only while a reader checks for writers (an instant: see waiting_writer).
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        os.pwrite(fd, str(os.getpid()).encode().ljust(12), 0)
-        yield
-    finally:
-        os.close(fd)  # releases the flock
-
-
-def waiting_writer(path: str) -> int | None:
-    """The pid of a writer waiting to open `path` (0 if it is not known), or None."""
-    if fcntl is None:
-        return None
-    try:
-        fd = os.open(path + TURN_SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None  # no writer has had to wait for this file yet
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = os.pread(fd, 12, 0).decode(errors="replace").strip()
-            return int(text) if text.isdigit() else 0
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
 
 
 def refuse_writes(sql: str) -> None:
@@ -129,6 +80,12 @@ def sandboxed_query(
 
     refuse_writes(sql)
     con = _open_reader(path, wait, _sandbox_config(memory_limit))
+    if steps := pending_steps(con):  # a dead run's steps, only in its log: written first
+        con.close()
+        write_pending_log(path)
+        con = _open_reader(path, wait, _sandbox_config(memory_limit))
+        if steps := pending_steps(con):
+            warn_pending(path, steps)
     stop = threading.Event()
     gave_way: list[int] = []
     watcher = threading.Thread(target=_give_way, args=(path, con, stop, gave_way), daemon=True)

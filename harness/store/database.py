@@ -27,6 +27,7 @@ from harness.errors import StoreError
 from harness.store.bulk import column_types
 from harness.store.retry import is_lock_conflict, lock_retries
 from harness.store.schema import default_path
+from harness.store.writer_turn import writer_turn
 
 if TYPE_CHECKING:
     import duckdb
@@ -50,8 +51,12 @@ class Database:
         hold: bool,
         memory_limit: str | None,
         threads: int,
+        open_timeout: float = OPEN_TIMEOUT_S,
     ) -> None:
+        """`open_timeout`: how long an open waits for another process to let go of the file
+        (0: one attempt)."""
         self.path = str(path) if path is not None else default_path()
+        self.open_timeout = open_timeout
         self.hold = hold or self.path == ":memory:"
         self.memory_limit = memory_limit or (None if self.path == ":memory:" else FILE_MEMORY_LIMIT)
         self.threads = threads
@@ -76,10 +81,8 @@ class Database:
         except duckdb.IOException as exc:
             if not is_lock_conflict(exc):
                 raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-            from harness.store.access import writer_turn
-
             with writer_turn(self.path):
-                con = _connect_when_free(self.path)
+                con = _connect_when_free(self.path, self.open_timeout)
         self._configure(con)
         return con
 
@@ -183,11 +186,11 @@ class Database:
         return types
 
 
-def _connect_when_free(path: str) -> duckdb.DuckDBPyConnection:
+def _connect_when_free(path: str, timeout: float) -> duckdb.DuckDBPyConnection:
     import duckdb
 
     error: duckdb.IOException | None = None
-    for _ in lock_retries(OPEN_TIMEOUT_S):
+    for _ in lock_retries(timeout):
         try:
             return duckdb.connect(path)
         except duckdb.IOException as exc:

@@ -120,11 +120,12 @@ class Files:
         return {r["path"] for r in rows}
 
     def blob_bytes(self, blob_id: str) -> bytes:
-        """A chunked file's whole content, its chunks joined."""
-        rows = self._sql.query(
-            "SELECT content FROM file_chunks WHERE blob_id = ? ORDER BY chunk", [blob_id]
-        )
-        return b"".join(bytes(r["content"]) for r in rows)
+        """A chunked file's whole content, its chunks joined; read 16 chunks a query, so
+        that DuckDB never holds the whole of a large one."""
+        pieces: list[bytes] = []
+        while rows := self.blob_chunks(blob_id, len(pieces), len(pieces) + 16):
+            pieces.extend(bytes(r["content"]) for r in rows)
+        return b"".join(pieces)
 
     def blob_chunks(self, blob_id: str | None, start: int, stop: int) -> list[dict[str, Any]]:
         """`chunk` and `content` of chunks `start` to `stop` (excluded) of a blob, in order."""

@@ -14,6 +14,9 @@ from harness.store.rows import row_to_message
 if TYPE_CHECKING:
     from harness.store.sql import Sql
 
+# Chunks of an offloaded original read a query (each at most 1 MB of UTF-8).
+READ_CHUNKS = 16
+
 
 class Messages:
     """Transcripts and windows."""
@@ -53,15 +56,23 @@ class Messages:
 
     def full_texts(self, refs: Sequence[str]) -> dict[str, str]:
         """The offloaded originals messages name (`Message.full_ref`), by ref: each is a blob
-        of `file_chunks`, kept while a message names it even once its file is gone."""
-        if not refs:
-            return {}
-        rows = self._sql.query(
-            "SELECT blob_id, string_agg(decode(content), '' ORDER BY chunk) AS text "
-            "FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id) GROUP BY blob_id",
-            [sorted(set(refs))],
-        )
-        return {r["blob_id"]: r["text"] for r in rows}
+        of `file_chunks`, kept while a message names it even once its file is gone. Read
+        READ_CHUNKS chunks a query, so that DuckDB never holds a whole original at once (a
+        string_agg of a 160 MB one fails its 256 MB memory_limit)."""
+        texts: dict[str, str] = {}
+        for ref in sorted(set(refs)):
+            pieces: list[str] = []
+            start = 0
+            while rows := self._sql.query(
+                "SELECT content FROM file_chunks WHERE blob_id = ? AND chunk >= ? AND chunk < ? "
+                "ORDER BY chunk",
+                [ref, start, start + READ_CHUNKS],
+            ):
+                pieces.extend(bytes(r["content"]).decode("utf-8") for r in rows)
+                start += READ_CHUNKS
+            if start:
+                texts[ref] = "".join(pieces)
+        return texts
 
     def full_text(self, message: Message) -> str:
         """The whole text of `message`: its offloaded original if it has one, else its
@@ -113,20 +124,29 @@ class Messages:
 
     def thread_messages(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread's messages as rows, in order, without the synthetic ones compaction
-        added (summaries, placeholders): `text` is the whole content, before any offloading;
-        `tool_calls` the stored JSON."""
-        if self._names_full_refs:
-            return self._sql.query(
-                "SELECT run_id, seq, message_id, role, text, tool_calls, tool_call_id, name "
-                "FROM message_texts WHERE thread_id = ? AND kind = 'message' ORDER BY seq",
+        added (summaries, placeholders): `text` is the whole content, before any offloading
+        (what the view `message_texts` gives, an original read chunk by chunk); `tool_calls`
+        the stored JSON."""
+        if not self._names_full_refs:
+            return self._sql.query(  # a store from before schema v5, read without migrating it
+                "SELECT run_id, seq, message_id, role, coalesce(full_content, content) AS text, "
+                "tool_calls, tool_call_id, name FROM messages WHERE thread_id = ? "
+                "AND kind = 'message' ORDER BY seq",
                 [thread_id],
             )
-        return self._sql.query(  # a store from before schema v5, read without migrating it
+        rows = self._sql.query(
             "SELECT run_id, seq, message_id, role, coalesce(full_content, content) AS text, "
+            "full_content IS NULL AND full_ref IS NOT NULL AS offloaded, full_ref, "
             "tool_calls, tool_call_id, name FROM messages WHERE thread_id = ? "
             "AND kind = 'message' ORDER BY seq",
             [thread_id],
         )
+        texts = self.full_texts([r["full_ref"] for r in rows if r["offloaded"]])
+        for row in rows:
+            ref, offloaded = row.pop("full_ref"), row.pop("offloaded")
+            if offloaded and ref in texts:
+                row["text"] = texts[ref]
+        return rows
 
     def committed_steps(self, run_id: str) -> tuple[int, int]:
         """(the last step, the number of messages) the store holds of a run."""

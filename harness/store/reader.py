@@ -12,6 +12,7 @@ from harness.store.events import Events
 from harness.store.files import Files
 from harness.store.memory import Memory
 from harness.store.messages import Messages
+from harness.store.pending_log import pending_steps, warn_pending, write_pending_log
 from harness.store.runs import Runs
 from harness.store.schema import FULL_REF_VERSION
 from harness.store.sql import OnConnection
@@ -25,8 +26,11 @@ if TYPE_CHECKING:
 class Reader:
     """The named reads of a store file, without migrating or writing it."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, pending_steps: int = 0) -> None:
+        """`pending_steps`: steps the store holds only in its `write_log` (see
+        `harness.store.pending_log`), which these reads leave out."""
         self.con = con
+        self.pending_steps = pending_steps
         self._sql = OnConnection(con)
         self.runs = Runs(self._sql)
         self.usage = ModelCalls(self._sql)
@@ -60,5 +64,16 @@ class Reader:
 
 
 def read_store(path: str | os.PathLike[str], *, timeout: float = 30.0) -> Reader:
-    """A `Reader` of an existing store (see `read_only`); close it when done."""
-    return Reader(read_only(path, timeout=timeout))
+    """A `Reader` of an existing store (see `read_only`); close it when done. Steps a dead
+    process left only in its `write_log` are written first when the file can be opened for
+    writing, else a `PendingLogWarning` says how many the reads leave out."""
+    con = read_only(path, timeout=timeout)
+    steps = pending_steps(con)
+    if steps:
+        con.close()
+        write_pending_log(path)
+        con = read_only(path, timeout=timeout)
+        steps = pending_steps(con)
+        if steps:
+            warn_pending(path, steps)
+    return Reader(con, pending_steps=steps)

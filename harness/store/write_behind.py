@@ -143,17 +143,20 @@ class WriteBehind:
             self.deferred.append(statement)
 
     def _run_deferred(self, con: duckdb.DuckDBPyConnection) -> None:
-        if not self.deferred:
+        """The deferred statements, after their rows were written batch by batch; dropped
+        first, so that one the database refuses is not tried at every flush."""
+        statements, self.deferred = self.deferred, []
+        if not statements:
             return
-        con.execute("BEGIN")
-        try:
-            for statement in self.deferred:
-                statement(con)
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
-        self.deferred = []
+        with _as_store_error("a run's end could not be recorded"):
+            con.execute("BEGIN")
+            try:
+                for statement in statements:
+                    statement(con)
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
 
     def take_dropped(self) -> StoreError | None:
         """The `StoreError` of rows a flush dropped where a read or another write set it

@@ -18,7 +18,8 @@ from evals.scoring.storage import open_store
 from flows.cli import main
 from harness.errors import QueryError, StoreError
 from harness.store import Store
-from harness.store.access import sandboxed_query, waiting_writer
+from harness.store.access import sandboxed_query
+from harness.store.writer_turn import waiting_writer
 
 pytestmark = pytest.mark.usefixtures("cli_env")
 ROOT = Path(__file__).resolve().parents[2]
