@@ -35,6 +35,7 @@ from evals.runner import parse_grid as parse_grid  # `--grid`, shared with `eval
 from evals.stability import Stability, stability
 from evals.stats import DEFAULT_SEEDS
 from evals.storage import save_or_dump
+from flows.interrupted import remember_flow_run
 from harness.store import default_path
 
 RUNNERS = ("thread", "process", "dask")
@@ -166,7 +167,7 @@ def task_runner(kind: str, *, workers: int | None = None, address: str | None = 
     raise ValueError(f"unknown runner {kind!r}; expected one of {', '.join(RUNNERS)}")
 
 
-@flow(name="eval-sweep", persist_result=False)
+@flow(name="eval-sweep", persist_result=False, on_running=[remember_flow_run])
 async def eval_sweep(
     scenario: str,
     strategies: list[str] | None = None,

@@ -35,6 +35,7 @@ from harness.errors import StoreError
 from harness.store.bulk import column_types, insert_rows
 from harness.store.pending import PendingRows, Rows, decode_rows, encode_rows
 from harness.store.schema import WRITE_LOG_VERSION, default_path, migrate, now
+from harness.store.writes import end_recovered_runs
 
 if TYPE_CHECKING:
     import duckdb
@@ -553,6 +554,7 @@ class Connection:
                     raise
                 with contextlib.suppress(StoreError):  # named in the log; the store opens
                     self._one_by_one(con, batches, exc)
+            end_recovered_runs(con, merged.rows)
 
     @property
     def schema_version(self) -> int:
