@@ -19,13 +19,11 @@ from typing import Any
 
 from prefect import flow
 from prefect.artifacts import acreate_markdown_artifact
-from prefect.client.orchestration import get_client
-from prefect.exceptions import ObjectNotFound
 from prefect.runtime import flow_run as current_flow_run
-from prefect.states import Crashed
 
 from flows.agents import AgentOptions, get_agent, resolve_params
 from flows.events import emit_run_events
+from flows.interrupted import mark_crashed, remember_flow_run
 from flows.journal import ensure_tables
 from flows.labels import name_flow_run, slug, tag_flow_run
 from flows.report import render_markdown, run_report
@@ -52,7 +50,12 @@ def session_name(agent: str, params: dict[str, Any], thread: str) -> str:
     return f"{agent}{f' week {week}' if week not in (None, 'auto') else ''} on {thread}"
 
 
-@flow(name="agent-run", flow_run_name=_flow_run_name, persist_result=False)
+@flow(
+    name="agent-run",
+    flow_run_name=_flow_run_name,
+    persist_result=False,
+    on_running=[remember_flow_run],
+)
 async def agent_run(
     agent: str = "competitive-analysis",
     inputs: list[str] | None = None,
@@ -107,7 +110,7 @@ async def agent_run(
     async def started(run_id: str, attempt: int, previous: str | None) -> None:
         started_runs.append(run_id)
         if previous and previous != flow_run_id:
-            await _mark_crashed(previous, f"its process died; resumed by flow run {flow_run_id}")
+            await mark_crashed(previous, f"its process died; resumed by flow run {flow_run_id}")
         await tag_flow_run("run", f"agent:{slug(session.agent)}", f"session:{session.session_id}",
                             f"run:{run_id}")  # fmt: skip
 
@@ -192,17 +195,6 @@ def artifact_key(agent: str, run_id: str) -> str:
 
 def _by_kind(runner: PrefectStepRunner) -> str:
     return ", ".join(f"{name}: {n}" for name, n in sorted(runner.counts.items()))
-
-
-async def _mark_crashed(flow_run_id: str, message: str) -> None:
-    """A killed process leaves its flow run Running forever; say what became of it."""
-    async with get_client() as client:
-        try:
-            run = await client.read_flow_run(flow_run_id)
-        except ObjectNotFound:
-            return  # recorded on another Prefect server
-        if run.state is not None and not run.state.is_final():
-            await client.set_flow_run_state(flow_run_id, Crashed(message=message), force=True)
 
 
 def latest_unfinished(db: str | None = None) -> str | None:

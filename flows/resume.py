@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from flows.agents import AgentOptions, AgentSpec, build_agent
 from flows.journal import TABLES, Journal, JournaledRunner, ensure_tables
+from flows.session_lock import exclusive_session, shares_durable_state
 from harness.files.paths import safe_segment
 from harness.messages import Usage, new_id
 from harness.middleware.base import Middleware
-from harness.steps import StepRunner
+from harness.steps import InlineRunner, StepRunner
 from harness.store import Store, now, storable_json
 
 if TYPE_CHECKING:
@@ -197,7 +198,28 @@ async def run_session(
     on_done: Callable[[Turn], Awaitable[None]] | None = None,
 ) -> list[Turn]:
     """Run the session's inputs from `first_turn` on, each continuing its run if an earlier
-    attempt started it. `runner()` makes the step runner of a turn; the journal wraps it."""
+    attempt started it. `runner()` makes the step runner of a turn; the journal wraps it.
+    `SessionBusy` if another session whose agent shares memory or skills runs on the store."""
+    options = AgentOptions(store=store, step_runner=InlineRunner(), model=session.model,
+                           strategy=session.strategy, params=session.params)  # fmt: skip
+    if not shares_durable_state(spec.build(options)):
+        return await _run_turns(store, spec, session, first_turn, runner, flow_run_id,
+                                on_start, on_done)  # fmt: skip
+    with exclusive_session(store.path, session.session_id, session.agent):
+        return await _run_turns(store, spec, session, first_turn, runner, flow_run_id,
+                                on_start, on_done)  # fmt: skip
+
+
+async def _run_turns(
+    store: Store,
+    spec: AgentSpec,
+    session: Session,
+    first_turn: int,
+    runner: Callable[[], StepRunner],
+    flow_run_id: str | None,
+    on_start: OnStart | None,
+    on_done: Callable[[Turn], Awaitable[None]] | None,
+) -> list[Turn]:
     record_session(store, session, first_turn)
     # A run killed between its last commit and dropping its journal left it behind; it is
     # never replayed (finished runs are skipped), only clutter.

@@ -35,6 +35,7 @@ from evals.run.arms import arm_params
 from evals.run.cell import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
 from evals.scoring.results import CACHE_PRICE_SHARES
 from evals.scoring.storage import save_or_dump
+from flows.interrupted import remember_flow_run
 from flows.labels import slug, tag_flow_run
 from harness.store import default_path
 
@@ -167,7 +168,12 @@ def task_runner(kind: str, *, workers: int | None = None, address: str | None = 
     raise ValueError(f"unknown runner {kind!r}; expected one of {', '.join(RUNNERS)}")
 
 
-@flow(name="eval-sweep", flow_run_name="sweep {scenario} ({scale})", persist_result=False)
+@flow(
+    name="eval-sweep",
+    flow_run_name="sweep {scenario} ({scale})",
+    persist_result=False,
+    on_running=[remember_flow_run],
+)
 async def eval_sweep(
     scenario: str,
     strategies: list[str] | None = None,

@@ -193,8 +193,8 @@ def _finish_interrupted(state: RunState, exc: BaseException) -> None:
         usage, _ = state.store.usage.of_run(state.run_id)
         state.store.finish_run(
             state.run_id, status="interrupted", steps=steps, usage=usage,
-            error=f"{type(exc).__name__}: interrupted during step {state.step + 1}; what that "
-            "step did was not stored",
+            error=f"{type(exc).__name__}: interrupted after {state.step} model calls; what "
+            "the run did since its last commit was not stored",
         )  # fmt: skip
     except Exception as store_exc:
         exc.add_note(

@@ -41,14 +41,16 @@ def run_flow(call: Coroutine[Any, Any, dict[str, Any]], info: ServerInfo | None)
     """Run a flow call to completion, reporting to `info`'s server (or ephemerally)."""
     import asyncio
 
+    from flows.interrupted import ended_by_interrupt
     from flows.server import using_server
 
     if info is None:
         from flows.watchdog import guard_children
 
         guard_children()  # a SIGKILL of this process must not leave Prefect's temporary server
-        return asyncio.run(call)
-    with using_server(info):
+        with ended_by_interrupt():
+            return asyncio.run(call)
+    with using_server(info), ended_by_interrupt():
         return asyncio.run(call)
 
 

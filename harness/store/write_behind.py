@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from harness.errors import StoreError
 from harness.store.bulk import insert_rows
 from harness.store.pending import PendingRows, Rows, decode_rows, encode_rows
+from harness.store.recovered import end_recovered_runs
 from harness.store.schema import now
 
 if TYPE_CHECKING:
@@ -270,8 +271,10 @@ class WriteBehind:
             except BaseException as exc:
                 if not _is_store_error(exc):
                     raise
-                if not is_io_error(exc):  # named in the log; the store opens
-                    self._one_by_one(con, batches, exc)
+                if is_io_error(exc):
+                    return  # all still logged, for the next open
+                self._one_by_one(con, batches, exc)  # named in the log; the store opens
+            end_recovered_runs(con, merged.rows)
 
 
 def _bytes_in(rows: Rows) -> int:

@@ -60,7 +60,7 @@ def _respond(messages: Sequence[Message], params: RequestParams) -> object:
     return "All findings recorded."
 
 
-def build_recorder(options: AgentOptions) -> Agent:
+def build_recorder(options: AgentOptions, *, memory: bool = True) -> Agent:
     """Tool results of ~400 tokens are offloaded (limit 100), so `offload` steps act."""
     strategy = options.strategy or "offload"
     limit = {"offload.tool_token_limit": 100} if strategy in ("offload", "full") else {}
@@ -73,6 +73,7 @@ def build_recorder(options: AgentOptions) -> Agent:
         name="recorder",
         strategy=strategy,
         strategy_params={**limit, **options.params},
+        **({} if memory else {"memory": ()}),
     )
 
 
@@ -81,6 +82,12 @@ recorder = AgentSpec(
     description="Records six findings, two tool calls per model call.",
     build=build_recorder,
     session=lambda _options: ("Record the findings.",),
+)
+
+
+# Without memory (and skills): sessions of it share nothing durable, so several run at once.
+notetaker = dataclasses.replace(
+    recorder, name="notetaker", build=lambda options: build_recorder(options, memory=False)
 )
 
 

@@ -167,6 +167,11 @@ def test_steps_a_killed_process_logged_are_written_by_the_next_store(tmp_path: P
         assert roles == ["user"] + ["assistant", "tool"] * 5
         assert store.scalar("SELECT count(*) FROM write_log") == 0
         assert store.scalar("SELECT count(*) FROM model_calls") == 5
+        # Its run does not stay `running` with no steps: its process is gone.
+        (run,) = store.runs.all()
+        assert (run["status"], run["steps"]) == ("interrupted", 5)
+        assert run["input_tokens"] == store.usage.of_run(run["run_id"])[0].input_tokens > 0
+        assert "died" in run["error"] and run["ended_at"] is not None
 
 
 def test_a_process_that_exits_without_closing_its_store_leaves_it_written(tmp_path: Path) -> None:
