@@ -56,7 +56,7 @@ async def hang() -> str:
     return "too late"
 
 
-@server.tool()
+@server.tool(structured_output=False)  # the text once, not twice
 def huge(megabytes: int) -> str:
     """Answer with `megabytes` MB of text."""
     return "x" * (megabytes * 1024 * 1024)

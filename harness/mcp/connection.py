@@ -74,6 +74,7 @@ class Connection:
         self._transport: Any = None
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
+        self._retiring: set[asyncio.Task[None]] = set()  # sessions still shutting down
         self._stale = False
         _OPEN.add(self)
 
@@ -110,7 +111,7 @@ class Connection:
 
     def close(self) -> None:
         """Close the session (and stop a stdio server); safe to call twice."""
-        if self._holder is None or _LOOP is None:
+        if (self._holder is None and not self._retiring) or _LOOP is None:
             return
         future = _LOOP.submit(self._close())
         try:
@@ -145,7 +146,7 @@ class Connection:
         if self._client is not None and not self._stale and not dead:
             return self._client
         if self._holder is not None:
-            await self._close()
+            self._retire()
             self.reopened += 1
         loop = asyncio.get_running_loop()
         opened: asyncio.Future[Client] = loop.create_future()
@@ -180,15 +181,23 @@ class Connection:
         self._transport = None
         return _http_streams(server)
 
-    async def _close(self) -> None:
+    def _retire(self) -> None:
+        """Let the current session end in the background: a hung stdio server takes seconds
+        to stop, which the call that reopens it must not wait for."""
         holder, stop = self._holder, self._stop
         self._client, self._holder, self._stop = None, None, None
-        if holder is None or stop is None:
+        if holder is not None and stop is not None:
+            stop.set()
+            self._retiring.add(holder)
+            holder.add_done_callback(self._retiring.discard)
+
+    async def _close(self) -> None:
+        self._retire()
+        ending = list(self._retiring)
+        if not ending:
             return
-        stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(holder), _CLOSE_TIMEOUT_S)
-        except (TimeoutError, Exception):
+        _done, late = await asyncio.wait(ending, timeout=_CLOSE_TIMEOUT_S)
+        for holder in late:
             holder.cancel()
 
     def _said(self) -> str:

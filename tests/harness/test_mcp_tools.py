@@ -30,7 +30,7 @@ def _tool_texts(result: Any) -> list[str]:
 
 def _mcp_events(store: Store) -> list[tuple[str, dict[str, Any]]]:
     rows = store.query(
-        "SELECT action, detail FROM events WHERE middleware = 'mcp' ORDER BY step, created_at"
+        "SELECT action, detail FROM events WHERE middleware = 'mcp' ORDER BY created_at, step"
     )
     return [(r["action"], json.loads(r["detail"])) for r in rows]
 
@@ -75,15 +75,23 @@ def test_a_misbehaving_server_is_an_error_for_the_model_and_an_event(
             reply("", call("huge", megabytes=100)),
             reply("", call("garble")),
             reply("", call("die")),
-            reply("", call("hang")),
             reply("", call("add", a=1, b=2)),
+            "done",
+            reply("", call("hang")),
+            "gave up",
+            reply("", call("add", a=2, b=2)),
             "done",
         ]
     )
     store = Store(":memory:")
-    with _agent(model, mcp_stdio, store, tool_timeout_s=3) as agent:
+    # A limit no busy machine reaches for 100 MB, a short one for the server that hangs.
+    with _agent(model, mcp_stdio, store, tool_timeout_s=120) as agent:
         result = agent.run_sync("go")
-    failed, bad_args, huge, garbled, died, hung, added = _tool_texts(result)
+        agent.tool_timeout_s = 2
+        hang_result = agent.run_sync("again")
+        agent.tool_timeout_s = 120  # starting the server again may take a while here
+        last_result = agent.run_sync("once more")
+    failed, bad_args, huge, garbled, died, added = _tool_texts(result)
     assert failed == (
         "Error: MCP tool 'fail' reported an error: Error executing tool fail: quota exceeded"
     )
@@ -91,15 +99,17 @@ def test_a_misbehaving_server_is_an_error_for_the_model_and_an_event(
     assert "over the 8,388,608-byte limit" in huge
     assert "malformed JSON-RPC" in garbled
     assert "exited with code 3; its stderr ends: dying on purpose" in died
-    assert "did not finish within its time limit of 3 s" in hung
     assert added == "3"  # the server was started again
+    (hung,) = _tool_texts(hang_result)
+    assert "did not finish within its time limit of 2 s" in hung
+    assert _tool_texts(last_result) == ["4"]
     events = _mcp_events(store)
     assert [a for a, _ in events if a != "reopened"] == [
         "call_failed", "call_failed", "call_failed", "no_answer",
     ]  # fmt: skip
     assert {d["tool"] for a, d in events if a == "call_failed"} == {"huge", "garble", "die"}
     assert [d["times"] for a, d in events if a == "reopened"] == [1, 2, 3, 4]
-    assert result.status == "completed"
+    assert result.status == hang_result.status == last_result.status == "completed"
 
 
 def test_a_server_that_cannot_start_is_named_with_what_it_said(mcp_stdio: StdioServer) -> None:
@@ -132,15 +142,20 @@ def test_an_http_server_that_floods_or_hangs_is_an_error_and_an_event(
     model = ScriptedModel(
         [
             reply("", call("huge", megabytes=20)),
+            "too much",
             reply("", call("hang")),
+            "gave up",
             reply("", call("add", a=1, b=2)),
             "done",
         ]
     )
     store = Store(":memory:")
-    with _agent(model, mcp_http, store, tool_timeout_s=2) as agent:
-        result = agent.run_sync("go")
-    huge, hung, added = _tool_texts(result)
+    texts = []
+    with _agent(model, mcp_http, store) as agent:
+        for limit in (120, 2, 120):  # only the hang is meant to reach its limit
+            agent.tool_timeout_s = limit
+            texts += _tool_texts(agent.run_sync("go"))
+    huge, hung, added = texts
     # Answered as one JSON body (not SSE): read, then refused by its size.
     assert "returned 20,971,520 bytes, over the 8,388,608-byte limit" in huge
     assert "did not finish within its time limit of 2 s" in hung
