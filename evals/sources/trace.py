@@ -78,11 +78,18 @@ class TraceMessage:
 @dataclass
 class Compaction:
     """The original harness compacted its context here: before message `index` of
-    `Trace.messages`, with this summary (empty when the format does not keep it)."""
+    `Trace.messages`, with this summary (empty when the format does not keep it). After it
+    the model saw the system prompt, the summary, the `kept` messages just before `index`
+    verbatim, then what follows. Tokens before and after, and what started it (`auto`,
+    `manual`), where the format records them."""
 
     index: int
     summary: str = ""
     where: Where | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    kept: int = 0
+    trigger: str | None = None
 
 
 @dataclass

@@ -36,6 +36,8 @@ FORMATS: tuple[str, ...] = (
     "claude-code",
     "mini-swe-agent",
     "otel-genai",
+    "langchain",
+    "langsmith",
 )
 
 HEAD_BYTES = 64 * 1024
@@ -60,6 +62,16 @@ def _signed(sign: re.Pattern[str], text: str) -> bool:
 # In order: a Claude Code event holds Anthropic blocks, a Responses item may hold a role.
 _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("otel-genai", (_key("resourceSpans"), _key("scopeSpans"))),
+    # A LangSmith run's inputs hold LangChain messages, which may hold Anthropic blocks.
+    ("langsmith", (re.compile(r'"run_type"\s*:\s*"(llm|chain|tool|retriever|prompt|parser)"'),)),
+    (
+        "langchain",
+        (
+            re.compile(r'"lc"\s*:\s*1\s*,\s*"type"\s*:\s*"constructor"'),
+            re.compile(r'"type"\s*:\s*"(human|ai|tool)"\s*,\s*"data"\s*:'),
+            re.compile(r'"type"\s*:\s*"(human|ai)"\s*,\s*"content"\s*:'),
+        ),
+    ),
     (
         "mini-swe-agent",
         (re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent'), _key("mini_version")),
