@@ -56,6 +56,21 @@ class TraceUsage:
     cost_usd: float | None = None
 
 
+# Formats whose `input_tokens` leave out the cached part of the prompt (Anthropic's usage).
+CACHE_APART = frozenset({"anthropic", "claude-code"})
+
+
+def prompt_tokens(usage: TraceUsage | None, format: str) -> int | None:
+    """The whole prompt a call sent, cached part included, in `format`'s spelling of usage."""
+    if usage is None or usage.input_tokens is None:
+        return None
+    if format in CACHE_APART:
+        return (
+            usage.input_tokens + (usage.cache_read_tokens or 0) + (usage.cache_creation_tokens or 0)
+        )
+    return usage.input_tokens
+
+
 @dataclass
 class TraceMessage:
     """One message of the conversation, in the order the model saw them.

@@ -20,6 +20,7 @@ from evals.sources.trace import (
     TraceToolCall,
     TraceUsage,
     Where,
+    prompt_tokens,
 )
 
 # -- the parts every format spells its own way ---------------------------------------------
@@ -146,6 +147,10 @@ def finish(trace: Trace) -> None:
     for compaction in trace.compactions:
         compaction.index = new_index[min(max(compaction.index, 0), len(trace.messages))]
     trace.messages = final
+    for compaction in trace.compactions:
+        if compaction.tokens_after is None:  # the first call after it sent the compacted prompt
+            after = (m.usage for m in final[compaction.index :] if m.usage is not None)
+            compaction.tokens_after = prompt_tokens(next(after, None), trace.format)
     for sub in trace.subagents:
         finish(sub)
 

@@ -102,3 +102,33 @@ def test_langsmith_threads_split_by_metadata_and_bad_runs_are_named(tmp_path: Pa
     reasons = [(s.where.line, s.reason) for s in first.skipped]
     assert (3, "not a LangSmith run (no run_type)") in reasons
     assert any(line == 2 for line, _ in reasons)
+
+
+def test_claude_code_compaction_keeps_its_trigger_and_tokens_before_and_after() -> None:
+    (trace,) = read_traces(FIXTURES / "claude_code.jsonl")
+    (compaction,) = trace.compactions
+    assert (compaction.trigger, compaction.tokens_before) == ("auto", 150000)
+    after = trace.messages[compaction.index].usage  # the first call after it
+    assert after is not None and compaction.tokens_after == (
+        (after.input_tokens or 0) + (after.cache_read_tokens or 0)
+        + (after.cache_creation_tokens or 0)
+    )  # fmt: skip
+
+
+def test_a_codex_compaction_reads_its_replacement_history(tmp_path: Path) -> None:
+    lines = (FIXTURES / "codex_rollout.jsonl").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"compacted"' in line)
+    history = [
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Why does tide_table.py fail for 9414290?"}]},
+    ]  # fmt: skip
+    lines[at] = json.dumps(
+        {"timestamp": "t", "type": "compacted",
+         "payload": {"message": "Patched line 30.", "replacement_history": history}}
+    )  # fmt: skip
+    path = tmp_path / "rollout-1.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (trace,) = read_traces(path)
+    (compaction,) = trace.compactions
+    assert compaction.summary == "Why does tide_table.py fail for 9414290?\n\nPatched line 30."
+    assert compaction.tokens_after == 6010  # the next call's prompt
