@@ -38,6 +38,7 @@ FORMATS: tuple[str, ...] = (
     "otel-genai",
     "langchain",
     "langsmith",
+    "swe-agent",
 )
 
 HEAD_BYTES = 64 * 1024
@@ -75,6 +76,15 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     (
         "mini-swe-agent",
         (re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent'), _key("mini_version")),
+    ),
+    (
+        "swe-agent",
+        (
+            re.compile(r'"message_type"\s*:\s*"(system_prompt|observation|action|thought)"'),
+            re.compile(r'"environment"\s*:\s*"swe_main"|"agent"\s*:\s*"primary"'),
+            _key("execution_time"),
+            _key("replay_config"),
+        ),
     ),
     # A session log links events by parentUuid; `claude -p --output-format stream-json`
     # marks a subagent's events by the Task call instead.
