@@ -27,6 +27,7 @@ from evals.scenarios.format import (
     TaskSpec,
     TurnSpec,
 )
+from evals.sources.compactions import compaction_specs
 from evals.sources.leaks import drop_leaks
 from evals.sources.recording import BUILTIN_TOOLS
 from evals.sources.redact import Redactor
@@ -80,6 +81,7 @@ def trace_to_scenario(
                     "skipped": [f"{s.where}: {s.reason}" for s in trace.skipped][:50],
                     "tool_names": {a: b for a, b in names.items() if a != b and b in declared},
                     "original": trace.original_usage(),
+                    "compactions": compaction_specs(trace, walk.turns, probes),
                 },
                 model=ModelSpec(
                     window=window or original_window(trace.model),
