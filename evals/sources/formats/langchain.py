@@ -173,8 +173,11 @@ def to_message(
         if str(call.get("id")) not in seen:
             calls.append(tool_call(call.get("id"), call["name"], call.get("args")))
             seen.add(str(call.get("id")))
+    for call in _list(fields.get("invalid_tool_calls")):  # arguments that were no JSON object
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            calls.append(tool_call(call.get("id"), call["name"], call.get("args")))
     if not listed:  # older messages kept the provider's calls in additional_kwargs
-        for call in obj(fields.get("additional_kwargs")).get("tool_calls") or []:
+        for call in _list(obj(fields.get("additional_kwargs")).get("tool_calls")):
             fn = obj(call.get("function")) if isinstance(call, dict) else {}
             if fn.get("name") and str(call.get("id")) not in seen:
                 calls.append(tool_call(call.get("id"), fn["name"], fn.get("arguments")))
@@ -184,6 +187,10 @@ def to_message(
     model = meta.get("model_name", meta.get("model"))
     message.model = model if isinstance(model, str) else None
     return message
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _content(
