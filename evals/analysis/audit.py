@@ -10,15 +10,12 @@ the cache again, priced at the model's cache-write rate.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evals.analysis.suite import suite_summary, window_at_use
+from evals.analysis.suite import ORIGINAL, suite_summary
 from evals.scenarios.suite import Suite, SuiteFile
 from evals.scoring.results import EvalResult
-
-ORIGINAL = "original"
 
 
 def compaction_rows(trace: SuiteFile, cache_write_usd_per_mtok: float) -> list[dict[str, Any]]:
@@ -68,10 +65,7 @@ def audit(
         rows = compaction_rows(trace, cache_write_usd_per_mtok)
         traces.append({"trace": trace.trace, "file": trace.file.name, "format": trace.format,
                        "compactions": rows})  # fmt: skip
-    summary = suite_summary(suite, runs, {})
-    windows = _windows(runs)
-    for arm in summary["arms"]:
-        arm["window_tokens_at_use_mean"] = windows.get(arm["strategy"])
+    summary = suite_summary(suite, runs, {}, base=base)
     compactions = [c for t in traces for c in t["compactions"]]
     rewrites = [c["cache_rewrite_usd"] for c in compactions if c["cache_rewrite_usd"] is not None]
     return {
@@ -85,37 +79,9 @@ def audit(
         "cache_rewrite_usd_total": round(sum(rewrites), 6) if rewrites else None,
         "cache_write_usd_per_mtok": cache_write_usd_per_mtok,
         "arms": summary["arms"],
-        "headline": headline(summary["arms"], base),
+        "headline": summary["harness_vs_ctxlab"],
         "better": better_settings(summary["arms"]),
     }
-
-
-def _windows(runs: Sequence[tuple[SuiteFile, EvalResult]]) -> dict[str, float | None]:
-    """Per arm, the mean over its runs of the tokens in the window when probes were asked."""
-    by_arm: dict[str, list[float]] = {}
-    for _, run in runs:
-        used = window_at_use(run)
-        if used is not None:
-            by_arm.setdefault(run.strategy, []).append(used)
-    return {arm: round(statistics.fmean(v), 1) for arm, v in by_arm.items()}
-
-
-def headline(arms: Sequence[Mapping[str, Any]], base: str = "full") -> dict[str, Any] | None:
-    """The harness (`original` arm) beside ctxlab's `base` arm: accuracy with its interval and
-    the tokens in the window at each probe; None without both arms."""
-    found = {a["strategy"]: a for a in arms}
-    if ORIGINAL not in found or base not in found:
-        return None
-    mine, theirs = found[ORIGINAL], found[base]
-    return {
-        "harness_accuracy": mine["accuracy_mean"], "harness_ci95": mine["accuracy_ci95"],
-        "harness_window_tokens": mine.get("window_tokens_at_use_mean"),
-        "ctxlab_arm": base,
-        "ctxlab_accuracy": theirs["accuracy_mean"], "ctxlab_ci95": theirs["accuracy_ci95"],
-        "ctxlab_window_tokens": theirs.get("window_tokens_at_use_mean"),
-        "difference_mean": mine.get(f"accuracy_vs_{base}_mean"),
-        "difference_ci95": mine.get(f"accuracy_vs_{base}_ci95"),
-    }  # fmt: skip
 
 
 def better_settings(arms: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

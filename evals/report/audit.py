@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evals.report.suite import harness_line
+
 NOTE = (
     "A probe is a value the agent used later in the recorded run; `lost` means the compaction "
     "took it out of the context (it was there before, and neither in the summary nor in what "
@@ -29,7 +31,7 @@ def render_audit(audit: Mapping[str, Any]) -> list[str]:
            is not None else "."),
         "", NOTE.format(price=audit["cache_write_usd_per_mtok"]), "",
     ]  # fmt: skip
-    lines += _headline(audit["headline"])
+    lines += harness_line(audit["headline"])
     lines += [
         "## Compactions", "",
         "| trace | format | # | turn | trigger | tokens before | tokens after | probes lost "
@@ -64,21 +66,6 @@ def render_audit(audit: Mapping[str, Any]) -> list[str]:
         lines += [f"- `{b['arm']}`: {b['accuracy']:.1%} at {b['input_tokens']:,.0f} input tokens"
                   for b in audit["better"]]  # fmt: skip
     return lines
-
-
-def _headline(head: Mapping[str, Any] | None) -> list[str]:
-    if head is None:
-        return []
-    return [
-        f"Your harness kept {_pct(head['harness_accuracy'], head['harness_ci95'])} of what the "
-        f"agent later needed at {_int(head['harness_window_tokens'])} tokens in the window; "
-        f"ctxlab `{head['ctxlab_arm']}` kept "
-        f"{_pct(head['ctxlab_accuracy'], head['ctxlab_ci95'])} at "
-        f"{_int(head['ctxlab_window_tokens'])} tokens (difference "
-        f"{_pct(head['difference_mean'], head['difference_ci95'], '+.1%')}; 95% intervals "
-        "resample traces).",
-        "",
-    ]
 
 
 def _arms(arms: Sequence[Mapping[str, Any]]) -> list[str]:

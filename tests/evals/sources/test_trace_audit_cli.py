@@ -55,3 +55,22 @@ def test_the_audit_without_a_run_says_what_the_traces_record(
 
 def test_an_audit_of_no_folder_is_one_line(tmp_path: Path, cli_env: None) -> None:
     assert main(["audit", str(tmp_path / "nothing")]) == 2
+
+
+def test_a_suite_eval_with_the_original_arm_sets_the_harness_beside_full(
+    tmp_path: Path, cli_env: None, capsys: object
+) -> None:
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for name in ("langsmith_runs.jsonl", "langchain_deepagents.json"):
+        shutil.copy(FIXTURES / name, traces / name)
+    suite = tmp_path / "suite"
+    assert main(["scenarios", "import", str(traces), "--out", str(suite)]) == 0
+    argv = ["eval", "--scenario", str(suite), "--strategy", "original", "--strategy", "full",
+            "--no-save", "--reader", "ideal"]  # fmt: skip
+    capsys.readouterr()  # type: ignore[attr-defined]
+    assert main(argv) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    line = next(x for x in out.splitlines() if x.startswith("Your harness kept "))
+    assert "of what the agent later needed at" in line and "ctxlab `full` kept" in line
+    assert "| original |" in out
