@@ -39,9 +39,11 @@ FORMATS: tuple[str, ...] = (
     "langchain",
     "langsmith",
     "swe-agent",
+    "inspect-ai",
 )
 
 HEAD_BYTES = 64 * 1024
+ZIP_MAGIC = b"PK\x03\x04"
 TAIL_BYTES = 4 * 1024  # mini-swe-agent writes `trajectory_format` last
 
 
@@ -63,6 +65,15 @@ def _signed(sign: re.Pattern[str], text: str) -> bool:
 # In order: a Claude Code event holds Anthropic blocks, a Responses item may hold a role.
 _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("otel-genai", (_key("resourceSpans"), _key("scopeSpans"))),
+    (
+        "inspect-ai",
+        (
+            re.compile(
+                r'"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"(success|error|cancelled|started)"'
+            ),
+            re.compile(r'"event"\s*:\s*"(model|compaction|sample_init)"'),
+        ),
+    ),
     # A LangSmith run's inputs hold LangChain messages, which may hold Anthropic blocks.
     ("langsmith", (re.compile(r'"run_type"\s*:\s*"(llm|chain|tool|retriever|prompt|parser)"'),)),
     (
@@ -130,6 +141,8 @@ def detect_format(path: Path) -> str:
         if size > HEAD_BYTES:
             f.seek(max(HEAD_BYTES, size - TAIL_BYTES))
             tail = f.read()
+    if head.startswith(ZIP_MAGIC):  # an Inspect `.eval` log is a zip archive
+        return _archive_format(path)
     check_text(path, head)
     text = head.decode("utf-8", errors="replace") + tail.decode("utf-8", errors="replace")
     start = text.lstrip("\ufeff \t\r\n")[:1]
@@ -143,6 +156,20 @@ def detect_format(path: Path) -> str:
         f"{path}: JSON, but no known trace format (no messages with roles, no spans); "
         f"give --format, one of {', '.join(FORMATS)}"
     )
+
+
+def _archive_format(path: Path) -> str:
+    """`inspect-ai` for a zip archive holding an Inspect log's `header.json` or samples."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()[:10_000]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TraceFormatError(f"{path}: a damaged zip archive, not a trace ({exc})") from None
+    if "header.json" in names or any(n.startswith("samples/") for n in names):
+        return "inspect-ai"
+    raise TraceFormatError(f"{path}: a zip archive, but not an Inspect .eval log")
 
 
 def read_traces(path: Path, format: str = "auto") -> Iterator[Trace]:

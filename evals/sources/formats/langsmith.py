@@ -33,8 +33,9 @@ Key = tuple[Any, ...]
 
 
 @dataclass
-class _Call:
-    """One `llm` run, reduced: its input as keys into the thread's messages, its reply."""
+class Call:
+    """One model call, reduced: its input as keys into the file's messages, its reply.
+    `order` sorts a thread's calls; `trace` and `thread` group them."""
 
     order: str
     trace: str
@@ -72,7 +73,7 @@ def read(path: Path) -> Iterator[Trace]:
     skipped: list[Skipped] = []
     messages: dict[Key, TraceMessage] = {}  # each message once, however many inputs hold it
     trace_thread: dict[str, str] = {}  # a trace id -> the thread its runs' metadata names
-    calls: list[_Call] = []
+    calls: list[Call] = []
     for run, where in _runs(path, skipped):
         if not is_run(run):
             skipped.append(Skipped(where, "not a LangSmith run (no run_type)"))
@@ -86,13 +87,13 @@ def read(path: Path) -> Iterator[Trace]:
             if call is not None:
                 call.trace, call.thread = trace, thread
                 calls.append(call)
-    threads: dict[str, list[_Call]] = {}
+    threads: dict[str, list[Call]] = {}
     for call in calls:
         name = call.thread or trace_thread.get(call.trace) or call.trace
         threads.setdefault(name, []).append(call)
     for n, (name, own) in enumerate(threads.items()):
         trace = Trace(name, NAME, str(path), skipped=[] if n else skipped)
-        _fill(trace, own, messages)
+        fill_from_calls(trace, own, messages)
         yield trace
     if not threads:
         yield Trace(path.stem, NAME, str(path), skipped=skipped or [
@@ -111,7 +112,7 @@ def _thread_of(run: dict[str, Any]) -> str | None:
 
 def _reduce(
     run: dict[str, Any], where: Where, messages: dict[Key, TraceMessage], skipped: list[Skipped]
-) -> _Call | None:
+) -> Call | None:
     inputs = obj(run.get("inputs")).get("messages")
     if isinstance(inputs, list) and inputs and isinstance(inputs[0], list):
         inputs = inputs[0]  # a batch of prompts: the first is the call's
@@ -135,7 +136,7 @@ def _reduce(
     if reply is None:
         return None
     order = run.get("dotted_order") or run.get("start_time") or ""
-    return _Call(str(order), "", None, keys, summaries, reply, where)
+    return Call(str(order), "", None, keys, summaries, reply, where)
 
 
 def _reply(run: dict[str, Any], where: Where, skipped: list[Skipped]) -> TraceMessage | None:
@@ -178,9 +179,10 @@ def _reply(run: dict[str, Any], where: Where, skipped: list[Skipped]) -> TraceMe
     return reply
 
 
-def _fill(trace: Trace, calls: list[_Call], messages: dict[Key, TraceMessage]) -> None:
-    """The thread's calls, in `dotted_order`, as one conversation (see the module docstring);
-    the system prompt is the first call's."""
+def fill_from_calls(trace: Trace, calls: list[Call], messages: dict[Key, TraceMessage]) -> None:
+    """Model calls, in `order`, as one conversation (see the module docstring): each call's
+    input and reply, a `Compaction` where an input does not extend the one before; the system
+    prompt is the first call's. Inspect's model events are read the same way."""
     seen: list[Key] = []  # what the previous call saw but its system prompt, and its reply
     last_tokens: int | None = None
     for n, call in enumerate(sorted(calls, key=lambda c: c.order)):
@@ -206,7 +208,7 @@ def _compacted(
     messages: dict[Key, TraceMessage],
     seen: list[Key],
     inputs: list[Key],
-    call: _Call,
+    call: Call,
     last_tokens: int | None,
 ) -> list[Key]:
     """A call whose input does not extend the last one: a `Compaction` before its new
