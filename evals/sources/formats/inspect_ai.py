@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.errors import TraceFormatError
-from evals.sources.formats.langsmith import Call, Key, fill_from_calls, key
+from evals.sources.formats.langsmith import Call, Messages, fill_from_calls
 from evals.sources.formats.records import read_records
 from evals.sources.formats.source import content_text, int_or_none, obj, tool_call
 from evals.sources.trace import (
@@ -149,7 +149,7 @@ def _sample(
         sample.get("events"), list) else []  # fmt: skip
     models = [e for e in events if e.get("event") == "model"]
     if models:
-        messages: dict[Key, TraceMessage] = {}
+        messages = Messages()
         calls = [c for n, e in enumerate(models) if (c := _call(e, n, where, messages, trace))]
         fill_from_calls(trace, calls, messages)
         _compaction_events(trace, events, where)
@@ -189,7 +189,7 @@ def _message(raw: Any, where: Where, skipped: list[Skipped]) -> TraceMessage | N
 
 
 def _call(
-    event: dict[str, Any], n: int, where: Where, messages: dict[Key, TraceMessage], trace: Trace
+    event: dict[str, Any], n: int, where: Where, messages: Messages, trace: Trace
 ) -> Call | None:
     inputs = event.get("input")
     output = obj(event.get("output"))
@@ -203,8 +203,7 @@ def _call(
     for raw in inputs:
         message = _message(raw, where, trace.skipped)
         if message is not None:
-            messages.setdefault(key(message), message)
-            keys.append(key(message))
+            keys.append(messages.add(message))
     usage = obj(output.get("usage"))
     reply.usage = TraceUsage(
         input_tokens=int_or_none(usage.get("input_tokens")),

@@ -52,6 +52,21 @@ def key(message: TraceMessage) -> Key:
     return (message.role, message.text, calls, message.tool_call_id)
 
 
+class Messages:
+    """Each distinct message once, however many calls' inputs hold it: `add` returns the key
+    every later copy shares, so a call's input holds references to one text, not copies."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[Key, tuple[Key, TraceMessage]] = {}
+
+    def add(self, message: TraceMessage) -> Key:
+        k = key(message)
+        return self._by_key.setdefault(k, (k, message))[0]
+
+    def __getitem__(self, k: Key) -> TraceMessage:
+        return self._by_key[k][1]
+
+
 def is_run(value: Any) -> bool:
     return isinstance(value, dict) and "run_type" in value
 
@@ -71,7 +86,7 @@ def _runs(path: Path, skipped: list[Skipped]) -> Iterator[tuple[Any, Where]]:
 
 def read(path: Path) -> Iterator[Trace]:
     skipped: list[Skipped] = []
-    messages: dict[Key, TraceMessage] = {}  # each message once, however many inputs hold it
+    messages = Messages()
     trace_thread: dict[str, str] = {}  # a trace id -> the thread its runs' metadata names
     calls: list[Call] = []
     for run, where in _runs(path, skipped):
@@ -111,7 +126,7 @@ def _thread_of(run: dict[str, Any]) -> str | None:
 
 
 def _reduce(
-    run: dict[str, Any], where: Where, messages: dict[Key, TraceMessage], skipped: list[Skipped]
+    run: dict[str, Any], where: Where, messages: Messages, skipped: list[Skipped]
 ) -> Call | None:
     inputs = obj(run.get("inputs")).get("messages")
     if isinstance(inputs, list) and inputs and isinstance(inputs[0], list):
@@ -127,8 +142,7 @@ def _reduce(
             skipped.append(Skipped(where, f"an input that is no message: {raw!r:.40}"))
             continue
         message = to_message(str(found[0]), found[1], where, skipped)
-        k = key(message)
-        messages.setdefault(k, message)
+        k = messages.add(message)
         keys.append(k)
         if is_summary(found[1]):
             summaries.add(k)
@@ -179,7 +193,7 @@ def _reply(run: dict[str, Any], where: Where, skipped: list[Skipped]) -> TraceMe
     return reply
 
 
-def fill_from_calls(trace: Trace, calls: list[Call], messages: dict[Key, TraceMessage]) -> None:
+def fill_from_calls(trace: Trace, calls: list[Call], messages: Messages) -> None:
     """Model calls, in `order`, as one conversation (see the module docstring): each call's
     input and reply, a `Compaction` where an input does not extend the one before; the system
     prompt is the first call's. Inspect's model events are read the same way."""
@@ -205,7 +219,7 @@ def fill_from_calls(trace: Trace, calls: list[Call], messages: dict[Key, TraceMe
 
 def _compacted(
     trace: Trace,
-    messages: dict[Key, TraceMessage],
+    messages: Messages,
     seen: list[Key],
     inputs: list[Key],
     call: Call,
