@@ -40,6 +40,7 @@ FORMATS: tuple[str, ...] = (
     "langsmith",
     "swe-agent",
     "inspect-ai",
+    "gemini-cli",
 )
 
 HEAD_BYTES = 64 * 1024
@@ -74,6 +75,14 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
             re.compile(r'"event"\s*:\s*"(model|compaction|sample_init)"'),
         ),
     ),
+    (
+        "gemini-cli",
+        (
+            _key("projectHash"),
+            re.compile(r'"\$rewindTo"\s*:'),
+            re.compile(r'"type"\s*:\s*"gemini"'),
+        ),
+    ),  # fmt: skip
     # A LangSmith run's inputs hold LangChain messages, which may hold Anthropic blocks.
     ("langsmith", (re.compile(r'"run_type"\s*:\s*"(llm|chain|tool|retriever|prompt|parser)"'),)),
     (
