@@ -41,6 +41,7 @@ FORMATS: tuple[str, ...] = (
     "swe-agent",
     "inspect-ai",
     "gemini-cli",
+    "openhands",
 )
 
 HEAD_BYTES = 64 * 1024
@@ -82,6 +83,10 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
             re.compile(r'"\$rewindTo"\s*:'),
             re.compile(r'"type"\s*:\s*"gemini"'),
         ),
+    ),  # fmt: skip
+    (
+        "openhands",
+        (_key("tool_call_metadata"), re.compile(r'"source"\s*:\s*"(agent|environment)"')),
     ),  # fmt: skip
     # A LangSmith run's inputs hold LangChain messages, which may hold Anthropic blocks.
     ("langsmith", (re.compile(r'"run_type"\s*:\s*"(llm|chain|tool|retriever|prompt|parser)"'),)),
