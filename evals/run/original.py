@@ -14,10 +14,10 @@ rewrite is billed where the harness paid it).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from evals.run.replay import MiddlewareFactory
 from evals.scenarios.base import Scenario
+from evals.scenarios.format import CompactionSpec
 from harness.messages import Message, ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 
@@ -29,7 +29,7 @@ class OriginalContext(Middleware):
 
     name = "original-context"
 
-    def __init__(self, compactions: Sequence[Any]) -> None:
+    def __init__(self, compactions: Sequence[CompactionSpec]) -> None:
         self.compactions = tuple(compactions)
         self._summaries: dict[int, Message] = {}
         self.applied: set[int] = set()  # the compactions a request was rewritten by
@@ -55,7 +55,7 @@ class OriginalContext(Middleware):
             return [self._summary(n), *messages[start:]]
         return None
 
-    def _anchor(self, messages: Sequence[Message], spec: Any) -> int | None:
+    def _anchor(self, messages: Sequence[Message], spec: CompactionSpec) -> int | None:
         """Where the `occurrence`-th user or tool message starting with the anchor is."""
         seen = 0
         for i, message in enumerate(messages):
