@@ -155,7 +155,8 @@ def _truth_summary(truth: GroundTruth) -> dict[str, Any]:
 
 def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
     """A copy of `trace` with every string redacted (texts, arguments, tool definitions,
-    ground truth, metadata, subagents), so no slot, cue or probe is built from a secret."""
+    ground truth, metadata, compaction summaries, subagents), so no slot, cue or probe is
+    built from a secret."""
     r = redactor
 
     def message(m: TraceMessage) -> TraceMessage:
@@ -173,6 +174,7 @@ def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
         system=r.text(trace.system),
         tools=[ToolDef(t.name, r.text(t.description), r.value(t.parameters)) for t in trace.tools],
         subagents=[redact_trace(s, r) for s in trace.subagents],
+        compactions=[dataclasses.replace(c, summary=r.text(c.summary)) for c in trace.compactions],
         ground_truth=GroundTruth(
             actions=[dataclasses.replace(a, arguments=r.value(a.arguments)) for a in truth.actions],
             outcome=r.value(truth.outcome),

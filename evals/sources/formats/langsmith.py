@@ -132,7 +132,13 @@ def _reduce(
     if isinstance(inputs, list) and inputs and isinstance(inputs[0], list):
         inputs = inputs[0]  # a batch of prompts: the first is the call's
     if not isinstance(inputs, list):
-        skipped.append(Skipped(where, "an llm run with no inputs.messages"))
+        blob = "inputs_s3_urls" in run or "s3_urls" in obj(run.get("inputs"))
+        why = (
+            "whose inputs are a stored blob, not in the export"
+            if blob
+            else "with no inputs.messages"
+        )
+        skipped.append(Skipped(where, f"an llm run {why}"))
         return None
     keys: list[Key] = []
     summaries: set[Key] = set()

@@ -38,3 +38,15 @@ def test_a_compaction_after_the_last_turn_changes_nothing_a_replay_sees() -> Non
     trace = _trace()
     trace.compactions = [Compaction(6, "late")]
     assert compaction_specs(trace, [{"id": "u000"}], []) == []
+
+
+def test_a_compaction_summary_is_redacted_before_it_is_written() -> None:
+    from evals.sources.redact import Redactor
+    from evals.sources.to_scenario import redact_trace
+
+    trace = _trace()
+    trace.compactions[
+        0
+    ].summary = "Booking BK-88213; key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345"
+    (compaction,) = redact_trace(trace, Redactor()).compactions
+    assert "sk-ant-api03" not in compaction.summary and "BK-88213" in compaction.summary

@@ -132,3 +132,17 @@ def test_a_codex_compaction_reads_its_replacement_history(tmp_path: Path) -> Non
     (compaction,) = trace.compactions
     assert compaction.summary == "Why does tide_table.py fail for 9414290?\n\nPatched line 30."
     assert compaction.tokens_after == 6010  # the next call's prompt
+
+
+def test_a_langsmith_run_whose_inputs_are_a_blob_is_named(tmp_path: Path) -> None:
+    lines = (FIXTURES / "langsmith_runs.jsonl").read_text().splitlines()
+    run = json.loads(lines[1])
+    run["inputs"] = {}
+    run["inputs_s3_urls"] = {"messages": "s3://bucket/key"}
+    lines[1] = json.dumps(run)
+    path = tmp_path / "export.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (trace,) = read_traces(path)
+    assert (2, "an llm run whose inputs are a stored blob, not in the export") in [
+        (s.where.line, s.reason) for s in trace.skipped
+    ]
