@@ -233,16 +233,16 @@ def _compacted(
 ) -> list[Key]:
     """A call whose input does not extend the last one: a `Compaction` before its new
     messages, and those new messages. The summary is what the input has before the longest
-    run of the old context it kept; with none kept, everything before its newest
-    non-assistant messages (a deepagents summary message is a summary wherever it sits)."""
-    known = set(seen)
-    start, kept = len(inputs), 0
-    for k in range(min(len(seen), len(inputs)), 0, -1):
-        tail = seen[-k:]
-        at = next((i for i in range(len(inputs) - k + 1) if inputs[i : i + k] == tail), None)
-        if at is not None:
-            start, kept = at, k
-            break
+    run of the old context it kept (old messages it left as they were included); with none
+    kept, everything before its newest non-assistant messages (a deepagents summary message
+    is a summary wherever it sits)."""
+    start, kept = len(inputs), 0  # the longest end of `seen` that `inputs` holds unbroken
+    for end in range(len(inputs)):
+        n = 0
+        while n <= end and n < len(seen) and inputs[end - n] == seen[-1 - n]:
+            n += 1
+        if n > kept:
+            start, kept = end - n + 1, n
     if kept:
         summary, new = inputs[:start], inputs[start + kept :]
     else:
@@ -252,7 +252,8 @@ def _compacted(
         ):
             cut -= 1
         summary, new = inputs[:cut], inputs[cut:]
-    texts = [messages[k].text for k in summary if k not in known or k in call.summaries]
+    # All of it, old messages too: an edit that cleared one result keeps the rest as they were.
+    texts = [messages[k].text for k in summary]
     usage = call.reply.usage
     trace.compactions.append(
         Compaction(

@@ -146,3 +146,30 @@ def test_a_langsmith_run_whose_inputs_are_a_blob_is_named(tmp_path: Path) -> Non
     assert (2, "an llm run whose inputs are a stored blob, not in the export") in [
         (s.where.line, s.reason) for s in trace.skipped
     ]
+
+
+def test_a_cleared_tool_result_keeps_the_messages_around_it_in_the_original_context(
+    tmp_path: Path,
+) -> None:
+    def m(kind: str, text: str, **extra: object) -> dict:  # type: ignore[type-arg]
+        return {"type": kind, "content": text, **extra}
+
+    call = {"name": "ls", "args": {}, "id": "c1"}
+    u, a1 = m("human", "List the bucket."), m("ai", "", tool_calls=[call])
+    t1, a2 = m("tool", "a.csv b.csv c.csv", tool_call_id="c1"), m("ai", "Three files.")
+    u2, a3 = m("human", "Which is newest?"), m("ai", "c.csv")
+
+    def run(n: int, inputs: list[object], out: object) -> str:
+        return json.dumps({"id": f"r{n}", "run_type": "llm", "trace_id": "t",
+                           "dotted_order": str(n), "inputs": {"messages": [inputs]},
+                           "outputs": {"generations": [[{"message": out}]]}})  # fmt: skip
+
+    cleared = m("tool", "[result cleared]", tool_call_id="c1")
+    path = tmp_path / "edit.jsonl"
+    path.write_text("\n".join([run(1, [u], a1), run(2, [u, a1, t1], a2),
+                               run(3, [u, a1, cleared, a2, u2], a3)]) + "\n")  # fmt: skip
+    (trace,) = read_traces(path)
+    (compaction,) = trace.compactions
+    assert compaction.kept == 1  # the answer after the cleared result, as it was
+    assert compaction.summary.split("\n\n") == ["List the bucket.", "[result cleared]"]
+    assert [m.text for m in trace.messages][-2:] == ["Which is newest?", "c.csv"]
