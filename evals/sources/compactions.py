@@ -6,7 +6,8 @@ A replay's window holds the trace's user turns and tool results with their recor
 probe questions between them), so a compaction is anchored on the first user or tool message
 after it, by the start of its text and its occurrence, and on how many messages before that
 message it sat. A probe is `lost` by a compaction when it is asked after it and its answer was
-in the context before it, but neither in its summary nor in the messages it kept.
+in the context before it, but neither in its summary nor in the messages it kept (a probe
+is placed by its turn and step, a compaction by the turn it fell in and the steps before it).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def compaction_specs(
             for m in trace.messages[:anchor_at]
         )
         turn = max(sum(m.role == "user" for m in trace.messages[: compaction.index]) - 1, 0)
+        opened = max((i for i, m in enumerate(trace.messages[: compaction.index])
+                      if m.role == "user"), default=0)  # fmt: skip
+        step = sum(m.role == "assistant" and bool(m.tool_calls)
+                   for m in trace.messages[opened : compaction.index])  # fmt: skip
         turn_id = str(turns[min(turn, len(turns) - 1)]["id"]) if turns else ""
         spec = CompactionSpec(
             anchor=anchor,
@@ -58,7 +63,7 @@ def compaction_specs(
             tokens_after=compaction.tokens_after,
             trigger=compaction.trigger,
             turn=turn_id,
-            lost=_lost(trace.messages, compaction, probes, order, turn),
+            lost=_lost(trace.messages, compaction, probes, order, (turn, step)),
         )
         specs.append(spec.model_dump(exclude_defaults=True))
     return specs
@@ -69,16 +74,20 @@ def _lost(
     compaction: Compaction,
     probes: Sequence[dict[str, Any]],
     order: dict[str, int],
-    turn: int,
+    at: tuple[int, int],
 ) -> list[str]:
+    """The probes asked after the compaction (turn, then step: a probe is asked before its
+    `at_step`) whose answer it took out of the context."""
     cut = compaction.index - min(compaction.kept, compaction.index)
     before = "\n".join(_texts(messages[:cut]))
     kept = "\n".join([compaction.summary, *_texts(messages[cut : compaction.index])])
     lost = []
     for probe in probes:
         answer = str(probe.get("answer") or "")
-        asked = order.get(str(probe.get("after")), len(order))
-        if answer and asked >= turn and answer in before and answer not in kept:
+        step = probe.get("at_step")
+        asked = (order.get(str(probe.get("after")), len(order)),
+                 step if isinstance(step, int) else 1 << 30)  # fmt: skip
+        if answer and asked >= at and answer in before and answer not in kept:
             lost.append(str(probe["id"]))
     return lost
 

@@ -50,3 +50,15 @@ def test_a_compaction_summary_is_redacted_before_it_is_written() -> None:
     ].summary = "Booking BK-88213; key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345"
     (compaction,) = redact_trace(trace, Redactor()).compactions
     assert "sk-ant-api03" not in compaction.summary and "BK-88213" in compaction.summary
+
+
+def test_a_probe_asked_in_the_same_turn_before_the_compaction_is_not_lost() -> None:
+    trace = _trace()
+    trace.compactions = [Compaction(3, "nothing")]  # turn u000, after its one step
+    turns = [{"id": "u000"}, {"id": "u001"}]
+    probes = [
+        {"id": "before", "answer": "14C", "after": "u000", "at_step": 0},
+        {"id": "after", "answer": "14C", "after": "u000", "at_step": 1},
+    ]
+    (spec,) = compaction_specs(trace, turns, probes)
+    assert spec["lost"] == ["after"]
