@@ -18,6 +18,7 @@ from evals.analysis.stats import Interval, paired_trace_difference, trace_bootst
 from evals.scenarios.suite import ORIGINAL_INTS, Suite, SuiteFile
 from evals.scoring.results import EvalResult
 
+ORIGINAL = "original"  # the arm that replays the recorded harness's own context
 # Bins of "recall at retained tokens": a probe counts in the first bin its window fits.
 TOKEN_BINS = (2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 1_000_000)
 
@@ -107,6 +108,7 @@ def suite_summary(
                 "cost_usd_total": round(per_trace_mean("cost_usd"), 6),
                 "compactions_total": round(per_trace_mean("summaries"), 1),
                 "overflow_rate": _round(statistics.fmean(float(r.overflowed) for _, r in mine)),
+                "window_tokens_at_use_mean": _mean_window(mine),
                 "recall_at_retained_tokens": recall_at_tokens(
                     [r for _, r in mine], ideal_runs, {r.scenario: t.trace for t, r in mine}
                 ),
@@ -119,7 +121,32 @@ def suite_summary(
         "import_skipped": len(suite.skipped),
         "original": original_totals(suite.traces),
         "arms": out,
+        "harness_vs_ctxlab": headline(out, base),
     }
+
+
+def _mean_window(runs: Sequence[tuple[SuiteFile, EvalResult]]) -> float | None:
+    """The mean over runs of the tokens in the window when their probes were asked."""
+    used = [w for _, r in runs if (w := window_at_use(r)) is not None]
+    return round(statistics.fmean(used), 1) if used else None
+
+
+def headline(arms: Sequence[Mapping[str, Any]], base: str = "full") -> dict[str, Any] | None:
+    """The harness (`original` arm) beside ctxlab's `base` arm: accuracy with its interval and
+    the tokens in the window at each probe; None without both arms."""
+    found = {a["strategy"]: a for a in arms}
+    if ORIGINAL not in found or base not in found:
+        return None
+    mine, theirs = found[ORIGINAL], found[base]
+    return {
+        "harness_accuracy": mine["accuracy_mean"], "harness_ci95": mine["accuracy_ci95"],
+        "harness_window_tokens": mine.get("window_tokens_at_use_mean"),
+        "ctxlab_arm": base,
+        "ctxlab_accuracy": theirs["accuracy_mean"], "ctxlab_ci95": theirs["accuracy_ci95"],
+        "ctxlab_window_tokens": theirs.get("window_tokens_at_use_mean"),
+        "difference_mean": mine.get(f"accuracy_vs_{base}_mean"),
+        "difference_ci95": mine.get(f"accuracy_vs_{base}_ci95"),
+    }  # fmt: skip
 
 
 def original_totals(traces: Sequence[SuiteFile]) -> dict[str, Any]:
@@ -179,4 +206,4 @@ def _ci(interval: Interval | None) -> list[float] | None:
     return None if interval is None else [_round(v) for v in interval.as_list()]
 
 
-__all__ = ["recall_at_tokens", "suite_summary", "trace_line"]
+__all__ = ["headline", "recall_at_tokens", "suite_summary", "trace_line"]

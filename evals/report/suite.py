@@ -25,6 +25,9 @@ def render_suite(summary: Mapping[str, Any]) -> list[str]:
         "| input tokens | output tokens | cached | cost $ | compactions | overflow |",
         "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]  # fmt: skip
+    head = harness_line(summary.get("harness_vs_ctxlab"))
+    if head:
+        lines[4:4] = head
     for arm in summary["arms"]:
         lines.append(
             f"| {arm['strategy']} | {arm['traces']} "
@@ -63,6 +66,31 @@ def render_suite(summary: Mapping[str, Any]) -> list[str]:
                 f"| {row['accuracy']:.1%} | {_pct1(row['ideal_accuracy'])} |"
             )
     return lines
+
+
+def harness_line(head: Mapping[str, Any] | None) -> list[str]:
+    """The recorded harness (the `original` arm) beside ctxlab's, in a sentence (none without
+    both arms)."""
+    if head is None:
+        return []
+    return [
+        f"Your harness kept {_pct_ci(head['harness_accuracy'], head['harness_ci95'])} of what the "
+        f"agent later needed at {_tokens(head['harness_window_tokens'])} tokens in the window; "
+        f"ctxlab `{head['ctxlab_arm']}` kept "
+        f"{_pct_ci(head['ctxlab_accuracy'], head['ctxlab_ci95'])} at "
+        f"{_tokens(head['ctxlab_window_tokens'])} tokens (difference "
+        f"{_pct_ci(head['difference_mean'], head['difference_ci95'], '+.1%')}; 95% intervals "
+        "resample traces).",
+        "",
+    ]
+
+
+def _pct_ci(mean: float | None, ci: Sequence[float] | None, spec: str = ".1%") -> str:
+    return _pair(mean, ci, spec)
+
+
+def _tokens(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
 
 
 def _pair(mean: float | None, ci: Sequence[float] | None, spec: str) -> str:

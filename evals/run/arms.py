@@ -5,6 +5,9 @@
                       the scenario's window: `none` overflowing is a result, recorded
     none-unbounded    `none` on a window nothing overflows: the cost of keeping everything,
                       the baseline every saving is quoted against
+    original          `none` on an unbounded window plus a middleware that replays the recorded
+                      harness's own compactions (evals/run/original.py): at each call the
+                      context that harness sent; for a trace it never compacted, everything
     oracle            `none` plus a middleware that leaves in the window only the messages the
                       plan's next steps or a remaining probe need (evals/run/oracle.py): the token
                       lower bound at full accuracy
@@ -77,8 +80,15 @@ def _oracle(scenario: Scenario) -> MiddlewareFactory:
     return oracle_middleware(scenario)
 
 
+def _original(scenario: Scenario) -> MiddlewareFactory:
+    from evals.run.original import original_middleware
+
+    return original_middleware(scenario)
+
+
 EVAL_ARMS: dict[str, Arm] = {
     "none-unbounded": Arm("none-unbounded", "none", unbounded=True),
+    "original": Arm("original", "none", unbounded=True, middleware=_original),
     "oracle": Arm("oracle", "none", unbounded=True, middleware=_oracle),
 }
 ARMS: tuple[str, ...] = (*STRATEGIES, *EVAL_ARMS)

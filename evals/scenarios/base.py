@@ -16,6 +16,7 @@ from typing import Any, Literal
 import pydantic
 import yaml
 
+from evals.scenarios.format import CompactionSpec
 from evals.simulated.plan import Act, Answer, Cue, Plan, PlanTurn, Step
 from harness.middleware.subagents import SubAgent
 from harness.profiles import ModelProfile, get_profile
@@ -118,6 +119,9 @@ class Scenario:
     # The entity names the tools' data is about, paired off in this order by the sanity
     # check's `relabel` arm (evals/simulated/breaks.py); () where none are known.
     entities: tuple[str, ...] = ()
+    # What the recorded harness did to its own context (an imported trace's compactions): the
+    # `original` arm replays them.
+    compactions: tuple[CompactionSpec, ...] = ()
 
     def files(self) -> dict[str, str]:
         """The generated data as files (relative path -> text), for export."""

@@ -154,6 +154,25 @@ class ProbeSpec(_Spec):
         return self
 
 
+class CompactionSpec(_Spec):
+    """One compaction of the recorded harness (`source.compactions` of an imported trace): the
+    `original` arm replays it. It sits `offset` messages before the first user or tool
+    message whose text starts with `anchor` (its `occurrence`-th such message, 0-based);
+    after it the model saw `summary`, the `kept` messages before it verbatim, and what
+    follows. `lost`: the probes whose value it took out of the context."""
+
+    anchor: str = pydantic.Field(min_length=1)
+    occurrence: int = pydantic.Field(default=0, ge=0)
+    offset: int = pydantic.Field(default=0, ge=0)
+    kept: int = pydantic.Field(default=0, ge=0)
+    summary: str = ""
+    tokens_before: int | None = pydantic.Field(default=None, ge=0)
+    tokens_after: int | None = pydantic.Field(default=None, ge=0)
+    trigger: str | None = None
+    turn: str = ""  # the turn it happened in
+    lost: list[str] = []
+
+
 class ModelSpec(_Spec):
     window: int = pydantic.Field(gt=1000)
     max_steps: int = pydantic.Field(default=100, ge=1)

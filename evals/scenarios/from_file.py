@@ -36,6 +36,7 @@ from evals.scenarios.base import (
 )
 from evals.scenarios.format import (
     FORMAT,
+    CompactionSpec,
     CueSpec,
     ProbeSpec,
     ReplySpec,
@@ -116,7 +117,20 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
         system_prompt=spec.system_prompt, window=spec.model.window, params=dict(spec.params),
         skills_dir=_skills_dir(spec), subagents=subagents, max_steps=spec.model.max_steps,
         memory=tuple((m.path, m.content) for m in spec.memory),
+        compactions=_compactions(spec, path),
     )  # fmt: skip
+
+
+def _compactions(spec: ScenarioFile, path: str) -> tuple[CompactionSpec, ...]:
+    """The recorded harness's compactions in `source.compactions`; refused in one line."""
+    raw = spec.source.get("compactions") or []
+    try:
+        if not isinstance(raw, list):
+            raise TypeError(f"a {type(raw).__name__}, not a list")
+        return tuple(CompactionSpec.model_validate(c) for c in raw)
+    except (pydantic.ValidationError, TypeError) as exc:
+        first = str(exc).splitlines()[0]
+        raise ScenarioFileError(f"{path}: source.compactions: {first}") from None
 
 
 # A turn with probes asked inside it is replayed in parts: the part before a probe ends with

@@ -18,7 +18,7 @@ from typing import Any
 from evals.sources.redact import Redactor
 from evals.sources.trace import ToolDef, Trace, TraceMessage, TraceToolCall
 
-EXPORT_FORMATS = ("openai-chat", "anthropic", "otel-genai")
+EXPORT_FORMATS = ("openai-chat", "anthropic", "otel-genai", "langchain")
 
 
 def run_trace(db: str, run_id: str) -> Trace:
@@ -78,6 +78,8 @@ def export_trace(trace: Trace, format: str, *, redact: bool = True) -> str:
         doc = to_anthropic(trace)
     elif format == "otel-genai":
         doc = to_otel_genai(trace)
+    elif format == "langchain":
+        doc = to_langchain(trace)
     else:
         raise ValueError(f"unknown export format {format!r}; choose {', '.join(EXPORT_FORMATS)}")
     if redact:
@@ -146,6 +148,57 @@ def to_anthropic(trace: Trace) -> dict[str, Any]:
     if trace.tools:
         doc["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in trace.tools
+        ]
+    return doc
+
+
+def _lc(kind: str, **kwargs: Any) -> dict[str, Any]:
+    """A message as `langchain_core`'s `dumpd` serializes it."""
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kind],
+            "kwargs": {**kwargs, "type": _LC_TYPES[kind]}}  # fmt: skip
+
+
+_LC_TYPES = {"SystemMessage": "system", "HumanMessage": "human", "AIMessage": "ai",
+             "ToolMessage": "tool"}  # fmt: skip
+
+
+def to_langchain(trace: Trace) -> dict[str, Any]:
+    """LangChain messages as serialized constructors, in a graph state's `{"messages"}`: a
+    call's arguments in `tool_calls`, or in `invalid_tool_calls` when they were no JSON
+    object; a failed tool's result `status: "error"`; usage as `usage_metadata`."""
+    messages = [_lc("SystemMessage", content=trace.system)] if trace.system else []
+    for m in trace.messages:
+        if m.role == "tool":
+            extra = {"name": m.tool_name} if m.tool_name else {}
+            messages.append(_lc("ToolMessage", content=m.text, tool_call_id=m.tool_call_id,
+                                status="error" if m.is_error else "success", **extra))  # fmt: skip
+        elif m.role == "assistant":
+            kwargs: dict[str, Any] = {
+                "content": m.text,
+                "tool_calls": [{"name": c.name, "args": c.arguments, "id": c.id,
+                                "type": "tool_call"}
+                               for c in m.tool_calls if c.raw_arguments is None],
+                "invalid_tool_calls": [{"name": c.name, "args": c.raw_arguments, "id": c.id,
+                                        "error": None, "type": "invalid_tool_call"}
+                                       for c in m.tool_calls if c.raw_arguments is not None],
+            }  # fmt: skip
+            if m.usage is not None and m.usage.input_tokens is not None:
+                kwargs["usage_metadata"] = {
+                    "input_tokens": m.usage.input_tokens,
+                    "output_tokens": m.usage.output_tokens or 0,
+                    "total_tokens": m.usage.input_tokens + (m.usage.output_tokens or 0),
+                }
+            if m.model:
+                kwargs["response_metadata"] = {"model_name": m.model}
+            messages.append(_lc("AIMessage", **kwargs))
+        else:
+            kind = "SystemMessage" if m.role == "system" else "HumanMessage"
+            messages.append(_lc(kind, content=m.text))
+    doc: dict[str, Any] = {"messages": messages}
+    if trace.tools:
+        doc["tools"] = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
             for t in trace.tools
         ]
     return doc

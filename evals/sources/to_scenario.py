@@ -27,6 +27,7 @@ from evals.scenarios.format import (
     TaskSpec,
     TurnSpec,
 )
+from evals.sources.compactions import compaction_specs
 from evals.sources.leaks import drop_leaks
 from evals.sources.recording import BUILTIN_TOOLS
 from evals.sources.redact import Redactor
@@ -82,6 +83,7 @@ def trace_to_scenario(
                     ],
                     "tool_names": {a: b for a, b in names.items() if a != b and b in declared},
                     "original": trace.original_usage(),
+                    "compactions": compaction_specs(trace, walk.turns, probes),
                 },
                 model=ModelSpec(
                     window=window or original_window(trace.model),
@@ -155,7 +157,8 @@ def _truth_summary(truth: GroundTruth) -> dict[str, Any]:
 
 def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
     """A copy of `trace` with every string redacted (texts, arguments, tool definitions,
-    ground truth, metadata, subagents), so no slot, cue or probe is built from a secret."""
+    ground truth, metadata, compaction summaries, subagents), so no slot, cue or probe is
+    built from a secret."""
     r = redactor
 
     def message(m: TraceMessage) -> TraceMessage:
@@ -176,6 +179,7 @@ def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
         system=r.text(trace.system),
         tools=[ToolDef(t.name, r.text(t.description), r.value(t.parameters)) for t in trace.tools],
         subagents=[redact_trace(s, r) for s in trace.subagents],
+        compactions=[dataclasses.replace(c, summary=r.text(c.summary)) for c in trace.compactions],
         ground_truth=GroundTruth(
             actions=[dataclasses.replace(a, arguments=r.value(a.arguments)) for a in truth.actions],
             outcome=r.value(truth.outcome),

@@ -56,6 +56,21 @@ class TraceUsage:
     cost_usd: float | None = None
 
 
+# Formats whose `input_tokens` leave out the cached part of the prompt (Anthropic's usage).
+CACHE_APART = frozenset({"anthropic", "claude-code"})
+
+
+def prompt_tokens(usage: TraceUsage | None, format: str) -> int | None:
+    """The whole prompt a call sent, cached part included, in `format`'s spelling of usage."""
+    if usage is None or usage.input_tokens is None:
+        return None
+    if format in CACHE_APART:
+        return (
+            usage.input_tokens + (usage.cache_read_tokens or 0) + (usage.cache_creation_tokens or 0)
+        )
+    return usage.input_tokens
+
+
 @dataclass
 class TraceMessage:
     """One message of the conversation, in the order the model saw them.
@@ -78,11 +93,18 @@ class TraceMessage:
 @dataclass
 class Compaction:
     """The original harness compacted its context here: before message `index` of
-    `Trace.messages`, with this summary (empty when the format does not keep it)."""
+    `Trace.messages`, with this summary (empty when the format does not keep it). After it
+    the model saw the system prompt, the summary, the `kept` messages just before `index`
+    verbatim, then what follows. Tokens before and after, and what started it (`auto`,
+    `manual`), where the format records them."""
 
     index: int
     summary: str = ""
     where: Where | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    kept: int = 0
+    trigger: str | None = None
 
 
 @dataclass

@@ -6,6 +6,7 @@
     ctxlab serve                    the weekly-competitive-analysis deployment on its schedule
     ctxlab sweep --scenario S --grid k=v1,v2   an eval sweep, one Prefect task per cell
     ctxlab scenarios | eval | report | check | export   the eval commands
+    ctxlab audit SUITE              what a suite's own harness compaction dropped and cost
 
 One module per command (eval's suite and --tuned paths in eval_suite.py and eval_tuned.py;
 running.py and options.py hold what the eval commands share, common.py what the agent
@@ -143,11 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_eval_commands(subparsers: Any) -> None:
-    """Add the eval commands (`scenarios`, `eval`, `report`, `check`, `export`) to `subparsers`."""
+    """Add the eval commands (`scenarios`, `eval`, `report`, `check`, `export`, `audit`) to
+    `subparsers`."""
     # Loaded here, not at the top: importing `flows.cli` for `main` stays light.
-    from flows.cli import check, eval, export, report, scenarios
+    from flows.cli import audit, check, eval, export, report, scenarios
 
-    for module in (scenarios, eval, report, check, export):
+    for module in (scenarios, eval, report, check, export, audit):
         module.add_parser(subparsers)
 
 

@@ -6,12 +6,18 @@ import argparse
 import sys
 from typing import Any
 
-EXPORT_FORMATS = ("openai-chat", "anthropic", "otel-genai")  # evals.sources.export's, unimported
+EXPORT_FORMATS = (
+    "openai-chat",
+    "anthropic",
+    "otel-genai",
+    "langchain",
+)  # evals.sources.export's, unimported
 
 
 def add_parser(subparsers: Any) -> None:
     ex = subparsers.add_parser(
-        "export", help="write a stored run as OpenAI Chat, Anthropic or OpenTelemetry JSON"
+        "export",
+        help="write a stored run as OpenAI Chat, Anthropic, OpenTelemetry or LangChain JSON",
     )
     ex.add_argument("run_id", metavar="RUN_ID", help="a run, `ctxlab run` session or thread id")
     ex.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="the trace format")

@@ -36,9 +36,16 @@ FORMATS: tuple[str, ...] = (
     "claude-code",
     "mini-swe-agent",
     "otel-genai",
+    "langchain",
+    "langsmith",
+    "swe-agent",
+    "inspect-ai",
+    "gemini-cli",
+    "openhands",
 )
 
 HEAD_BYTES = 64 * 1024
+ZIP_MAGIC = b"PK\x03\x04"
 TAIL_BYTES = 4 * 1024  # mini-swe-agent writes `trajectory_format` last
 
 
@@ -61,8 +68,48 @@ def _signed(sign: re.Pattern[str], text: str) -> bool:
 _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
     ("otel-genai", (_key("resourceSpans"), _key("scopeSpans"))),
     (
+        "inspect-ai",
+        (
+            re.compile(
+                r'"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"(success|error|cancelled|started)"'
+            ),
+            re.compile(r'"event"\s*:\s*"(model|compaction|sample_init)"'),
+        ),
+    ),
+    (
+        "gemini-cli",
+        (
+            _key("projectHash"),
+            re.compile(r'"\$rewindTo"\s*:'),
+            re.compile(r'"type"\s*:\s*"gemini"'),
+        ),
+    ),  # fmt: skip
+    (
+        "openhands",
+        (_key("tool_call_metadata"), re.compile(r'"source"\s*:\s*"(agent|environment)"')),
+    ),  # fmt: skip
+    # A LangSmith run's inputs hold LangChain messages, which may hold Anthropic blocks.
+    ("langsmith", (re.compile(r'"run_type"\s*:\s*"(llm|chain|tool|retriever|prompt|parser)"'),)),
+    (
+        "langchain",
+        (
+            re.compile(r'"lc"\s*:\s*1\s*,\s*"type"\s*:\s*"constructor"'),
+            re.compile(r'"type"\s*:\s*"(human|ai|tool)"\s*,\s*"data"\s*:'),
+            re.compile(r'"type"\s*:\s*"(human|ai)"\s*,\s*"content"\s*:'),
+        ),
+    ),
+    (
         "mini-swe-agent",
         (re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent'), _key("mini_version")),
+    ),
+    (
+        "swe-agent",
+        (
+            re.compile(r'"message_type"\s*:\s*"(system_prompt|observation|action|thought)"'),
+            re.compile(r'"environment"\s*:\s*"swe_main"|"agent"\s*:\s*"primary"'),
+            _key("execution_time"),
+            _key("replay_config"),
+        ),
     ),
     # A session log links events by parentUuid; `claude -p --output-format stream-json`
     # marks a subagent's events by the Task call instead.
@@ -108,6 +155,8 @@ def detect_format(path: Path) -> str:
         if size > HEAD_BYTES:
             f.seek(max(HEAD_BYTES, size - TAIL_BYTES))
             tail = f.read()
+    if head.startswith(ZIP_MAGIC):  # an Inspect `.eval` log is a zip archive
+        return _archive_format(path)
     check_text(path, head)
     text = head.decode("utf-8", errors="replace") + tail.decode("utf-8", errors="replace")
     start = text.lstrip("\ufeff \t\r\n")[:1]
@@ -121,6 +170,20 @@ def detect_format(path: Path) -> str:
         f"{path}: JSON, but no known trace format (no messages with roles, no spans); "
         f"give --format, one of {', '.join(FORMATS)}"
     )
+
+
+def _archive_format(path: Path) -> str:
+    """`inspect-ai` for a zip archive holding an Inspect log's `header.json` or samples."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()[:10_000]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise TraceFormatError(f"{path}: a damaged zip archive, not a trace ({exc})") from None
+    if "header.json" in names or any(n.startswith("samples/") for n in names):
+        return "inspect-ai"
+    raise TraceFormatError(f"{path}: a zip archive, but not an Inspect .eval log")
 
 
 def read_traces(path: Path, format: str = "auto") -> Iterator[Trace]:

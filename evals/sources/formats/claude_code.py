@@ -16,9 +16,10 @@ Sidechain events (a subagent's own conversation) become
 `<session>/subagents/agent-<id>.jsonl` beside it (newer), each linked to the parent's `Task`
 call whose result names the agent's id, or else whose prompt started it. A
 `compact_boundary` system event, with the summary the next user event carries, is a
-`Compaction`; a `summary` event (the title of a conversation in Claude Code's session list)
-goes to `metadata["summaries"]`. Each assistant message
-keeps its call's `usage` (cache read and creation tokens included).
+`Compaction` (its `compactMetadata`: what triggered it, the tokens before); a `summary`
+event (the title of a conversation in Claude Code's session list) goes to
+`metadata["summaries"]`. Each assistant message keeps its call's `usage` (cache read and
+creation tokens included).
 
 The file is read a line at a time and each event reduced at once to the few fields kept,
 so a session of many megabytes never sits in memory as text or as raw JSON.
@@ -33,7 +34,7 @@ from typing import Any
 
 from evals.sources.formats.anthropic import add_content
 from evals.sources.formats.records import read_records
-from evals.sources.formats.source import content_text, usage_of
+from evals.sources.formats.source import content_text, int_or_none, usage_of
 from evals.sources.trace import Compaction, Skipped, ToolDef, Trace, TraceMessage, Where
 
 NAME = "claude-code"
@@ -55,6 +56,7 @@ class _Event:
     compactions: list[Compaction] = field(default_factory=list)
     message_id: str | None = None
     compact_boundary: bool = False
+    compact_meta: dict[str, Any] = field(default_factory=dict)  # trigger, preTokens
     compact_summary: str | None = None  # a user event that carries a compaction's summary
     task: str | None = None  # stream-json: the Task call whose subagent wrote this event
 
@@ -156,6 +158,8 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
     message = raw.get("message")
     if kind == "system" and raw.get("subtype") == "compact_boundary":
         event.compact_boundary = True
+        meta = raw.get("compactMetadata")
+        event.compact_meta = meta if isinstance(meta, dict) else {}
     elif kind in ("user", "assistant") and isinstance(message, dict):
         if raw.get("isCompactSummary"):
             event.compact_summary = content_text(message.get("content"))
@@ -308,7 +312,9 @@ def _fill(trace: Trace, chain: list[_Event]) -> None:
     pending: Compaction | None = None
     for event in chain:
         if event.compact_boundary:
-            pending = Compaction(len(trace.messages), "", event.where)
+            trigger, before = event.compact_meta.get("trigger"), event.compact_meta.get("preTokens")
+            pending = Compaction(len(trace.messages), "", event.where, int_or_none(before))
+            pending.trigger = trigger if isinstance(trigger, str) else None
             trace.compactions.append(pending)
             continue
         if event.compact_summary is not None:

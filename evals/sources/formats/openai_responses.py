@@ -151,13 +151,24 @@ def _codex(path: Path) -> Trace:
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
             trace.model = trace.model or payload["model"]
         elif kind == "compacted":
-            summary = content_text(payload.get("message"))
-            trace.compactions.append(Compaction(len(trace.messages), summary, rec.where))
+            trace.compactions.append(_compacted(payload, len(trace.messages), rec.where))
         elif kind == "event_msg" and payload.get("type") == "token_count":
             _add_usage(trace, obj(obj(payload.get("info")).get("last_token_usage")))
         elif kind not in CODEX_LINES:
             trace.skipped.append(Skipped(rec.where, f"a line of unknown type {kind!r}"))
     return trace
+
+
+def _compacted(payload: dict[str, Any], index: int, where: Where) -> Compaction:
+    """A Codex `compacted` line: its summary is `message`, or the text of its
+    `replacement_history` (the items that replaced the history: the user's messages kept and
+    the summary) when it has one."""
+    summary = content_text(payload.get("message"))
+    history = payload.get("replacement_history")
+    if isinstance(history, list):
+        texts = [content_text(obj(item).get("content")) for item in history]
+        summary = "\n\n".join(dict.fromkeys(t for t in (*texts, summary) if t))
+    return Compaction(index, summary, where)
 
 
 def _add_usage(trace: Trace, usage: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from evals.sources.trace import (
     TraceToolCall,
     TraceUsage,
     Where,
+    prompt_tokens,
 )
 
 # -- the parts every format spells its own way ---------------------------------------------
@@ -146,6 +147,15 @@ def finish(trace: Trace) -> None:
     for compaction in trace.compactions:
         compaction.index = new_index[min(max(compaction.index, 0), len(trace.messages))]
     trace.messages = final
+    for compaction in trace.compactions:
+        if compaction.tokens_after is None:  # the first call after it sent the compacted prompt
+            after = (m.usage for m in final[compaction.index :] if m.usage is not None)
+            compaction.tokens_after = prompt_tokens(next(after, None), trace.format)
+        if compaction.tokens_before is None:  # the last call before it: its prompt and reply
+            last = next((m.usage for m in reversed(final[: compaction.index]) if m.usage), None)
+            sent = prompt_tokens(last, trace.format)
+            if last is not None and sent is not None:
+                compaction.tokens_before = sent + (last.output_tokens or 0)
     for sub in trace.subagents:
         finish(sub)
 

@@ -9,7 +9,7 @@ import pytest
 
 from evals.sources.export import EXPORT_FORMATS, export_trace, run_trace
 from evals.sources.formats import read_traces
-from evals.sources.trace import Trace, TraceMessage, TraceToolCall
+from evals.sources.trace import Trace, TraceMessage, TraceToolCall, TraceUsage
 from flows.cli import main
 from harness import Store, create_agent
 from harness.messages import ModelResponse
@@ -91,6 +91,30 @@ def test_round_trip_keeps_errors_raw_arguments_and_tools() -> None:
             expected[2] = (*expected[2][:4], False)
         assert _conversation(back) == expected
         path.unlink()
+
+
+def test_langchain_export_keeps_errors_raw_arguments_and_usage(tmp_path: Path) -> None:
+    trace = Trace("t", "ctxlab", "x", system="S", model="m")
+    trace.messages = [
+        TraceMessage("user", "go"),
+        TraceMessage(
+            "assistant",
+            "",
+            [TraceToolCall("a", "run", {"cmd": "ls"}), TraceToolCall("b", "run", {}, "{oops")],
+            usage=TraceUsage(input_tokens=120, output_tokens=9),
+        ),
+        TraceMessage("tool", "denied", tool_call_id="a", is_error=True),
+        TraceMessage("tool", "ok", tool_call_id="b"),
+        TraceMessage("assistant", "done"),
+    ]
+    path = tmp_path / "run.json"
+    path.write_text(export_trace(trace, "langchain"))
+    (back,) = read_traces(path)
+    assert back.format == "langchain"
+    assert _conversation(back) == _conversation(trace)  # the error flag kept
+    assert back.messages[1].tool_calls[1].raw_arguments == "{oops"
+    usage = back.messages[1].usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (120, 9)
 
 
 def test_export_cli_writes_a_file_and_never_overwrites_without_force(
