@@ -69,7 +69,8 @@ def test_a_json_value_is_asked_by_its_key_path_and_the_entity_it_belongs_to() ->
     assert card["role"]["kind"] == "json_key" and card["role"]["shape"] == "identifier"
     assert {"payment_methods", "source", "credit_card", "id"} <= set(card["role"]["terms"])
     listed = _probe(doc, "K1P9WD")
-    assert listed["question"] == "What is item 2 of `reservations` in the `get_user_details` result?"
+    asked = "What is item 2 of `reservations` in the `get_user_details` result?"
+    assert listed["question"] == asked
     assert listed["carried"] is False and card["carried"] is False
 
 
