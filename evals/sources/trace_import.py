@@ -140,7 +140,7 @@ def import_path(
     _check_folder(folder, force)
     summary = ImportSummary(path, folder)
     items: Iterable[Trace | Skipped] = (
-        _file_items(path, format) if path.is_file() else read_folder(path, format)
+        _file_items(path, format) if path.is_file() else read_folder(path, format, strict=True)
     )
     rows: list[dict[str, Any]] = []
     names: set[str] = set()
@@ -208,7 +208,7 @@ def _import_file(
 def _file_items(path: Path, format: str) -> Iterator[Trace | Skipped]:
     """The traces of one file, or one `Skipped` saying why it has none."""
     try:
-        yield from read_traces(path, format)
+        yield from read_traces(path, format, strict=True)
     except (TraceFormatError, UnicodeDecodeError, OSError) as exc:
         yield Skipped(Where(str(path)), str(exc).removeprefix(f"{path}: "))
 
