@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evals.sources.cues import spans
+from evals.sources.redact import MASK
 from evals.sources.text_roles import noun, only_of_shape, role, text_role
 
 # Keys that name an entry of a list or map (what a person calls it by), best first.
@@ -42,15 +43,16 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     if not spans(value, text):
         return None
     if kind == "user":
-        return _user(value, text, use_argument)
-    if call is None:
+        found = _user(value, text, use_argument)
+    elif call is None:
         return None
-    body = _body(text)
-    found = _json(value, body, call) or text_role(
-        value, body, call.tool, call.arguments, _result(call)
-    )
-    if found is None or spans(value, found["phrase"]):
-        return None  # a role that states the value gives the answer away
+    else:
+        body = _body(text)
+        found = _json(value, body, call) or text_role(
+            value, body, call.tool, call.arguments, _result(call)
+        )
+    if found is None or spans(value, found["phrase"]) or MASK in found["phrase"]:
+        return None  # a role that states the value, or names what redaction took out
     return found
 
 
@@ -178,7 +180,7 @@ _NAMING_WORDS = frozenset(
 _FILLER = frozenset(
     ("is", "are", "was", "be", "my", "our", "the", "a", "an", "it", "its", "it's", "i", "i'm",
      "to", "of", "for", "and", "with", "as", "on", "in", "at", "by", "from", "this", "that",
-     "which", "please", "no")
+     "which", "please", "no", "but", "so", "yes", "sure", "okay", "ok", "also", "here", "now")
 )  # fmt: skip
 
 
@@ -190,6 +192,9 @@ def _label_before(value: str, text: str) -> str:
     before = re.split(r"[.!?\n;,(]", text[:start])[-1]
     m = re.search(r"([A-Za-z][\w' \-]{0,40}?)\s*(?:\bis|:|=|#)\s*$", before) or \
         re.search(r"([A-Za-z][\w' \-]{0,40}?\b(?:id|ID|number|code|name))\s*$", before)  # fmt: skip
-    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'\-]*", m[1] if m else "")
-             if w.lower() not in _FILLER]  # fmt: skip
-    return " ".join(words[-3:]) if words and words[-1].lower() in _NAMING_WORDS else ""
+    words: list[str] = []
+    for word in reversed(re.findall(r"[A-Za-z][A-Za-z'\-]*", m[1] if m else "")):
+        if word.lower() in _FILLER or len(words) == 3:
+            break  # the label is the run of words right before the value
+        words.insert(0, word)
+    return " ".join(words) if words and words[-1].lower() in _NAMING_WORDS else ""

@@ -256,3 +256,36 @@ def test_a_number_a_sed_substitution_copies_from_a_listing_is_asked_by_its_line(
     assert command == "sed -i '21s/limit = {{arg_2}}/limit = 1 + {{arg_2}}/' {{arg_1}}"
     probe = _probe(doc, "1777")
     assert probe["question"] == "What is the value of `limit` on line 21 of `lib/rates.py`?"
+
+
+def test_a_user_given_value_is_named_by_what_the_user_called_it() -> None:
+    trace = Trace("user", "openai-chat", "user.json")
+    trace.messages = [
+        TraceMessage("user", "Hi. Sure, but my user ID is omar_rossi_1241, thanks."),
+        _call("a", "lookup", region="EU"),
+        TraceMessage("tool", "region EU ok", tool_call_id="a"),
+        _call("b", "policy", topic="refunds"),
+        TraceMessage("tool", "refunds in 30 days", tool_call_id="b"),
+        _call("c", "notify", note="user omar_rossi_1241 asked"),
+        TraceMessage("tool", "sent", tool_call_id="c"),
+    ]  # fmt: skip
+    probe = _probe(trace_to_scenario(trace), "omar_rossi_1241")
+    assert probe["question"] == "What is the user ID the user gave?"
+    assert probe["role"]["kind"] == "user_text" and probe["source"] == "user"
+
+
+def test_a_role_naming_a_redacted_file_is_no_role() -> None:
+    trace = Trace("masked", "claude-code", "m.jsonl")
+    trace.messages = [
+        TraceMessage("user", "Rename the setting."),
+        _call("a", "Read", file_path="/home/ann@corp.example/app/config.py"),
+        TraceMessage("tool", "     1→import os\n     2→show_sensitive_data = False",
+                     tool_call_id="a"),
+        _call("b", "Bash", command="git status"),
+        TraceMessage("tool", "clean", tool_call_id="b"),
+        _call("c", "Grep", pattern="show_sensitive_data"),
+        TraceMessage("tool", "app/config.py", tool_call_id="c"),
+    ]  # fmt: skip
+    doc = trace_to_scenario(trace)
+    assert all("[REDACTED]" not in p["question"] for p in doc["probes"])
+    assert doc["probe_counts"].get("rejected_no_role", 0) >= 1
