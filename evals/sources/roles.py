@@ -131,7 +131,13 @@ def _entry_name(container: Any, key: Any, value: str) -> tuple[str, str] | None:
         return None
     pairs = container.items() if isinstance(container, dict) else enumerate(container)
     others = [v for k, v in pairs if k != key and isinstance(v, dict)]
-    fields = sorted(entry, key=lambda f: (f not in _NAMING, not str(f).endswith("_id"), f != "id"))
+
+    # A field whose value has no digits first: an id naming the entry is often the answer of
+    # another probe, which the question would then give away (leaks.py).
+    def rank(f: Any) -> tuple[bool, bool, bool]:
+        return any(c.isdigit() for c in str(entry[f])), f not in _NAMING, not str(f).endswith("_id")
+
+    fields = sorted(entry, key=rank)
     for field in fields:
         mine = entry[field]
         if not isinstance(mine, str | int) or isinstance(mine, bool) or str(mine) == value:
