@@ -31,29 +31,33 @@ def _asked(probe: dict[str, Any]) -> bool:
     return not probe.get("check")
 
 
-def leaks(probes: list[dict[str, Any]]) -> dict[str, set[str]]:
+def leaks(probes: list[dict[str, Any]], ordered: bool = False) -> dict[str, set[str]]:
     """For each asked probe whose question or cue contains an answer: the ids of the probes
-    whose answers it contains (its own included)."""
+    whose answers it contains (its own included). `ordered`: `probes` are in the order a
+    replay asks them, and a question gives away only the answers of probes asked with it or
+    after it (an earlier probe was answered before the question was in any window)."""
     asked = [p for p in probes if _asked(p)]
     answers = [(p["id"], str(p["answer"]).strip()) for p in asked]
     found: dict[str, set[str]] = {}
-    for p in asked:
+    for n, p in enumerate(asked):
         texts = _texts(p)
-        for other, answer in answers:
+        for other, answer in answers[n if ordered else 0 :]:
             if answer and any(spans(answer, t) for t in texts):
                 found.setdefault(p["id"], set()).add(other)
     return found
 
 
-def drop_leaks(probes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def drop_leaks(
+    probes: list[dict[str, Any]], ordered: bool = False
+) -> tuple[list[dict[str, Any]], int]:
     """`probes` without those whose question or cue contains a probe's answer, and how many
     were dropped. The probe giving the most answers away goes first (the later one on a
     tie); an answer that only a dropped probe had is no longer given away, so the others are
-    checked again without it."""
+    checked again without it. `ordered` as for `leaks`."""
     kept = list(probes)
     dropped = 0
     while True:
-        found = leaks(kept)
+        found = leaks(kept, ordered)
         if not found:
             return kept, dropped
         order = {p["id"]: i for i, p in enumerate(kept)}

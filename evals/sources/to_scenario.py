@@ -33,7 +33,7 @@ from evals.sources.recording import BUILTIN_TOOLS
 from evals.sources.redact import Redactor
 from evals.sources.thread_import import probe_counts, profile_window
 from evals.sources.trace import GroundTruth, ToolDef, Trace, TraceMessage, TraceToolCall
-from evals.sources.trace_probes import in_asked_order, trace_probes
+from evals.sources.trace_probes import drop_leaking_cues, in_asked_order, trace_probes
 from evals.sources.walk import walk_trace
 from evals.sources.walk_record import Walk
 from harness.errors import UnknownModelError
@@ -56,9 +56,12 @@ def trace_to_scenario(
     trace = redact_trace(trace, redactor)
     names = tool_names(trace)
     walk = walk_trace(trace, names)
-    probes = trace_probes(walk, _renamed_truth(trace.ground_truth, names))
-    probes, leaked = drop_leaks(probes)
-    probes = in_asked_order(probes, walk)
+    probes, rejected = trace_probes(walk, _renamed_truth(trace.ground_truth, names))
+    # Ordered: a role names its entity (a flight number, a file), which a later probe may ask
+    # for; a question asked after that probe was answered gives nothing away.
+    drop_leaking_cues(probes)
+    probes, leaked = drop_leaks(in_asked_order(probes, walk), ordered=True)
+    rejected["leak"] += leaked
     tools = _tools(trace, names, walk)
     declared = {t["name"] for t in tools}
     steps = sum(len(t["steps"]) for t in walk.turns) + sum(len(t["steps"]) for t in walk.tasks)
@@ -100,7 +103,12 @@ def trace_to_scenario(
                 turns=[TurnSpec.model_validate(t) for t in walk.turns],
                 tasks=[TaskSpec.model_validate(t) for t in walk.tasks],
                 replies=walk.replies,
-                probe_counts=probe_counts(probes, leaked),
+                probe_counts={
+                    **probe_counts(probes, leaked),
+                    "candidates": rejected.candidates,
+                    "carried": sum(p["carried"] for p in probes),
+                    **rejected.as_counts(),
+                },
                 probes=probes,
             )
         )

@@ -16,6 +16,7 @@ import os
 import re
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 from evals.errors import TraceFormatError
 from evals.scenarios.suite import SUITE_FORMAT, SUITE_INDEX
 from evals.sources.formats import FORMATS, read_folder, read_traces
+from evals.sources.hygiene import FLAG_BELOW
 from evals.sources.redact import Redactor
 from evals.sources.thread_import import check_scenario_path, write_scenario
 from evals.sources.to_scenario import trace_to_scenario
@@ -31,6 +33,8 @@ from evals.sources.trace import Skipped, Trace, Where
 
 EXPORTS = Path("exports")
 MAX_SUMMARY_LINES = 20
+# Fewer probes than this make a trace's accuracy noise: it is skipped, with its rejections.
+MIN_PROBES = 5
 
 
 @dataclass
@@ -47,6 +51,9 @@ class ImportSummary:
     redactions: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
+    candidates: int = 0  # values a probe was considered for, over the imported traces
+    rejected: Counter[str] = field(default_factory=Counter)  # by reason (hygiene.REASONS)
+    flagged: list[str] = field(default_factory=list)  # traces where under half survived
 
     @property
     def ok(self) -> bool:
@@ -63,8 +70,13 @@ class ImportSummary:
         out = [
             f"imported {self.traces} trace{'s' * (self.traces != 1)} from {self.source} into "
             f"{where}: {self.probes} probes, {self.redactions} redactions, "
-            f"{len(self.skipped)} skipped, in {self.seconds:.1f} s"
+            f"{len(self.skipped)} skipped, in {self.seconds:.1f} s",
+            self._rejections(),
         ]
+        if self.flagged:
+            names = ", ".join(self.flagged[:5]) + (" ..." if len(self.flagged) > 5 else "")
+            out.append(f"flagged {len(self.flagged)} trace{'s' * (len(self.flagged) != 1)} where "
+                       f"fewer than half the candidates survived: {names}")  # fmt: skip
         for s in self.skipped[:MAX_SUMMARY_LINES]:
             out.append(f"skipped {s.where}: {s.reason}")
         if len(self.skipped) > MAX_SUMMARY_LINES:
@@ -72,12 +84,19 @@ class ImportSummary:
             out.append(f"... and {rest} more skipped (listed in {where})")
         return out
 
+    def _rejections(self) -> str:
+        """One line: the candidates and how many of them each rule rejected."""
+        said = ", ".join(f"{n} {reason}" for reason, n in self.rejected.most_common() if n)
+        return f"probes: {self.candidates} candidates, rejected {said or 'none'}"
+
     def as_json(self) -> dict[str, Any]:
         return {
             "source": str(self.source), "out": str(self.out),
             "files": [str(f) for f in self.files],
             "suite": str(self.suite) if self.suite else None, "traces": self.traces,
             "probes": self.probes, "redactions": self.redactions,
+            "candidates": self.candidates, "rejected": dict(self.rejected),
+            "flagged": self.flagged,
             "skipped": [_skip_row(s) for s in self.skipped], "seconds": round(self.seconds, 2),
         }  # fmt: skip
 
@@ -90,6 +109,7 @@ def import_path(
     window: int | None = None,
     redact: Sequence[str] = (),
     force: bool = False,
+    min_probes: int = MIN_PROBES,
 ) -> ImportSummary:
     """Import the trace file or folder `path` as scenario files. A file holding one trace
     writes one file (`out`, default exports/trace-<name>.yaml, or into `out` when it is a
@@ -97,7 +117,8 @@ def import_path(
     `out` (default exports/traces-<name>/) and `suite.json`. Raises `ValueError` for a bad
     option, `FileExistsError` when something would be overwritten without `force`,
     `FileNotFoundError` when `path` does not exist; a file with nothing sound gives a summary
-    with no files and the reason in `skipped`."""
+    with no files and the reason in `skipped`, and so is a trace with fewer than
+    `min_probes` probes, with the reasons its candidates were rejected."""
     start = time.perf_counter()
     path = Path(path)
     if format != "auto" and format not in FORMATS:
@@ -114,12 +135,12 @@ def import_path(
         target = Path(out) if out is not None else None
         if target is not None:
             check_scenario_path(target, force=force)
-        return _import_file(path, target, format, window, redactor, force, start)
+        return _import_file(path, target, format, window, redactor, force, start, min_probes)
     folder = Path(out) if out is not None else EXPORTS / f"traces-{_slug(_stem(path))}"
     _check_folder(folder, force)
     summary = ImportSummary(path, folder)
     items: Iterable[Trace | Skipped] = (
-        _file_items(path, format) if path.is_file() else read_folder(path, format)
+        _file_items(path, format) if path.is_file() else read_folder(path, format, strict=True)
     )
     rows: list[dict[str, Any]] = []
     names: set[str] = set()
@@ -127,7 +148,7 @@ def import_path(
         if isinstance(item, Skipped):
             summary.skipped.append(item)
             continue
-        row = _write_one(item, folder, names, window, redactor, force, summary)
+        row = _write_one(item, folder, names, window, redactor, force, summary, min_probes)
         if row is not None:
             rows.append(row)
     if rows:
@@ -138,7 +159,7 @@ def import_path(
 
 def _import_file(
     path: Path, out: Path | None, format: str, window: int | None, redactor: Sequence[str],
-    force: bool, start: float,
+    force: bool, start: float, min_probes: int,
 ) -> ImportSummary:  # fmt: skip
     """A file: one trace is one scenario file; more make a suite in a folder."""
     summary = ImportSummary(path, out or EXPORTS)
@@ -151,7 +172,7 @@ def _import_file(
         check_scenario_path(target, force=force)
         try:
             doc = trace_to_scenario(first, window=window, redactor=Redactor(redactor))
-            _has_probes(doc, first)
+            _has_probes(doc, first, min_probes)
         except ValueError as exc:
             summary.skipped += [*first.skipped, Skipped(Where(str(path)), str(exc))]
             return summary
@@ -175,7 +196,7 @@ def _import_file(
         if isinstance(item, Skipped):
             summary.skipped.append(item)
         elif item is not None:
-            row = _write_one(item, folder, names, window, redactor, force, summary)
+            row = _write_one(item, folder, names, window, redactor, force, summary, min_probes)
             if row is not None:
                 rows.append(row)
     if rows:
@@ -187,14 +208,14 @@ def _import_file(
 def _file_items(path: Path, format: str) -> Iterator[Trace | Skipped]:
     """The traces of one file, or one `Skipped` saying why it has none."""
     try:
-        yield from read_traces(path, format)
+        yield from read_traces(path, format, strict=True)
     except (TraceFormatError, UnicodeDecodeError, OSError) as exc:
         yield Skipped(Where(str(path)), str(exc).removeprefix(f"{path}: "))
 
 
 def _write_one(
     trace: Trace, folder: Path, names: set[str], window: int | None, redactor: Sequence[str],
-    force: bool, summary: ImportSummary,
+    force: bool, summary: ImportSummary, min_probes: int,
 ) -> dict[str, Any] | None:  # fmt: skip
     """Writes one trace's scenario into `folder`; its suite row, or None when it was skipped
     (recorded in `summary`)."""
@@ -207,7 +228,7 @@ def _write_one(
     names.add(name)
     try:
         doc = trace_to_scenario(trace, window=window, redactor=Redactor(redactor))
-        _has_probes(doc, trace)
+        _has_probes(doc, trace, min_probes)
         doc["name"] = f"trace:{name}"  # a suite refuses two files of one name
         path = write_scenario(doc, folder / f"trace-{name}.yaml", force=force)
     except (ValueError, FileExistsError) as exc:
@@ -233,16 +254,19 @@ def _unforeseen(trace: Trace, exc: Exception) -> Skipped:
                    f"({type(exc).__name__}: {first})")  # fmt: skip
 
 
-def _has_probes(doc: dict[str, Any], trace: Trace) -> None:
-    """Refuses a trace with nothing to score: it would count as a trace of a suite whose
-    accuracy says nothing."""
-    if not doc["probes"]:
-        leaked = doc["probe_counts"].get("dropped_leaks", 0)
-        why = f" ({leaked} dropped as leaks)" if leaked else ""
-        raise ValueError(
-            f"trace {trace.id}: no probes{why}: no value it used later came from a tool result "
-            "or user message whose words tell it apart, so a replay has nothing to score"
-        )
+def _has_probes(doc: dict[str, Any], trace: Trace, least: int) -> None:
+    """Refuses a trace with fewer than `least` probes (at least one): its accuracy would be
+    noise in a suite. The reason names what its candidates were rejected for."""
+    n = len(doc["probes"])
+    if n >= max(1, least):
+        return
+    counts = doc["probe_counts"]
+    rejected = sorted(((v, k.removeprefix("rejected_")) for k, v in counts.items()
+                       if k.startswith("rejected_") and v), reverse=True)  # fmt: skip
+    why = ", ".join(f"{v} {k}" for v, k in rejected) or "nothing it used was read earlier"
+    found = "no probes" if n == 0 else f"only {n} probe{'s' * (n != 1)} (under {least})"
+    raise ValueError(f"trace {trace.id}: {found} from {counts.get('candidates', 0)} "
+                     f"candidates (rejected: {why})")  # fmt: skip
 
 
 def _count(summary: ImportSummary, trace: Trace, doc: dict[str, Any]) -> None:
@@ -250,6 +274,12 @@ def _count(summary: ImportSummary, trace: Trace, doc: dict[str, Any]) -> None:
     summary.probes += len(doc["probes"])
     summary.redactions += doc["source"]["redactions"]
     summary.skipped += trace.skipped
+    counts = doc["probe_counts"]
+    summary.candidates += counts.get("candidates", 0)
+    summary.rejected.update({k.removeprefix("rejected_"): v for k, v in counts.items()
+                             if k.startswith("rejected_")})  # fmt: skip
+    if len(doc["probes"]) < counts.get("candidates", 0) * FLAG_BELOW:
+        summary.flagged.append(trace.id)
 
 
 def _said(s: Skipped, source: Path) -> str:

@@ -1,60 +1,207 @@
-"""Probes for an imported trace that need no model: what the run itself used.
+"""Probes for an imported trace that need no model: what the run itself used, asked by role.
 
-A value (an id, a number, a path, a date, a name, a token of a command) that first appeared in
-a tool result or a user message, and that the agent later used (as a call's argument, in a
-command it ran, in a file it wrote, in its final answer), is a probe asked where it was used
-(`after` = that turn, `at_step` = that step), with the value as its exact answer and a cue
-found in the text that showed it (cues.py). The question names what the agent needed there
-(the step, the tool and the argument), never the words around the value in its source, so
-a grep for the question finds nothing.
+A value (an id, a number, a path, a date, a name) that a tool result or a user message showed
+under a role (roles.py: a JSON key path and its entity, a line of a listing, the command that
+printed it), and that the agent later used (as a call's argument, in a command it ran, in a
+file it wrote, in its final answer), is a probe asked where it was used (`after` = that turn,
+`at_step` = that step). Its question states the role ("What is the `id` of the
+`payment_methods` entry whose `source` is `credit_card` in the `get_user_details` result?"),
+so a model could answer it from its window; never the value's place in a later answer.
 
-Ground truth first: the arguments of a task's expected actions, the files its gold patch
-touches and its expected answer are probed (`provenance.from: ground-truth`) where the run
-used them (else at the end), then the run's own uses (`from: trace`). Each probe records its
-source step, its use step and the tokens between them; at most `MAX_PROBES` per trace, spread
-over the run, the longest distances first.
+Only values that pass the hygiene rules (hygiene.py) are probed, and each rejection is
+counted by reason. A probe whose value the recorded user or agent restated between its source
+and its use is `carried`: it stays in view whatever a strategy did to the source.
+
+Ground truth first: the arguments of a task's expected actions and the files its gold patch
+touches are probed (`provenance.from: ground-truth`) where the run used them (else at the
+end), then the run's own uses (`from: trace`). At most `MAX_PROBES` per trace, spread over the
+run, the longest distances first.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
-from evals.sources.cues import Found, find_cue, spans
+from evals.sources.cues import find_cue, spans
+from evals.sources.hygiene import MIN_TOKENS_BETWEEN, Rejections, rejection
+from evals.sources.roles import role_of
 from evals.sources.trace import GroundTruth
-from evals.sources.values import common
-from evals.sources.walk_record import ReplayPoint, Shown, Use, Walk
+from evals.sources.values import common, shape_of
+from evals.sources.walk_record import ReplayPoint, Shown, Walk
 
 MAX_PROBES = 40
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
-def trace_probes(walk: Walk, truth: GroundTruth, cap: int = MAX_PROBES) -> list[dict[str, Any]]:
-    """The probes of a walked trace (to_scenario.py), at most `cap`: ground truth first, so
-    the leak check (leaks.py), which drops the later of two probes giving each other away,
-    keeps the ground truth."""
-    many_turns = len(walk.turns) > 1
-    gt = _ground_truth(walk, truth, many_turns)
-    taken = {(p["answer"], p["after"], p.get("at_step")) for p in gt}
+def trace_probes(
+    walk: Walk, truth: GroundTruth, cap: int = MAX_PROBES
+) -> tuple[list[dict[str, Any]], Rejections]:
+    """The probes of a walked trace (to_scenario.py), at most `cap`, and the candidates
+    rejected by reason: ground truth first, so the leak check (leaks.py), which drops the
+    later of two probes giving each other away, keeps the ground truth."""
+    rejected = Rejections()
+    again = _tools_called_again(walk)
+    gt = _ground_truth(walk, truth, again, rejected)
+    taken = {p["answer"] for p in gt}
     candidates: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for use in walk.uses:
-        if use.value in seen:
+    why: dict[str, str] = {}
+    for n, use in enumerate(walk.uses, 1):
+        if use.value in taken:
             continue  # asked where it was first used; later uses may copy the agent's own words
-        probe = _use_probe(walk, use, many_turns)
-        if probe is None:
+        named = use.argument if use.kind == "argument" and use.whole else None
+        made = _probe(walk, use.value, use.point, named, again, f"use-{n:03d}", "trace",
+                      _used(use))  # fmt: skip
+        if isinstance(made, str):
+            why.setdefault(use.value, made)
             continue
-        seen.add(use.value)
-        if (probe["answer"], probe["after"], probe["at_step"]) not in taken:
-            candidates.append(probe)
-    kept = gt[:cap] + _spread(candidates, cap - min(cap, len(gt)))
+        taken.add(use.value)
+        why.pop(use.value, None)
+        candidates.append(made)
+    rejected.candidates += len(candidates) + len(why)
+    rejected.update(why.values())
+    candidates = _unambiguous(candidates, rejected)
+    room = cap - min(cap, len(gt))
+    kept = gt[:cap] + _spread(candidates, room)
+    rejected["over_cap"] += len(gt) + len(candidates) - len(kept)
     _distinct_questions(kept)
-    return kept
+    return kept, rejected
 
 
 def in_asked_order(probes: list[dict[str, Any]], walk: Walk) -> list[dict[str, Any]]:
-    """`probes` in the order a replay asks them."""
+    """`probes` in the order a replay asks them. Of those asked at one place, a probe whose
+    answer another's question names (a flight number naming an entry) is asked first, so
+    that question gives nothing away (leaks.py, `ordered`)."""
     order = {t["id"]: i for i, t in enumerate(walk.turns)}
-    return sorted(probes, key=lambda p: (order.get(p["after"], len(order)), p.get("at_step", 0)))
+
+    def named(p: dict[str, Any]) -> bool:
+        return any(q is not p and spans(p["answer"], q["question"]) for q in probes
+                   if (q["after"], q.get("at_step")) == (p["after"], p.get("at_step")))  # fmt: skip
+
+    return sorted(probes, key=lambda p: (order.get(p["after"], len(order)), p.get("at_step", 0),
+                                         not named(p)))  # fmt: skip
+
+
+def drop_leaking_cues(probes: list[dict[str, Any]]) -> None:
+    """A cue is a convenience of the simulated reader; the role is what a probe is asked by.
+    A cue whose patterns hold a probe's answer (a neighbour in a list) is dropped, not the
+    probe."""
+    answers = [str(p["answer"]).strip() for p in probes]
+    for p in probes:
+        patterns = [*p.get("cue", {}).get("patterns", []), *p.get("cue", {}).get("lookalikes", [])]
+        texts = [*patterns, *(re.sub(r"\\(.)", r"\1", t) for t in patterns)]
+        if any(a and spans(a, t) for a in answers for t in texts):
+            p.pop("cue", None)
+            p.pop("distractors", None)
+
+
+def _used(use: Any) -> str:
+    return " ".join(f"{use.kind} {use.tool or ''} {use.argument or ''}".split())
+
+
+def _tools_called_again(walk: Walk) -> set[str]:
+    """Tools the run called with more than one set of arguments: a role in their result must
+    say which call's result it means."""
+    seen: dict[str, set[str]] = {}
+    for s in walk.shown:
+        if s.call is not None:
+            seen.setdefault(s.call.tool, set()).add(repr(sorted(s.call.arguments.items())))
+    return {tool for tool, args in seen.items() if len(args) > 1}
+
+
+def _sightings(walk: Walk, value: str, message: int) -> Iterator[Shown]:
+    """The texts that showed `value` before message `message`, while the agent had not yet
+    written it (after that, a sighting may echo the agent's own words)."""
+    for shown in walk.shown:
+        if shown.message >= message:
+            return
+        if spans(value, shown.source.text):
+            if any(i < shown.message and spans(value, t) for i, t in walk.agent):
+                return
+            yield shown
+
+
+def _probe(
+    walk: Walk, value: str, point: ReplayPoint, argument: str | None, again: set[str], id_: str,
+    origin: str, used: str, fallback: dict[str, Any] | None = None,
+) -> dict[str, Any] | str:  # fmt: skip
+    """The probe of `value` used at `point`, or why there is none (a key of hygiene.REASONS).
+    `fallback` is the role to ask by when no source shows the value under one (ground truth)."""
+    if value in walk.system:
+        return "in_prompt"
+    bad = rejection(value)
+    if bad:
+        return bad
+    before = walk.before(point.message)
+    if common(value, (s.text for s in before)):
+        return "common"
+    role, shown = None, None
+    for sighting in _sightings(walk, value, point.message):
+        shown = shown or sighting
+        call = sighting.call
+        if call is not None and call.tool in again:
+            call = replace(call, again=True)
+        role = role_of(value, sighting.source.text, sighting.source.kind, call, argument)
+        if role is not None:
+            shown = sighting
+            break
+    if role is None:
+        if fallback is None or shown is None:
+            return "no_role"
+        role = fallback
+    assert shown is not None
+    steps = len({p.message for p, _, _ in walk.calls if shown.message < p.message < point.message})
+    tokens = max(0, point.tokens - shown.tokens)
+    if steps == 0 and tokens < MIN_TOKENS_BETWEEN:
+        return "nothing_between"
+    carried = _carried(walk, value, shown.message, point.message)
+    found = find_cue(value, before, " ".join(role["terms"]))
+    cue = {"patterns": list(found.cue.patterns), "lookalikes": list(found.cue.lookalikes)} \
+        if found is not None and found.unique else {}  # fmt: skip
+    probe: dict[str, Any] = {
+        "id": id_,
+        "kind": "recall",
+        "question": f"What is {role['phrase']}?",
+        "answer": value,
+        "after": point.turn,
+        "at_step": point.step,
+        "source": shown.source.kind,
+        "role": role,
+        "carried": carried,
+        "provenance": {
+            "from": origin,
+            "source": shown.source.ref,
+            "source_step": shown.step,
+            "use_step": f"turn {point.turn_index + 1} step {point.step + 1}",
+            "steps_between": steps,
+            "tokens_between": tokens,
+            "used": used,
+        },
+    }
+    if cue:
+        probe["cue"] = cue
+        probe["distractors"] = list(found.distractors) if found is not None else []
+    return probe
+
+
+def _carried(walk: Walk, value: str, source: int, use: int) -> bool:
+    """The recorded user or agent wrote `value` between its source and its use."""
+    if any(source < i < use and spans(value, t) for i, t in walk.agent):
+        return True
+    return any(s.source.kind == "user" and source < s.message < use
+               and spans(value, s.source.text) for s in walk.shown)  # fmt: skip
+
+
+def _unambiguous(probes: list[dict[str, Any]], rejected: Rejections) -> list[dict[str, Any]]:
+    """Without the probes whose role names more than one value ("the name the user gave",
+    twice, of two names): a model could not tell which is meant."""
+    answers: dict[str, set[str]] = {}
+    for p in probes:
+        answers.setdefault(p["question"], set()).add(p["answer"])
+    kept = [p for p in probes if len(answers[p["question"]]) == 1]
+    rejected["ambiguous"] += len(probes) - len(kept)
+    return kept
 
 
 def _spread(probes: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
@@ -87,129 +234,67 @@ def _distinct_questions(probes: list[dict[str, Any]]) -> None:
             seen[key] = 1
 
 
-def _where(point: ReplayPoint, many_turns: bool) -> str:
-    step = f"Step {point.step + 1}"
-    return f"{step} of turn {point.turn_index + 1}" if many_turns else step
-
-
-def _which(use: Use) -> str:
-    nth = f" (the {_ORDINALS[use.ordinal - 1]} in it)" if use.of > 1 and use.ordinal <= 8 else ""
-    return f"which {use.shape}{nth}"
-
-
-def question_for(use: Use, many_turns: bool) -> str:
-    """What the agent needed at the point of use, named by the step, tool and argument."""
-    where = _where(use.point, many_turns)
-    if use.kind == "answer":
-        turn = f" of turn {use.point.turn_index + 1}" if many_turns else ""
-        return f"The final answer{turn} states a value read earlier: {_which(use)} is it?"
-    if use.kind == "command":
-        return f"{where} runs a `{use.tool}` command: {_which(use)} does it use?"
-    if use.kind == "content":
-        return (f"{where} writes a file with `{use.tool}`: {_which(use)} does the "
-                f"`{use.argument}` it writes need?")  # fmt: skip
-    if use.whole:
-        return f"{where} calls `{use.tool}`: which `{use.argument}` does it need?"
-    return f"{where} calls `{use.tool}`: {_which(use)} does its `{use.argument}` need?"
-
-
-def _cue_for(walk: Walk, value: str, message: int, context: str) -> tuple[Found, Shown] | None:
-    """The cue for `value` over what was shown before message `message`, and where it first
-    appeared; None when nothing shown tells it apart (a reader could not answer it)."""
-    shown = walk.first_shown(value, message)
-    if shown is None or common(value, (s.text for s in walk.before(message))):
-        return None
-    found = find_cue(value, walk.before(message), context)
-    if found is None or not found.unique:
-        return None
-    return found, shown
-
-
-def _probe(
-    id_: str, question: str, answer: str, point: ReplayPoint, found: Found, shown: Shown,
-    origin: str, used: str,
-) -> dict[str, Any]:  # fmt: skip
-    return {
-        "id": id_,
-        "kind": "recall",
-        "question": question,
-        "answer": answer,
-        "after": point.turn,
-        "at_step": point.step,
-        "cue": {"patterns": list(found.cue.patterns), "lookalikes": list(found.cue.lookalikes)},
-        "distractors": list(found.distractors),
-        "source": shown.source.kind,
-        "provenance": {
-            "from": origin,
-            "source": shown.source.ref,
-            "source_step": shown.step,
-            "use_step": _step_number(point),
-            "tokens_between": max(0, point.tokens - shown.tokens),
-            "used": used,
-        },
-    }
-
-
-def _step_number(point: ReplayPoint) -> str:
-    return f"turn {point.turn_index + 1} step {point.step + 1}"
-
-
-def _use_probe(walk: Walk, use: Use, many_turns: bool) -> dict[str, Any] | None:
-    made = _cue_for(walk, use.value, use.point.message, use.context)
-    if made is None:
-        return None
-    found, shown = made
-    used = f"{use.kind} {use.tool or ''} {use.argument or ''}".split()
-    return _probe(f"use-{walk.uses.index(use) + 1:03d}",
-                  question_for(use, many_turns), use.value, use.point, found, shown, "trace",
-                  " ".join(used))  # fmt: skip
-
-
 def _end(walk: Walk) -> ReplayPoint:
     last = walk.turns[-1]
     return ReplayPoint(last["id"], len(walk.turns) - 1, len(last["steps"]), 1 << 30, walk.tokens)
 
 
-def _ground_truth(walk: Walk, truth: GroundTruth, many_turns: bool) -> list[dict[str, Any]]:
-    """Probes of what the task says was right, asked where the run used it (else at the end
-    of the run), if what the run was shown tells the value apart."""
-    out: list[dict[str, Any]] = []
-    asked: set[tuple[str, str, str]] = set()
+def _leaves(value: Any, key: str) -> Iterator[tuple[str, str]]:
+    """The scalar arguments of an expected action, nested ones named by their own key."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v, key)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        yield key, str(value)
 
-    def add(question: str, value: str, point: ReplayPoint, context: str, used: str) -> None:
-        made = _cue_for(walk, value, point.message, context)
-        if made is None:
-            return
-        found, shown = made
-        out.append(_probe(f"gt-{len(out) + 1:03d}", question, value, point, found, shown,
-                          "ground-truth", used))  # fmt: skip
+
+def _ground_truth(
+    walk: Walk, truth: GroundTruth, again: set[str], rejected: Rejections
+) -> list[dict[str, Any]]:
+    """Probes of what the task says was right, asked where the run used it (else at the end
+    of the run), when what the run was shown holds the value."""
+    out: list[dict[str, Any]] = []
+    asked: set[str] = set()
+
+    def add(value: str, point: ReplayPoint, fallback: dict[str, Any], used: str) -> None:
+        if value in asked or not value.strip() or next(_sightings(walk, value, point.message),
+                                                       None) is None:  # fmt: skip
+            return  # asked, or never shown before its use: nothing to remember
+        asked.add(value)
+        rejected.candidates += 1
+        made = _probe(walk, value, point, None, again, f"gt-{len(out) + 1:03d}", "ground-truth",
+                      used, fallback)  # fmt: skip
+        if isinstance(made, str):
+            rejected[made] += 1
+        else:
+            out.append(made)
 
     for action in truth.actions:
         calls = [(p, a) for p, n, a in walk.calls if n == action.name]
-        for key, value in action.arguments.items():
-            if isinstance(value, bool) or not isinstance(value, str | int | float):
-                continue
-            text = str(value)
-            if (action.name, key, text) in asked or not text.strip():
-                continue
-            asked.add((action.name, key, text))
-            point = next((p for p, a in calls if str(a.get(key)) == text),
+        for key, text in _leaves(action.arguments, ""):
+            point = next((p for p, a in calls if spans(text, str(a.get(key, a)))),
                          calls[0][0] if calls else _end(walk))  # fmt: skip
-            question = (f"{_where(point, many_turns)}: the task expects a `{action.name}` call "
-                        f"here: which `{key}` should it get?")  # fmt: skip
-            add(question, text, point, f"{action.name} {key}", f"expected {action.name} {key}")
-    for n, path in enumerate(truth.patch_files, 1):
+            role = {
+                "kind": "truth",
+                "terms": [key, action.name],
+                "shape": shape_of(text),
+                "phrase": f"the `{key}` the task expects its `{action.name}` call to get",
+            }
+            add(text, point, role, f"expected {action.name} {key}")
+    if len(truth.patch_files) == 1:
+        path = truth.patch_files[0]
         point = next(
             (p for p, _, a in walk.calls if any(spans(path, str(v)) for v in a.values())),
             _end(walk),
         )
-        nth = f" ({_ORDINALS[n - 1]} of {len(truth.patch_files)})" if len(truth.patch_files) > 1 \
-            and n <= 8 else ""  # fmt: skip
-        question = (f"{_where(point, many_turns)}: which file path does the task's fix "
-                    f"change{nth}?")  # fmt: skip
-        add(question, path, point, "file path patch", "gold patch file")
-    if truth.answer and truth.answer.strip():
-        point = _end(walk)
-        add("The task's expected final answer: what is it?", truth.answer.strip(), point,
-            "answer", "expected answer")  # fmt: skip
+        role = {
+            "kind": "truth",
+            "terms": [path.rsplit("/", 1)[-1]],
+            "shape": "file path",
+            "phrase": "the file the task's fix changes",
+        }
+        add(path, point, role, "gold patch file")
     return out

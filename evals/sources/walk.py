@@ -19,6 +19,7 @@ from evals.scenarios.format import reply_key
 from evals.simulated.plan import escape_slots
 from evals.sources.cues import Found, Source, find_cue, spans
 from evals.sources.plan import Planner, rendered_step
+from evals.sources.roles import Call
 from evals.sources.trace import Trace, TraceToolCall
 from evals.sources.values import argument_values, common, shape_of, tokens
 from evals.sources.walk_record import ReplayPoint, Shown, Use, UseKind, Walk
@@ -179,7 +180,8 @@ def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
         if m.role == "tool":
             name, args = calls_by_id.get(m.tool_call_id or "", (m.tool_name or "tool", {}))
             walk.shown.append(Shown(Source(f"step {steps_so_far} {name} result", "tool", m.text,
-                                           index), i, walk.tokens, steps_so_far))  # fmt: skip
+                                           index), i, walk.tokens, steps_so_far,
+                                    Call(name, args)))  # fmt: skip
             if m.tool_call_id in subs:
                 continue  # the subagent's answer: a replay's task gives its own
             walk.replies.append(
@@ -253,7 +255,7 @@ def _task(walk: Walk, sub: Trace, call: TraceToolCall, names: dict[str, str],
         if m.role == "tool":
             name, args = calls_by_id.get(m.tool_call_id or "", (m.tool_name or "tool", {}))
             inner.shown.append(Shown(Source(f"task {len(walk.tasks)} {name} result", "tool",
-                                            m.text, 0), i, 0, 0))  # fmt: skip
+                                            m.text, 0), i, 0, 0, Call(name, args)))  # fmt: skip
             walk.replies.append(
                 {
                     "tool": name,

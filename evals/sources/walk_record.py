@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals.sources.cues import Source, spans
+from evals.sources.roles import Call
 
 UseKind = Literal["argument", "command", "content", "answer"]
 
@@ -47,6 +48,7 @@ class Shown:
     message: int
     tokens: int  # tokens of the trace up to the end of this text
     step: int  # steps made before it, in the whole trace (for provenance)
+    call: Call | None = None  # the call whose result it is (None for a user message)
 
 
 @dataclass

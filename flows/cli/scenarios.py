@@ -75,6 +75,13 @@ def add_import_options(parser: argparse.ArgumentParser) -> None:
         help="also replace what this regex matches with [REDACTED] (repeat); API keys, "
         "bearer tokens and e-mail addresses always are",
     )
+    group.add_argument(
+        "--min-probes",
+        type=int,
+        default=5,
+        metavar="N",
+        help="trace import: skip a trace that yields fewer probes, saying why (default 5)",
+    )
     group.add_argument("--db", help="the store holding the run (default $CTXLAB_DB or "
                        "./ctxlab.duckdb)")  # fmt: skip
     group.add_argument("--force", action="store_true", help="overwrite the --out file if it "
@@ -156,6 +163,7 @@ def import_traces_command(args: argparse.Namespace) -> int:
         summary = import_path(
             Path(args.name), Path(args.out) if args.out else None, format=args.format,
             window=args.window, redact=args.redact, force=args.force,
+            min_probes=args.min_probes,
         )  # fmt: skip
     except (ValueError, FileExistsError, FileNotFoundError) as exc:
         args.parser.error(str(exc))

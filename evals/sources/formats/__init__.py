@@ -24,6 +24,7 @@ from pathlib import Path
 
 from evals.errors import TraceFormatError
 from evals.sources.formats.records import check_text
+from evals.sources.formats.resemble import strict_steps
 from evals.sources.formats.source import finish
 from evals.sources.trace import Skipped, Trace, Where
 
@@ -186,10 +187,11 @@ def _archive_format(path: Path) -> str:
     raise TraceFormatError(f"{path}: a zip archive, but not an Inspect .eval log")
 
 
-def read_traces(path: Path, format: str = "auto") -> Iterator[Trace]:
+def read_traces(path: Path, format: str = "auto", strict: bool = False) -> Iterator[Trace]:
     """Every trace in the file `path`, in the file's order, read as `format` (or the format
-    `detect_format` recognises). Raises `TraceFormatError` when the file holds no sound trace,
-    or `ValueError` for an unknown format name."""
+    `detect_format` recognises). Raises `TraceFormatError` when the file holds no sound trace
+    (`strict`, with `format` "auto": no trace with a tool step, resemble.py), or `ValueError`
+    for an unknown format name."""
     path = Path(path)
     name = detect_format(path) if format == "auto" else format
     if name not in _MODULES:
@@ -197,8 +199,12 @@ def read_traces(path: Path, format: str = "auto") -> Iterator[Trace]:
     module = importlib.import_module(f"evals.sources.formats.{_MODULES[name]}")
     found = 0
     why = "no messages"
-    for trace in module.read(path):
-        finish(trace)
+    traces = _finished(module.read(path))
+    if strict and format == "auto":  # a guessed format must read steps from the file
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES).decode("utf-8", errors="replace")
+        traces = strict_steps(traces, path, name, head)
+    for trace in traces:
         if not trace.messages:
             why = trace.skipped[0].reason if trace.skipped else "no messages"
             continue
@@ -206,6 +212,12 @@ def read_traces(path: Path, format: str = "auto") -> Iterator[Trace]:
         yield trace
     if not found:
         raise TraceFormatError(f"{path}: nothing sound to import as {name}: {why}")
+
+
+def _finished(traces: Iterator[Trace]) -> Iterator[Trace]:
+    for trace in traces:
+        finish(trace)
+        yield trace
 
 
 def iter_trace_files(folder: Path) -> Iterator[Path]:
@@ -252,14 +264,17 @@ def _subagent_of_a_session(path: Path) -> bool:
     )
 
 
-def read_folder(folder: Path, format: str = "auto") -> Iterator[Trace | Skipped]:
-    """Every trace of every file under `folder`; a file with nothing sound comes as a
-    `Skipped` naming it and why, so one bad file never stops the rest."""
+def read_folder(
+    folder: Path, format: str = "auto", strict: bool = False
+) -> Iterator[Trace | Skipped]:
+    """Every trace of every file under `folder` (`strict` as for `read_traces`); a file with
+    nothing sound comes as a `Skipped` naming it and why, so one bad file never stops the
+    rest."""
     for link in links_out_of(folder):
         yield Skipped(Where(str(link)), "a link out of the folder: not followed")
     for path in iter_trace_files(folder):
         try:
-            yield from read_traces(path, format)
+            yield from read_traces(path, format, strict)
         except (TraceFormatError, UnicodeDecodeError, OSError) as exc:
             reason = str(exc).removeprefix(f"{path}: ")
             yield Skipped(Where(str(path)), reason)

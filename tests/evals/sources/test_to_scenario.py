@@ -19,15 +19,17 @@ from evals.sources.trace import Trace, TraceMessage, TraceToolCall
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Every fixture, and whether some trace in it yields probes (the first Claude Code session
-# uses nothing it read: its one path is redacted, its answer restates the code).
+# uses nothing it read: its one path is redacted, its answer restates the code; the Responses,
+# Anthropic, OpenTelemetry and mini-swe-agent ones use each value right where they read it:
+# no step between).
 FILES = [
     ("chat_tau.json", True),
-    ("responses.json", True),
-    ("anthropic.json", True),
+    ("responses.json", False),
+    ("anthropic.json", False),
     ("claude_code.jsonl", False),
     ("claude_code_fix.jsonl", True),
-    ("mini_swe_agent.traj.json", True),
-    ("otel_genai.json", True),
+    ("mini_swe_agent.traj.json", False),
+    ("otel_genai.json", False),
 ]
 
 
@@ -60,7 +62,11 @@ def test_a_full_replay_is_answered_by_the_recorded_replies_and_scores_every_prob
     with counting_misses(monkeypatch) as misses:
         result = run_cell(str(path), "full", reader="ideal")
     assert misses == []
-    assert result.accuracy == 1.0 and result.probes == len(doc["probes"])
+    # The ideal reader finds a fact by its cue; a probe asked by its role alone (no cue told
+    # its value apart) waits for a reader that searches by role.
+    cued = sum(bool(p.get("cue")) for p in doc["probes"])
+    assert result.probes == len(doc["probes"]) and cued >= 1
+    assert result.accuracy * result.probes >= cued
 
 
 def test_a_tools_name_that_clashes_with_the_harness_is_renamed_everywhere(tmp_path: Path) -> None:
@@ -182,13 +188,15 @@ def test_secrets_are_redacted_before_slots_and_probes(tmp_path: Path) -> None:
         TraceMessage("user", "Use key sk-proj-abcdefghijklmnop1234 for order ORD-7"),
         TraceMessage("assistant", "", [TraceToolCall("a", "lookup", {"key": "sk-proj-abcdefghijklmnop12"})]),  # noqa: E501
         TraceMessage("tool", "owner mail: kari@example.org, id CUS-4410", tool_call_id="a"),
+        TraceMessage("assistant", "", [TraceToolCall("b", "audit", {"order": "ORD-7"})]),
+        TraceMessage("tool", "audited", tool_call_id="b"),
         TraceMessage("assistant", "The customer is CUS-4410."),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
     text = json.dumps(doc)
     assert "sk-proj" not in text and "kari@example.org" not in text
     assert doc["source"]["redactions"] >= 3
-    assert [p["answer"] for p in doc["probes"]] == ["CUS-4410"]
+    assert {p["answer"] for p in doc["probes"]} == {"ORD-7", "CUS-4410"}
 
 
 def test_ids_inside_json_tool_results_are_slotted_and_probed() -> None:
@@ -198,14 +206,16 @@ def test_ids_inside_json_tool_results_are_slotted_and_probed() -> None:
         TraceMessage("assistant", "", [TraceToolCall("a", "get_user", {"user_id": "mia_kim_4397"})]),  # noqa: E501
         TraceMessage("tool", '{"user_id": "mia_kim_4397", "orders": ["#W4992383", "#W8872412"]}',
                 tool_call_id="a"),
+        TraceMessage("assistant", "", [TraceToolCall("c", "policy", {"topic": "returns"})]),
+        TraceMessage("tool", "Returns within 30 days.", tool_call_id="c"),
         TraceMessage("assistant", "", [TraceToolCall("b", "get_order", {"order_id": "#W8872412"})]),
         TraceMessage("tool", '{"order_id": "#W8872412", "status": "delivered"}', tool_call_id="b"),
     ]  # fmt: skip
     doc = trace_to_scenario(trace)
-    assert doc["turns"][0]["steps"][1]["calls"][0]["arguments"] == {"order_id": "{{arg_1}}"}
+    assert doc["turns"][0]["steps"][2]["calls"][0]["arguments"] == {"order_id": "{{arg_1}}"}
     (probe,) = doc["probes"]
-    assert probe["answer"] == "#W8872412" and probe["at_step"] == 1
-    assert probe["question"] == "Step 2 calls `get_order`: which `order_id` does it need?"
+    assert probe["answer"] == "#W8872412" and probe["at_step"] == 2
+    assert probe["question"] == "What is item 2 of `orders` in the `get_user` result?"
 
 
 def test_a_plan_the_loader_would_refuse_is_refused_at_import_in_one_line() -> None:

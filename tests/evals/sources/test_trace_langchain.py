@@ -38,7 +38,7 @@ def test_serialized_constructors_with_blocks_usage_errors_and_deepagents_markers
     (trace,) = read_traces(FIXTURES / "langchain_deepagents.json")
     assert trace.system == "You are a deep agent that plans trips."
     assert _roles(trace) == ["user", "assistant", "tool", "assistant", "tool"] + [
-        "assistant", "tool", "assistant"
+        "assistant", "tool", "assistant", "tool", "assistant"
     ]  # fmt: skip
     # the Anthropic tool_use block and the tool_calls list name one call, read once
     (call,) = trace.messages[1].tool_calls
@@ -50,9 +50,9 @@ def test_serialized_constructors_with_blocks_usage_errors_and_deepagents_markers
         310,
     )
     assert trace.model == "claude-sonnet-4-5"
-    assert trace.messages[6].is_error  # status "error"
+    assert trace.messages[8].is_error  # status "error"
     (compaction,) = trace.compactions  # the summary message is no user turn
-    assert compaction.index == 5 and "NOK 498" in compaction.summary
+    assert compaction.index == 7 and "NOK 498" in compaction.summary
     assert trace.metadata["evicted"] == [
         {"tool_call_id": "toolu_01", "path": "/large_tool_results/toolu_01"}
     ]

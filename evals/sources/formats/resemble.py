@@ -1,0 +1,75 @@
+"""Strict formats (issue 33 item 8): a file whose best-matching format reads no tool step from
+it, or drops most of its records, is refused in one line naming the layout it resembles,
+instead of being imported as traces that replay nothing. `--format` forces a format and skips
+this check.
+
+Detection (formats/__init__.py) goes by a key or two in a file's head, and some layouts share
+them: a SWE-agent `.traj` holds `"role"` keys in its `history`, so it reads as OpenAI chat with
+every command and its output as plain user and assistant text, and no step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from evals.errors import TraceFormatError
+from evals.sources.trace import Trace
+
+# Layouts a file may resemble, by keys of its head: (what it is, its signs, all required).
+_LAYOUTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("a SWE-agent trajectory", ('"trajectory"', '"history"', '"message_type"')),
+    ("an OpenHands event stream", ('"source"', '"observation"', '"action"', '"timestamp"')),
+    ("a LangSmith or LangChain run", ('"run_type"', '"inputs"', '"outputs"')),
+    ("an Inspect AI eval log", ('"eval"', '"samples"', '"messages"')),
+    ("an Aider chat history", ("# aider chat started",)),
+)
+# How many step-less traces are held back while waiting for one with a step: a file of many
+# chat-only conversations is still refused or passed after this many, without holding it all.
+HOLD = 200
+
+
+def resemblance(head: str) -> str | None:
+    """The layout `head` (a file's first kilobytes) resembles, in words, if any is known."""
+    for what, signs in _LAYOUTS:
+        if all(re.search(re.escape(sign) + (r"\s*:" if sign.startswith('"') else ""), head)
+               for sign in signs):  # fmt: skip
+            return what
+    return None
+
+
+def _sound(trace: Trace) -> bool:
+    """A trace a replay can use: at least one tool step, and fewer records dropped than kept."""
+    steps = sum(bool(m.tool_calls) for m in trace.messages)
+    return steps > 0 and len(trace.skipped) <= len(trace.messages)
+
+
+def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> Iterator[Trace]:
+    """`traces` as read by format `name`, unless none of them is sound (`_sound`): then
+    `TraceFormatError` in one line naming what the file resembles. Traces are passed on as
+    soon as one is sound; until then at most `HOLD` are held back."""
+    held: list[Trace] = []
+    seen = dropped = 0
+    passed = False
+    for trace in traces:
+        if passed:
+            yield trace
+            continue
+        seen += 1
+        dropped += len(trace.skipped)
+        held.append(trace)
+        if _sound(trace) or len(held) >= HOLD:
+            passed = True
+            yield from held
+            held.clear()
+    if passed or not seen:
+        return
+    like = resemblance(head)
+    why = f"read as {name}, " + ("its trace holds" if seen == 1 else f"its {seen} traces hold") \
+        + " no tool step"  # fmt: skip
+    if dropped:
+        why += f" and {dropped} record{'s' * (dropped != 1)} were dropped"
+    what = f"it looks like {like}, which ctxlab does not read" if like else \
+        "it may be another harness's layout"  # fmt: skip
+    raise TraceFormatError(f"{path}: {why}; {what} (--format {name} imports it anyway)")

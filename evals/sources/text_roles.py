@@ -1,0 +1,208 @@
+"""What a value is in a tool's text result (evals/sources/roles.py): a line of a grep or of a
+line-numbered listing (the file and what the line says, or the name the line defines), a
+traceback frame, a `label: value` line, a path a listing printed, or the one value of its
+shape the command printed. A listing printed without numbers by `cat F` or `sed -n 'A,Bp' F`
+has its lines named by the file's line numbers, which the command fixes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evals.sources.cues import spans
+from evals.sources.values import shape_of
+
+COMMAND_CHARS = 70
+_GREP = re.compile(r"^(?P<file>[\w./\-]+\.\w+)[:\-](?P<line>\d+)[:\-](?P<text>.*)$")
+_GREP_FILE = re.compile(r"^(?P<file>[\w./\-]+\.\w+):(?P<text>.*)$")
+_NUMBERED = re.compile(r"^\s*(?P<line>\d+)(?:\t|→| {1,2}\||:\s| {2})(?P<text>.*)$")
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>[\w<>.]+))?')
+# `key: value` output (pip show, git config, a status line): a label of at most three words.
+_LABEL = re.compile(r"^\s*(?:[-*]\s+)?(?P<label>[A-Za-z_][\w.\-]*(?: [A-Za-z][\w.\-]*){0,2}):\s+"
+                    r"(?P<rest>\S.*)$")  # fmt: skip
+# Words that start a line of code, not a label.
+_KEYWORDS = frozenset(
+    ("if", "elif", "else", "for", "while", "try", "except", "finally", "with", "return", "see",
+     "note", "def", "class", "raise", "assert", "lambda", "case")
+)  # fmt: skip
+# Words that run on into a value in prose, not labels of it.
+_PROSE = frozenset(
+    ("is", "was", "are", "at", "in", "on", "of", "to", "the", "a", "an", "and", "or", "for",
+     "from", "with", "by", "as", "line", "than", "be", "then", "ok", "got", "says", "all")
+)  # fmt: skip
+_SYMBOL = re.compile(r"^\s*(?:async\s+)?(def|class|function|fn|func|defp?|module)\s+([\w.]+)")
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*[:=]")
+_NUMBER_TOKEN = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_FILE_ARGS = ("file_path", "path", "filename", "file", "notebook_path")
+_COMMAND_ARGS = ("command", "cmd", "script", "code")
+_PATHLIKE = re.compile(r"[\w.\-]*/[\w./\-]*\.\w+|[\w\-]+\.(?:py|js|ts|rs|go|java|rb|ex|exs|c|h"
+                       r"|cpp|md|txt|json|ya?ml|toml|cfg|ini|html|css|rst)\b")  # fmt: skip
+
+
+def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], result: str) -> \
+        dict[str, Any] | None:  # fmt: skip
+    """The role `value` has in the text result of a `tool` call with `arguments`, or None;
+    `result` names that result when the call ran no command ("the `fetch` result")."""
+    command = _command(arguments)
+    file = _file(arguments, command)
+    printed = f"`{command}`" if command else result
+    first = _first_line(command, file)
+    for n, line in enumerate(text.splitlines()):
+        if not spans(value, line):
+            continue
+        found = _line_role(value, line, file, printed)
+        if found is None and first is not None:
+            found = _code_role(value, line, first + n, file)
+        if found is not None:
+            kind, phrase, terms = found
+            return role(kind, phrase, [*terms, *([file] if file else [])], value)
+    if only_of_shape(value, text):
+        return role(
+            "command_output", f"the {noun(value)} {printed} printed", [command or tool], value
+        )
+    label = _inline_label(value, text)
+    if label:
+        return role("command_output", f"the `{label}` {printed} printed", [label], value)
+    return None
+
+
+def _inline_label(value: str, text: str) -> str:
+    """The word just before `value` (`balance 50.25`, `id=ACC-7`, `status: open`) when it is a
+    label: letters only, no common word of prose, and standing once in `text`."""
+    start = spans(value, text)[0]
+    m = re.search(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::\s*|=|\s+)$", text[:start])
+    if not m or m[1].lower() in _PROSE or not whole_token(value, text[max(0, start - 1) :]):
+        return ""
+    return m[1] if len(re.findall(rf"\b{m[1]}\b", text)) == 1 else ""
+
+
+def _first_line(command: str, file: str) -> int | None:
+    """The file line a listing without numbers starts at, when its command prints a file from
+    a known line (`cat F`, `sed -n 'A,Bp' F`, `head F`): its lines can then be named."""
+    if not file or "|" in command:
+        return None
+    if re.fullmatch(rf"(?:cat|head(?: -n ?\d+)?)\s+['\"]?{re.escape(file)}['\"]?", command):
+        return 1
+    m = re.fullmatch(rf"sed -n ['\"]?(\d+),\s*\d+p['\"]?\s+['\"]?{re.escape(file)}['\"]?", command)
+    return int(m[1]) if m else None
+
+
+def _line_role(value: str, line: str, file: str, printed: str) -> \
+        tuple[str, str, list[str]] | None:  # fmt: skip
+    if m := _FRAME.search(line):
+        where = f" in `{m['fn']}`" if m["fn"] else ""
+        if value == m["line"]:
+            return "listing", f"the line number{where} of `{m['file']}` in the traceback " \
+                f"{printed} printed", [m["file"], m["fn"] or ""]  # fmt: skip
+        if value == m["file"] and m["fn"]:
+            return "listing", f"the file of `{m['fn']}` in the traceback {printed} printed", \
+                [m["fn"]]  # fmt: skip
+        return None
+    if (m := _GREP.match(line)) or (m := _NUMBERED.match(line)):
+        at = m.groupdict().get("file") or file
+        if not at:
+            return None
+        if value == m["line"]:
+            said = _what_line_says(m["text"], value)
+            return ("listing", f"the line number of `{said}` in `{at}`", [said, at]) if said \
+                else None  # fmt: skip
+        if value == at:
+            said = _what_line_says(m["text"], value)
+            return ("listing", f"the file that holds `{said}` (as {printed} listed it)",
+                    [said]) if said else None  # fmt: skip
+        return _code_role(value, m["text"], int(m["line"]), at)
+    if (m := _GREP_FILE.match(line)) and value == m["file"]:
+        said = _what_line_says(m["text"], value)
+        return ("listing", f"the file in which {printed} found `{said}`", [said]) if said \
+            else None  # fmt: skip
+    if line.strip().strip("./") == value.strip("./") and shape_of(value) == "file path":
+        base = value.rstrip("/").rsplit("/", 1)[-1]
+        if base != value:
+            return "listing", f"the path of `{base}` that {printed} listed", [base]
+    if (m := _LABEL.match(line)) and m["label"].split()[0].lower() not in _KEYWORDS and \
+            whole_token(value, m["rest"]) and only_of_shape(value, m["rest"]) and \
+            not spans(value, m["label"]):  # fmt: skip
+        label = m["label"].strip()
+        return "command_output", f"the `{label}` {printed} printed", [label]
+    return None
+
+
+def _code_role(value: str, text: str, line: int, file: str) -> tuple[str, str, list[str]] | None:
+    """A name on line `line` of `file`: the one the line defines, the value of a keyword it
+    passes, or the one value of its shape on the line."""
+    where = f"line {line} of `{file}`"
+    stripped = text.strip()
+    m = _SYMBOL.match(stripped) or _ASSIGNED.match(stripped)
+    if m and m.group(m.lastindex or 0) == value:
+        return "listing", f"the name that {where} defines", [file]
+    if k := re.search(rf"\b([A-Za-z_]\w*)\s*=\s*['\"]?{re.escape(value)}(?![\w.])", stripped):
+        return "listing", f"the value of `{k[1]}` on {where}", [k[1], file]
+    if only_of_shape(value, stripped):
+        return "listing", f"the {noun(value)} on {where}", [file]
+    return None
+
+
+def _what_line_says(text: str, value: str) -> str:
+    """A line of code as a person names it: the symbol it defines or assigns, else its text
+    (without the value), short."""
+    stripped = text.strip()
+    if m := _SYMBOL.match(stripped):
+        said = f"{m[1]} {m[2]}"
+    elif m := _ASSIGNED.match(stripped):
+        said = m[1]
+    else:
+        said = stripped[:60]
+    if len(re.findall(r"\w", said)) < 6 or spans(value, said):
+        return ""  # `if (`, `)`: a line that says nothing a person would name it by
+    return said
+
+
+def noun(value: str) -> str:
+    named = "id" if any(c.isdigit() for c in value) else "name"
+    return {"file path": "path", "date": "date", "number": "number"}.get(shape_of(value), named)
+
+
+def whole_token(value: str, text: str) -> bool:
+    """`value` stands in `text` as a word of its own, not glued to a sign (`50%`, `sm_50`)."""
+    pattern = rf"(?:^|[\s\"'`(\[{{,=]){re.escape(value)}(?:$|[\s\"'`)\]}},;:]|\.(?:\s|$))"
+    return re.search(pattern, text) is not None
+
+
+def only_of_shape(value: str, text: str) -> bool:
+    """`value` is the one value of its shape in `text`, standing there as a word of its own."""
+    if not whole_token(value, text):
+        return False
+    shape = shape_of(value)
+    others = {t for t in re.findall(r"[\w./\-:]+", text) if t.strip(".:") != value}
+    if shape == "number":
+        others = {t.strip(".:") for t in others if _NUMBER_TOKEN.fullmatch(t.strip(".:"))}
+    elif shape in ("file path", "date"):
+        others = {t for t in others if shape_of(t.strip(".:")) == shape}
+    else:
+        others = {t for t in others if shape_of(t) == "identifier" and re.search(r"\d|_", t)}
+    return not others
+
+
+def _command(arguments: dict[str, Any]) -> str:
+    for key in _COMMAND_ARGS:
+        text = arguments.get(key)
+        if isinstance(text, str) and text.strip():
+            first = text.strip().splitlines()[0]
+            return first if len(first) <= COMMAND_CHARS else first[: COMMAND_CHARS - 1] + "…"
+    return ""
+
+
+def _file(arguments: dict[str, Any], command: str) -> str:
+    for key in _FILE_ARGS:
+        text = arguments.get(key)
+        if isinstance(text, str) and text.strip() and "\n" not in text:
+            return text.strip()
+    found = _PATHLIKE.findall(command)
+    return found[-1] if len(set(found)) == 1 else ""
+
+
+def role(kind: str, phrase: str, terms: list[str], value: str) -> dict[str, Any]:
+    """A `RoleSpec` dict; search terms that hold the value itself are left out."""
+    terms = [t for t in dict.fromkeys(terms) if t and not spans(value, t)]
+    return {"kind": kind, "phrase": phrase, "terms": terms, "shape": shape_of(value)}
