@@ -14,8 +14,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evals.analysis.identical import identical_replays
 from evals.analysis.stats import Interval, paired_trace_difference, trace_bootstrap
 from evals.scenarios.suite import ORIGINAL_INTS, Suite, SuiteFile
+from evals.scoring.availability import shares
+from evals.scoring.records import ProbeResult
 from evals.scoring.results import EvalResult
 
 # Bins of "recall at retained tokens": a probe counts in the first bin its window fits.
@@ -46,8 +49,35 @@ def trace_line(
     }
 
 
+def scored(run: EvalResult) -> list[ProbeResult]:
+    """The probes the headline scores: all but the carried ones (reported apart)."""
+    return [p for p in run.probe_results if not p.carried]
+
+
 def _correct(run: EvalResult) -> dict[tuple[int, str], float]:
-    return {(run.seed, p.id): float(p.correct) for p in run.probe_results}
+    return {(run.seed, p.id): float(p.correct) for p in scored(run)}
+
+
+def pooled(runs: Sequence[EvalResult]) -> dict[str, Any]:
+    """Over every probe of `runs`: the availability shares of the scored probes, the carried
+    probes and their accuracy (apart), the retrievals that found the value, and, where a
+    judge graded answers, how often it agreed with the scorer."""
+    mine = [p for r in runs for p in scored(r)]
+    carried = [p for r in runs for p in r.probe_results if p.carried]
+    retrieved = [p for p in mine if p.retrieval_found is not None]
+    judged = [p for p in mine if p.judge_verdict in ("right", "wrong")]
+    agree = sum((p.judge_verdict == "right") == p.correct for p in judged)
+    return {
+        "availability": shares([p.availability for p in mine]),
+        "carried_probes": len(carried),
+        "carried_accuracy": _round(statistics.fmean(p.correct for p in carried))
+        if carried
+        else None,
+        "retrievals": len(retrieved),
+        "retrievals_found": sum(bool(p.retrieval_found) for p in retrieved),
+        "judged": len(judged),
+        "judge_agreement": _round(agree / len(judged)) if judged else None,
+    }
 
 
 def suite_summary(
@@ -70,7 +100,7 @@ def suite_summary(
         per_trace = {t: list(v.values()) for t, v in arms[arm].items()}
         accuracy = _interval(per_trace)
         ideal_runs = {t.trace: ideal[(t.trace, arm)] for t, _ in mine if (t.trace, arm) in ideal}
-        ideal_acc = _interval({t: [float(p.correct) for p in r.probe_results]
+        ideal_acc = _interval({t: [float(p.correct) for p in scored(r)]
                                for t, r in ideal_runs.items()})  # fmt: skip
         diff = None
         if base in arms and arm != base:
@@ -107,6 +137,7 @@ def suite_summary(
                 "cost_usd_total": round(per_trace_mean("cost_usd"), 6),
                 "compactions_total": round(per_trace_mean("summaries"), 1),
                 "overflow_rate": _round(statistics.fmean(float(r.overflowed) for _, r in mine)),
+                **pooled([r for _, r in mine]),
                 "recall_at_retained_tokens": recall_at_tokens(
                     [r for _, r in mine], ideal_runs, {r.scenario: t.trace for t, r in mine}
                 ),
@@ -119,6 +150,7 @@ def suite_summary(
         "import_skipped": len(suite.skipped),
         "original": original_totals(suite.traces),
         "arms": out,
+        "identical_replays": identical_replays([r for _, r in runs]),
     }
 
 
@@ -145,8 +177,8 @@ def recall_at_tokens(
     bins: dict[int, list[tuple[float, float | None]]] = {}
     for run in runs:
         other = ideal.get(trace_of.get(run.scenario, ""))
-        ideal_by_id = {p.id: float(p.correct) for p in other.probe_results} if other else {}
-        for p in run.probe_results:
+        ideal_by_id = {p.id: float(p.correct) for p in scored(other)} if other else {}
+        for p in scored(run):
             if p.status != "answered":
                 continue
             edge = next((b for b in TOKEN_BINS if p.window_tokens <= b), TOKEN_BINS[-1])
