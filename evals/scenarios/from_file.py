@@ -117,7 +117,18 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
         system_prompt=spec.system_prompt, window=spec.model.window, params=dict(spec.params),
         skills_dir=_skills_dir(spec), subagents=subagents, max_steps=spec.model.max_steps,
         memory=tuple((m.path, m.content) for m in spec.memory),
+        entities=relabelled(spec.probes),
     )  # fmt: skip
+
+
+def relabelled(probes: list[ProbeSpec]) -> tuple[str, ...]:
+    """What the sanity check's `relabel` swaps in a recorded run's tool results: the values
+    of its uncarried tool probes named by role, grouped by shape and, within a shape, by role
+    (the key or symbol), so values of the same role pair first (`entity_pairs` pairs
+    neighbours): a question then finds another value of its kind where its own stood."""
+    named = [p for p in probes if p.role is not None and p.source == "tool" and not p.carried]
+    named.sort(key=lambda p: (p.role.shape if p.role else "", p.role.terms[:1] if p.role else []))
+    return tuple(dict.fromkeys(p.answer for p in named))
 
 
 # A turn with probes asked inside it is replayed in parts: the part before a probe ends with

@@ -33,15 +33,17 @@ def shape_pattern(shape: str) -> str:
 
 
 def role_cue(terms: Sequence[str], shape: str) -> Cue:
-    """A cue for a value named by role: the first term (the key name, symbol or column) and,
-    on the same line within `_GAP` characters after it, a value of `shape`; or the value just
-    before it (a grep or line-numbered listing prints the number first)."""
+    """A cue for a value named by role: the first term (the key name, symbol or column), then
+    a separator (`: `, `=`, `|`, quotes) and a value of `shape` (a JSON key, a table cell, a
+    setting); or a value of `shape` that opens a line (after a `file:` prefix) on which the term
+    follows within `_GAP` characters (a grep -n hit, a line-numbered listing). The question's
+    own words never match: a role is stated in prose, not as `key: value`."""
     value = shape_pattern(shape)
     if not terms:
         return Cue((rf"(?<![\w.\-])({value})(?![\w\-])",))
     term = re.escape(terms[0])
-    after = rf"{term}[^\n]{{0,{_GAP}}}?(?<![\w.\-])({value})(?![\w\-])"
-    before = rf"(?<![\w.\-])({value})(?![\w\-])[^\n]{{0,{_GAP}}}?{term}"
+    after = rf"{term}[\"'`]?[ \t]*[:=|,\t][ \t]*[\"'`]?({value})(?![\w\-])"
+    before = rf"^(?:[^\s:]+:)?[ \t]*({value})[:\t][^\n]{{0,{_GAP}}}?{term}"
     return Cue((after, before))
 
 
