@@ -170,9 +170,12 @@ def _judge(
         leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in empty)
         return SanityResult(scenario.name, arm, accuracy, _accuracy(floor), leaks, n)
     probes = [p for p in scenario.probes if not p.carried]
-    swapped = entity_pairs(scenario.entities) if arm == "relabel" else {}
-    # A value named by role that had no partner of its shape to swap with is left as it was.
-    allowed = {p.id for p in probes if may_pass(p, arm) or (p.terms and p.answer not in swapped)}
+    # Under relabel, a value named by role that had no partner to swap with is left as it was.
+    kept = set()
+    if arm == "relabel":
+        swapped = entity_pairs(scenario.entities)
+        kept = {p.id for p in probes if p.terms and p.answer not in swapped}
+    allowed = {p.id for p in probes if may_pass(p, arm)} | kept
     leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in allowed)
     bound = round(len(allowed) / len(probes), 6) if probes else 0.0
     return SanityResult(scenario.name, arm, accuracy, bound, leaks, n)
