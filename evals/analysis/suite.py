@@ -86,10 +86,13 @@ def suite_summary(
     ideal: Mapping[tuple[str, str], EvalResult],
     *,
     base: str = "full",
+    simulated: Mapping[tuple[str, str], EvalResult] | None = None,
 ) -> dict[str, Any]:
     """The suite's one summary: per arm, accuracy with an interval over traces, the paired
     difference against `base`, the ideal reader beside it, ctxlab's tokens and cost beside the
-    original harness's, and recall at retained tokens."""
+    original harness's, and recall at retained tokens. With a real model's `runs`,
+    `simulated` holds the simulated reader's run of each (trace, arm): how often the two
+    agree is reported per arm (`reader_agreement`)."""
     arms: dict[str, dict[str, dict[tuple[int, str], float]]] = {}
     by_arm: dict[str, list[tuple[SuiteFile, EvalResult]]] = {}
     for trace, run in runs:
@@ -138,6 +141,7 @@ def suite_summary(
                 "compactions_total": round(per_trace_mean("summaries"), 1),
                 "overflow_rate": _round(statistics.fmean(float(r.overflowed) for _, r in mine)),
                 **pooled([r for _, r in mine]),
+                **agreement([(r, (simulated or {}).get((t.trace, arm))) for t, r in mine]),
                 "recall_at_retained_tokens": recall_at_tokens(
                     [r for _, r in mine], ideal_runs, {r.scenario: t.trace for t, r in mine}
                 ),
@@ -152,6 +156,27 @@ def suite_summary(
         "arms": out,
         "identical_replays": identical_replays([r for _, r in runs]),
     }
+
+
+def agreement(pairs: Sequence[tuple[EvalResult, EvalResult | None]]) -> dict[str, Any]:
+    """How often the simulated reader and a real model are both right or both wrong on the
+    same probe (uncarried, asked in both runs). The model's side is the judge's verdict where
+    one graded the answer, else the scorer's; None without a simulated run to compare."""
+    same = total = 0
+    for live, offline in pairs:
+        if offline is None:
+            continue
+        theirs = {p.id: p.correct for p in scored(offline) if p.status == "answered"}
+        for p in scored(live):
+            if p.status != "answered" or p.id not in theirs:
+                continue
+            right = (
+                p.judge_verdict == "right" if p.judge_verdict in ("right", "wrong") else p.correct
+            )
+            same += right == theirs[p.id]
+            total += 1
+    return {"reader_agreement": _round(same / total) if total else None,
+            "reader_agreement_probes": total}  # fmt: skip
 
 
 def original_totals(traces: Sequence[SuiteFile]) -> dict[str, Any]:

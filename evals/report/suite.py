@@ -63,6 +63,15 @@ def render_suite(summary: Mapping[str, Any]) -> list[str]:
         lines += ["", "Judge agreement (the judge's verdict matches the scorer's on the same "
                   "answers): " + ", ".join(f"{a['strategy']} {a['judge_agreement']:.0%} of "
                                            f"{a['judged']}" for a in judged) + "."]  # fmt: skip
+    compared = [a for a in summary["arms"] if a.get("reader_agreement_probes")]
+    if compared:
+        rates = ", ".join(f"{a['strategy']} {a['reader_agreement']:.0%} of "
+                          f"{a['reader_agreement_probes']}" for a in compared)  # fmt: skip
+        lines += [
+            "",
+            "Simulated reader against the real model (both right or both wrong on "
+            f"the same probe; the model graded by the judge where one ran): {rates}.",
+        ]
     lines += [
         "", "## Recall at retained tokens", "",
         "Each probe binned by the tokens in the window when it was asked; accuracy of the "
