@@ -26,7 +26,8 @@ READER_NOTES = {
         "Fallible reader (the default): a fact in view is missed with a chance that grows with "
         "the request's length (NoLiMa's GPT-4o curve) and is worst in the middle of the request "
         "(lost in the middle); a reader that misses may return a look-alike (scored wrong); "
-        'retrieval greps with the question\'s own words. See evals/README.md, "The reader".'
+        "retrieval greps with the question's own words, or with the role and the value's shape "
+        'when a probe names one. See evals/README.md, "The reader".'
     ),
     "ideal": "Ideal reader: never misses a fact in view (for debugging; not a model).",
 }

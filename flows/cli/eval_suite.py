@@ -89,6 +89,10 @@ def suite_command(args: argparse.Namespace) -> int:
         from evals.report.suite import render_suite
 
         print("\n".join(render_suite(summary)))
+        if args.probes:
+            from evals.report.terminal import print_probes
+
+            print_probes([r for _, r in runs])
     return 0
 
 
