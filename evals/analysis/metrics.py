@@ -299,6 +299,9 @@ def summaries(
                 f"accuracy_vs_{base}_ci95": None if diff is None else _rounded(diff, 6),
                 f"tied_with_{base}": None if diff is None else diff.contains(0.0),
                 "recommended": picked is not None and s.label in picked.labels,
+                "availability_mean": {k: _round(v) for k, v in s.availability.items()},
+                "carried_probes_mean": round(s.carried_probes, 6),
+                "carried_accuracy_mean": _round(s.carried_accuracy),
             }
         )  # fmt: skip
     return out

@@ -91,3 +91,31 @@ def test_availability_is_stored_and_an_older_store_still_reads(
     assert PAYMENT in stored["evidence"].to_list()[0]
     (back,) = results_from_frame(load_runs(db))
     assert back.one_read == 1.0 and back.carried_probes == 1 and back.thresholds
+
+
+def test_probes_flag_lists_each_verdict_with_the_window_text(scenario: str, capsys) -> None:
+    import argparse
+
+    from flows.cli import add_eval_commands
+
+    parser = argparse.ArgumentParser()
+    add_eval_commands(parser.add_subparsers())
+    argv = ["eval", "--scenario", scenario, "--strategy", "offload", "--window", "16000",
+            "--seed", "0", "--no-save", "--probes"]  # fmt: skip
+    args = parser.parse_args(argv)
+    assert args.handler(args) == 0
+    out = capsys.readouterr().out
+    assert "in view / one read / lost" in out and "0% / 100% / 0%" in out
+    assert f"pay: right, one_read: expected '{PAYMENT}'" in out
+    assert '/large_tool_results/c000_01: ...{ "source": "credit_card"' in out
+    assert "res [carried]: right, in_view" in out
+
+
+def test_the_markdown_report_shows_availability_beside_accuracy(scenario: str) -> None:
+    from evals.analysis.metrics import aggregate
+    from evals.report.markdown import render_table
+
+    runs = [run_cell(scenario, "offload", window=16000), run_cell(scenario, "none", window=16000)]
+    table = "\n".join(render_table(aggregate(runs), runs))
+    assert "| in view / one read / lost |" in table
+    assert "0% / 100% / 0%" in table and "100% / 0% / 0%" in table
