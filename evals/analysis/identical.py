@@ -17,33 +17,31 @@ _IDLE = {
 
 
 def identical_replays(results: Sequence[EvalResult]) -> list[str]:
-    """One line per pair of arms that replayed identically on some runs: how many of the runs
-    they share, and why the technique did not act where that is known."""
+    """One line per group of arms that replayed identically on some runs (the arms of a run
+    grouped by digest), with how many of the runs where all of them ran, and why a technique
+    did not act where that is known; the most frequent groups first."""
     runs: dict[tuple[str, ...], dict[str, EvalResult]] = {}
     for r in results:
         if not r.replay_digest:
             continue
         key = (r.scenario, str(r.seed), r.scale, r.model, r.reader, str(r.params.get("window")))
         runs.setdefault(key, {})[r.strategy] = r
-    same: dict[tuple[str, str], list[EvalResult]] = {}
-    shared: dict[tuple[str, str], int] = {}
+    groups: dict[tuple[str, ...], list[EvalResult]] = {}
     for arms in runs.values():
-        names = sorted(arms)
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                shared[(a, b)] = shared.get((a, b), 0) + 1
-                if arms[a].replay_digest == arms[b].replay_digest:
-                    same.setdefault((a, b), []).append(arms[a])
-                    same[(a, b)].append(arms[b])
+        by_digest: dict[str, list[str]] = {}
+        for name in sorted(arms):
+            by_digest.setdefault(arms[name].replay_digest, []).append(name)
+        for names in by_digest.values():
+            if len(names) > 1:
+                groups.setdefault(tuple(names), []).extend(arms[n] for n in names)
     lines = []
-    for (a, b), mine in sorted(same.items()):
-        n = len(mine) // 2
-        reasons = [idle_reason(r) for r in mine]
-        why = next((x for x in reasons if x), "")
+    for names, mine in sorted(groups.items(), key=lambda g: (-len(g[1]) // len(g[0]), g[0])):
+        shared = sum(all(n in arms for n in names) for arms in runs.values())
+        reasons = list(dict.fromkeys(x for x in map(idle_reason, mine) if x))
+        listed = ", ".join(f"`{n}`" for n in names[:-1]) + f" and `{names[-1]}`"
+        why = f" ({'; '.join(reasons)})" if reasons else ""
         lines.append(
-            f"`{a}` and `{b}` replayed identically on {n} of {shared[(a, b)]} runs"
-            + (f" ({why})" if why else "")
-            + "."
+            f"{listed} replayed identically on {len(mine) // len(names)} of {shared} runs{why}."
         )
     return lines
 

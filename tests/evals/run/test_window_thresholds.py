@@ -63,3 +63,18 @@ def test_identical_replays_are_named_with_the_reason(scenario: str, capsys) -> N
     print_table([none, idle])
     out = capsys.readouterr().out
     assert "replayed identically" in out and "in view / one read / lost" in out
+
+
+def test_arms_that_replayed_alike_are_grouped_per_run() -> None:
+    from eval_helpers import result
+
+    runs = [
+        result(s, seed, replay_digest=digest, offloads=0, summaries=0)
+        for seed in (0, 1)
+        for s, digest in (("none", "a"), ("offload", "a"), ("truncate", "a"), ("full", "b"))
+    ]
+    runs.append(result("truncate", 2, replay_digest="c"))
+    assert identical_replays(runs) == [
+        "`none`, `offload` and `truncate` replayed identically on 2 of 2 runs (`offload` acted "
+        "nowhere: no result crossed its token limit)."
+    ]
