@@ -4,7 +4,7 @@ retrieval by role, window scaling and the sanity breaks on imported traces.
 
 Turn u1 reads a user record (~6k tokens of JSON) whose `payment_id` sits in the middle, out of
 an offload's preview; u2 reads notes; u3's user restates the reservation id. At a 16k window
-nothing overflows under `none`, and offload at a quarter of it (4,000) takes the record out."""
+nothing overflows under `none`, and offload at an eighth of it (2,000) takes the record out."""
 
 from __future__ import annotations
 

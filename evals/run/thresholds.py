@@ -17,12 +17,15 @@ from typing import Any
 
 from harness.strategies import MIDDLEWARE, middleware_names
 
-# key -> its share of a capped window. Offload at a quarter: four results that size still fit
-# beside the system prompt; a long pasted message at half; clearing starts where summarizing
-# would be close (0.6, as 100k is of a 170k window).
+# key -> its share of a capped window. Offload at an eighth: about the share its default has
+# of a 200k window (a tenth), rounded to a power of two. A quarter proved too high: of 770
+# tool results in 20 SWE-bench mini-swe-agent trajectories, 2 cross 4,000 tokens (a quarter of
+# 16k) and 45 cross 2,000, so at a quarter `offload` replayed as `none` on 19 of the 20. A
+# long pasted message at a quarter (its default is 2.5x the result limit); clearing starts
+# where summarizing would be close (0.6, as 100k is of a 170k window).
 SHARES: dict[str, float] = {
-    "offload.tool_token_limit": 0.25,
-    "offload.human_token_limit": 0.5,
+    "offload.tool_token_limit": 0.125,
+    "offload.human_token_limit": 0.25,
     "context-edit.trigger": 0.6,
 }
 

@@ -11,9 +11,9 @@ from evals.run.cell import run_cell
 from evals.run.thresholds import scaled_thresholds
 
 
-def test_a_capped_window_scales_offload_to_a_quarter_capped_at_its_default() -> None:
+def test_a_capped_window_scales_offload_to_an_eighth_capped_at_its_default() -> None:
     assert scaled_thresholds("offload", 16_000, {}, {}) == {
-        "offload.tool_token_limit": 4_000, "offload.human_token_limit": 8_000,
+        "offload.tool_token_limit": 2_000, "offload.human_token_limit": 4_000,
     }  # fmt: skip
     # Never above the default (or the scenario's own value at its scale).
     assert scaled_thresholds("full", 1_000_000, {}, {})["offload.tool_token_limit"] == 20_000
@@ -40,7 +40,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_offload_acts_at_the_window_under_test(scenario: str) -> None:
     run = run_cell(scenario, "offload", window=16_000)
     assert run.offloads == 1
-    assert run.thresholds["offload.tool_token_limit"] == 4_000
+    assert run.thresholds["offload.tool_token_limit"] == 2_000
 
 
 def test_none_unbounded_is_never_capped(scenario: str) -> None:
