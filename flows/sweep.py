@@ -135,6 +135,7 @@ def table_rows(
             "cost_usd": round(s.cost_usd.mean, 6),
             "cost_by_cache_price": {k: round(v, 6) for k, v in s.cost_by_cache_price.items()},
             "overflow_rate": round(s.overflow_rate, 3),
+            "availability": dict(s.availability),
             "pareto": s.label in on_front,
             "tied_with_best": s.label in tied and len(tied) > 1,
             "recommended": s.label in chosen,
@@ -335,6 +336,7 @@ def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from evals.report.markdown import availability_cell
     from flows.console import wide_console
 
     keys = sorted({k for r in rows for k in r.get("params") or {}})
@@ -353,7 +355,7 @@ def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
     at_cache = [f"{share:g}" for share in CACHE_PRICE_SHARES]
     for col in ("seeds", "accuracy (95% CI)", "vs full (95% CI)", "input tokens",
                 "peak context", "cost $", *(f"cost $ cache {s}x" for s in at_cache),
-                "overflow"):  # fmt: skip
+                "overflow", "in view / one read / lost"):  # fmt: skip
         table.add_column(col, justify="right")
     table.add_column("")
     for r in rows:
@@ -366,7 +368,7 @@ def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
             str(r["seeds"]), f"{r['accuracy']:.1%} ({r['accuracy_ci']})", _vs_full(r),
             f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
             *(_cost(r, s) for s in at_cache), f"{r['overflow_rate']:.0%}",
-            " ".join(m for m, on in marks if on),
+            availability_cell(r.get("availability") or {}), " ".join(m for m, on in marks if on),
         )  # fmt: skip
     wide_console().print(table)
 

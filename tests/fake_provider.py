@@ -28,6 +28,7 @@ import contextlib
 import json
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -169,6 +170,9 @@ class FakeProvider:
         self.requests: list[RecordedRequest] = []
         self.connections = 0  # TCP connections accepted
         self._queue: list[Reply] = []
+        # Answers a request from its body once the scripted replies are used up: a double
+        # that plays a real model's part (it reads the request) rather than a fixed script.
+        self.responder: Callable[[RecordedRequest], Reply] | None = None
         self._lock = threading.Lock()
         # Set on close so that a handler sleeping for a `slow` reply ends with the test.
         self._closing = threading.Event()
@@ -263,7 +267,9 @@ class FakeProvider:
     def _next(self, request: RecordedRequest) -> Reply | None:
         with self._lock:
             self.requests.append(request)
-            return self._queue.pop(0) if self._queue else None
+            if self._queue:
+                return self._queue.pop(0)
+        return self.responder(request) if self.responder is not None else None
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -11,6 +11,7 @@ from typing import Any
 
 from evals.analysis.stats import DEFAULT_SEEDS, Interval, bootstrap, paired_difference
 from evals.scenarios.base import PROBE_KINDS
+from evals.scoring.availability import VERDICTS
 from evals.scoring.results import EvalResult, params_key
 
 
@@ -46,6 +47,13 @@ class Aggregate:
     # floor, what passes without reading anything); None where a run had none of them.
     data_accuracy: float | None = None
     data_free_accuracy: float | None = None
+    # Means over seeds of the availability shares (in_view, one_read, lost; None where no run
+    # had a verdict), the carried probes scored apart, and the retrievals that found the value
+    # (summed over seeds: found, of probes that retrieved).
+    availability: dict[str, float | None] = field(default_factory=dict)
+    carried_probes: float = 0.0
+    carried_accuracy: float | None = None
+    retrievals_found: tuple[int, int] = (0, 0)
 
     @property
     def label(self) -> str:
@@ -97,6 +105,11 @@ def aggregate(results: Iterable[EvalResult]) -> list[Aggregate]:
                 cost_by_cache_price=_mean_costs([r.cost_by_cache_price() for r in runs]),
                 data_accuracy=_mean_of(r.data_accuracy for r in runs),
                 data_free_accuracy=_mean_of(r.data_free_accuracy for r in runs),
+                availability={v: _mean_of(getattr(r, v) for r in runs) for v in VERDICTS},
+                carried_probes=mean("carried_probes"),
+                carried_accuracy=_mean_of(r.carried_accuracy for r in runs),
+                retrievals_found=(sum(r.retrieval_found for r in runs),
+                                  sum(r.retrieved_probes for r in runs)),
             )
         )  # fmt: skip
     return out
@@ -286,6 +299,9 @@ def summaries(
                 f"accuracy_vs_{base}_ci95": None if diff is None else _rounded(diff, 6),
                 f"tied_with_{base}": None if diff is None else diff.contains(0.0),
                 "recommended": picked is not None and s.label in picked.labels,
+                "availability_mean": {k: _round(v) for k, v in s.availability.items()},
+                "carried_probes_mean": round(s.carried_probes, 6),
+                "carried_accuracy_mean": _round(s.carried_accuracy),
             }
         )  # fmt: skip
     return out

@@ -14,8 +14,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evals.analysis.identical import identical_replays
 from evals.analysis.stats import Interval, paired_trace_difference, trace_bootstrap
 from evals.scenarios.suite import ORIGINAL_INTS, Suite, SuiteFile
+from evals.scoring.availability import shares
+from evals.scoring.records import ProbeResult
 from evals.scoring.results import EvalResult
 
 ORIGINAL = "original"  # the arm that replays the recorded harness's own context
@@ -47,8 +50,35 @@ def trace_line(
     }
 
 
+def scored(run: EvalResult) -> list[ProbeResult]:
+    """The probes the headline scores: all but the carried ones (reported apart)."""
+    return [p for p in run.probe_results if not p.carried]
+
+
 def _correct(run: EvalResult) -> dict[tuple[int, str], float]:
-    return {(run.seed, p.id): float(p.correct) for p in run.probe_results}
+    return {(run.seed, p.id): float(p.correct) for p in scored(run)}
+
+
+def pooled(runs: Sequence[EvalResult]) -> dict[str, Any]:
+    """Over every probe of `runs`: the availability shares of the scored probes, the carried
+    probes and their accuracy (apart), the retrievals that found the value, and, where a
+    judge graded answers, how often it agreed with the scorer."""
+    mine = [p for r in runs for p in scored(r)]
+    carried = [p for r in runs for p in r.probe_results if p.carried]
+    retrieved = [p for p in mine if p.retrieval_found is not None]
+    judged = [p for p in mine if p.judge_verdict in ("right", "wrong")]
+    agree = sum((p.judge_verdict == "right") == p.correct for p in judged)
+    return {
+        "availability": shares([p.availability for p in mine]),
+        "carried_probes": len(carried),
+        "carried_accuracy": _round(statistics.fmean(p.correct for p in carried))
+        if carried
+        else None,
+        "retrievals": len(retrieved),
+        "retrievals_found": sum(bool(p.retrieval_found) for p in retrieved),
+        "judged": len(judged),
+        "judge_agreement": _round(agree / len(judged)) if judged else None,
+    }
 
 
 def suite_summary(
@@ -57,10 +87,13 @@ def suite_summary(
     ideal: Mapping[tuple[str, str], EvalResult],
     *,
     base: str = "full",
+    simulated: Mapping[tuple[str, str], EvalResult] | None = None,
 ) -> dict[str, Any]:
     """The suite's one summary: per arm, accuracy with an interval over traces, the paired
     difference against `base`, the ideal reader beside it, ctxlab's tokens and cost beside the
-    original harness's, and recall at retained tokens."""
+    original harness's, and recall at retained tokens. With a real model's `runs`,
+    `simulated` holds the simulated reader's run of each (trace, arm): how often the two
+    agree is reported per arm (`reader_agreement`)."""
     arms: dict[str, dict[str, dict[tuple[int, str], float]]] = {}
     by_arm: dict[str, list[tuple[SuiteFile, EvalResult]]] = {}
     for trace, run in runs:
@@ -71,7 +104,7 @@ def suite_summary(
         per_trace = {t: list(v.values()) for t, v in arms[arm].items()}
         accuracy = _interval(per_trace)
         ideal_runs = {t.trace: ideal[(t.trace, arm)] for t, _ in mine if (t.trace, arm) in ideal}
-        ideal_acc = _interval({t: [float(p.correct) for p in r.probe_results]
+        ideal_acc = _interval({t: [float(p.correct) for p in scored(r)]
                                for t, r in ideal_runs.items()})  # fmt: skip
         diff = None
         if base in arms and arm != base:
@@ -109,6 +142,8 @@ def suite_summary(
                 "compactions_total": round(per_trace_mean("summaries"), 1),
                 "overflow_rate": _round(statistics.fmean(float(r.overflowed) for _, r in mine)),
                 "window_tokens_at_use_mean": _mean_window(mine),
+                **pooled([r for _, r in mine]),
+                **agreement([(r, (simulated or {}).get((t.trace, arm))) for t, r in mine]),
                 "recall_at_retained_tokens": recall_at_tokens(
                     [r for _, r in mine], ideal_runs, {r.scenario: t.trace for t, r in mine}
                 ),
@@ -122,6 +157,7 @@ def suite_summary(
         "original": original_totals(suite.traces),
         "arms": out,
         "harness_vs_ctxlab": headline(out, base),
+        "identical_replays": identical_replays([r for _, r in runs]),
     }
 
 
@@ -149,6 +185,27 @@ def headline(arms: Sequence[Mapping[str, Any]], base: str = "full") -> dict[str,
     }  # fmt: skip
 
 
+def agreement(pairs: Sequence[tuple[EvalResult, EvalResult | None]]) -> dict[str, Any]:
+    """How often the simulated reader and a real model are both right or both wrong on the
+    same probe (uncarried, asked in both runs). The model's side is the judge's verdict where
+    one graded the answer, else the scorer's; None without a simulated run to compare."""
+    same = total = 0
+    for live, offline in pairs:
+        if offline is None:
+            continue
+        theirs = {p.id: p.correct for p in scored(offline) if p.status == "answered"}
+        for p in scored(live):
+            if p.status != "answered" or p.id not in theirs:
+                continue
+            right = (
+                p.judge_verdict == "right" if p.judge_verdict in ("right", "wrong") else p.correct
+            )
+            same += right == theirs[p.id]
+            total += 1
+    return {"reader_agreement": _round(same / total) if total else None,
+            "reader_agreement_probes": total}  # fmt: skip
+
+
 def original_totals(traces: Sequence[SuiteFile]) -> dict[str, Any]:
     """The original harness's numbers summed over the traces that carry each (with how many
     do), so a total is never read as covering traces that did not report it."""
@@ -172,8 +229,8 @@ def recall_at_tokens(
     bins: dict[int, list[tuple[float, float | None]]] = {}
     for run in runs:
         other = ideal.get(trace_of.get(run.scenario, ""))
-        ideal_by_id = {p.id: float(p.correct) for p in other.probe_results} if other else {}
-        for p in run.probe_results:
+        ideal_by_id = {p.id: float(p.correct) for p in scored(other)} if other else {}
+        for p in scored(run):
             if p.status != "answered":
                 continue
             edge = next((b for b in TOKEN_BINS if p.window_tokens <= b), TOKEN_BINS[-1])

@@ -10,12 +10,15 @@ For each scenario (small scale, `full`, the default reader) and each break arm:
 - `relabel` (scenarios that name their entities): entity names swapped in pairs in every
   domain tool's output, in the main stack and in every subagent's; no probe whose answer comes
   from a tool result may pass, so the bound is the data-free floor (the share of probes
-  answered from the plan's own words, memory or a skill);
+  answered from the plan's own words, memory or a skill). A scenario file's entities are its
+  probes' values named by role, paired within a shape (evals/scenarios/from_file.py), so a
+  relabelled trace answers every such question with another value of the same kind;
 - `questions-only` (scenario files): only the probe questions asked so far are in the window;
   the bound is the empty window's accuracy, and a probe that passes here but not on an empty
   window leaks its answer through another probe's question.
 The bound is the accuracy the probes that may pass allow; an arm fails when its accuracy is
-over the bound or when a probe that may not pass passed (`leaks`).
+over the bound or when a probe that may not pass passed (`leaks`). Carried probes (restated
+by the recorded user or agent) are left out of every arm, as the headline leaves them out.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from evals.run.replay import MiddlewareFactory, replay
 from evals.scenarios import get_scenario, list_scenarios
 from evals.scenarios.base import Probe, Scenario
 from evals.scenarios.from_file import is_scenario_file
-from evals.scoring.records import Replay
+from evals.scoring.records import ProbeResult, Replay
 from evals.simulated import BREAKS, DEFAULT_READER
-from evals.simulated.breaks import FILE_ONLY, Relabel
+from evals.simulated.breaks import FILE_ONLY, Relabel, entity_pairs
 from harness.middleware.base import Middleware
 
 STRATEGY = "full"
@@ -84,8 +87,16 @@ def may_pass(probe: Probe, arm: str) -> bool:
     raise ValueError(f"no per-probe rule for break arm {arm!r}")
 
 
+def _scored(run: Replay) -> list[ProbeResult]:
+    """The probes a break is judged on: all but the carried ones, which the recorded user or
+    agent restated (no break of the tools can take those out, and the headline scores them
+    apart the same way)."""
+    return [p for p in run.probes if not p.carried]
+
+
 def _accuracy(run: Replay) -> float:
-    return round(sum(p.correct for p in run.probes) / len(run.probes), 6) if run.probes else 0.0
+    probes = _scored(run)
+    return round(sum(p.correct for p in probes) / len(probes), 6) if probes else 0.0
 
 
 def default_arms(file: bool) -> tuple[str, ...]:
@@ -146,7 +157,7 @@ def _judge(
     scenario: Scenario, arm: str, normal: Replay, broken: Replay, floor: Replay | None = None
 ) -> SanityResult:
     accuracy = _accuracy(broken)
-    n = len(broken.probes)
+    n = len(_scored(broken))
     if arm == "withhold-summaries":
         if not normal.summaries:
             return SanityResult(scenario.name, arm, accuracy, None, (), n,
@@ -155,12 +166,18 @@ def _judge(
         return SanityResult(scenario.name, arm, accuracy, bound, (), n)
     if arm == "questions-only":
         assert floor is not None
-        empty = {p.id for p in floor.probes if p.correct}
-        leaks = tuple(p.id for p in broken.probes if p.correct and p.id not in empty)
+        empty = {p.id for p in _scored(floor) if p.correct}
+        leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in empty)
         return SanityResult(scenario.name, arm, accuracy, _accuracy(floor), leaks, n)
-    allowed = {p.id for p in scenario.probes if may_pass(p, arm)}
-    leaks = tuple(p.id for p in broken.probes if p.correct and p.id not in allowed)
-    bound = round(len(allowed) / len(scenario.probes), 6)
+    probes = [p for p in scenario.probes if not p.carried]
+    # Under relabel, a value named by role that had no partner to swap with is left as it was.
+    kept = set()
+    if arm == "relabel":
+        swapped = entity_pairs(scenario.entities)
+        kept = {p.id for p in probes if p.terms and p.answer not in swapped}
+    allowed = {p.id for p in probes if may_pass(p, arm)} | kept
+    leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in allowed)
+    bound = round(len(allowed) / len(probes), 6) if probes else 0.0
     return SanityResult(scenario.name, arm, accuracy, bound, leaks, n)
 
 

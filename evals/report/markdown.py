@@ -26,7 +26,8 @@ READER_NOTES = {
         "Fallible reader (the default): a fact in view is missed with a chance that grows with "
         "the request's length (NoLiMa's GPT-4o curve) and is worst in the middle of the request "
         "(lost in the middle); a reader that misses may return a look-alike (scored wrong); "
-        'retrieval greps with the question\'s own words. See evals/README.md, "The reader".'
+        "retrieval greps with the question's own words, or with the role and the value's shape "
+        'when a probe names one. See evals/README.md, "The reader".'
     ),
     "ideal": "Ideal reader: never misses a fact in view (for debugging; not a model).",
 }
@@ -73,27 +74,30 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
         "| continuation | decision | input tokens (95% CI) | cached | peak context | calls "
         "| retrievals | summarizer tok | subagent tok | cost $ (95% CI) | "
         + "".join(f"cost $, cache {share:g}x | " for share in CACHE_PRICE_SHARES)
-        + "overflow | lost to overflow | reached accuracy |",
+        + "overflow | lost to overflow | reached accuracy | in view / one read / lost "
+        "| retrievals that found it | carried (scored apart) |",
         "|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
         + "---:|" * len(CACHE_PRICE_SHARES)
-        + "---:|---:|---:|",
+        + "---:|---:|---:|---:|---:|---:|",
     ]
     for s in sorted(settings, key=lambda s: (-s.accuracy.mean, s.cost_usd.mean, s.label)):
         marks = ("**rec.**" if s.label in chosen else "", "tied" if s.label in tied else "",
                  "front" if s.label in front else "")  # fmt: skip
         mark = " ".join(m for m in marks if m)
-        kinds = " | ".join(_pct(s.accuracy_by_kind.get(k)) for k in
+        kinds = " | ".join(pct(s.accuracy_by_kind.get(k)) for k in
                            ("recall", "artifact", "continuation", "decision"))  # fmt: skip
         lines.append(
             f"| {mark} | {s.label} | {len(s.seeds)} | {_ci(s.accuracy, '.1%')} | "
-            f"{_pct(s.data_accuracy, '.1%')} | {_pct(s.data_free_accuracy, '.1%')} | "
+            f"{pct(s.data_accuracy, '.1%')} | {pct(s.data_free_accuracy, '.1%')} | "
             f"{_diff(vs_full.get(s.label))} | {s.wrong:.1f} | {kinds} | "
             f"{_ci(s.input_tokens, ',.0f')} | {s.cached_input_tokens:,.0f} | "
             f"{s.peak_context_tokens:,.0f} | {s.model_calls:,.0f} | {s.retrieval_calls:,.0f} | "
             f"{s.summarizer_tokens:,.0f} | {s.subagent_tokens:,.0f} | {_ci(s.cost_usd, '.4f')} | "
-            f"{''.join(f'{_at_cache(s, share)} | ' for share in CACHE_PRICE_SHARES)}"
+            f"{''.join(f'{at_cache(s, share)} | ' for share in CACHE_PRICE_SHARES)}"
             f"{s.overflow_rate:.0%} | {s.lost_to_overflow:.1f} | "
-            f"{'-' if s.reached_accuracy is None else format(s.reached_accuracy.mean, '.1%')} |"
+            f"{'-' if s.reached_accuracy is None else format(s.reached_accuracy.mean, '.1%')} | "
+            f"{availability_cell(s.availability)} | {found_cell(s.retrievals_found)} | "
+            f"{carried_cell(s.carried_probes, s.carried_accuracy)} |"
         )
     if picked is not None:
         lines += [
@@ -107,9 +111,27 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     return lines
 
 
-def _at_cache(s: Aggregate, share: float) -> str:
+def at_cache(s: Aggregate, share: float) -> str:
     cost = s.cost_by_cache_price.get(f"{share:g}")
     return "-" if cost is None else f"{cost:.4f}"
+
+
+def availability_cell(shares: Mapping[str, float | None]) -> str:
+    """`92% / 4% / 4%`: the shares in view, one read away and lost (evals/scoring/
+    availability.py); `-` when no probe had a verdict."""
+    if not shares or shares.get("in_view") is None:
+        return "-"
+    return " / ".join(pct(shares.get(v)) for v in ("in_view", "one_read", "lost"))
+
+
+def found_cell(found: tuple[int, int]) -> str:
+    """`2 of 5`: probes whose retrievals brought the value back, of those that retrieved."""
+    return f"{found[0]} of {found[1]}" if found[1] else "-"
+
+
+def carried_cell(probes: float, accuracy: float | None) -> str:
+    """The carried probes (mean a run) and their accuracy, reported apart from the headline."""
+    return f"{probes:g} at {pct(accuracy, '.0%')}" if probes else "-"
 
 
 def _ci(interval: Interval, spec: str) -> str:
@@ -127,7 +149,7 @@ def _diff(row: Mapping[str, Any] | None) -> str:
     return f"{row['accuracy_vs_full_mean']:+.1%} ({low:+.1%} to {high:+.1%})"
 
 
-def _pct(value: float | None, spec: str = ".0%") -> str:
+def pct(value: float | None, spec: str = ".0%") -> str:
     return "-" if value is None else format(value, spec)
 
 
@@ -266,7 +288,7 @@ def render_weeks(results: Sequence[EvalResult], *, plot: str | None = None) -> l
         for row in rows:
             lines.append(
                 f"| {row['week']} | {row['memory_tokens']:,.0f} | {row['input_tokens']:,.0f} | "
-                f"{row['cost_usd']:.4f} | {_pct(row['accuracy'])} | {_pct(row['pref'])} |"
+                f"{row['cost_usd']:.4f} | {pct(row['accuracy'])} | {pct(row['pref'])} |"
             )
         lines.append("")
     if plot:
@@ -301,95 +323,3 @@ def _readers(runs: Sequence[EvalResult]) -> list[str]:
 
 def _label(runs: Sequence[EvalResult]) -> str:
     return ", simulated" if all(r.simulated for r in runs) else ""
-
-
-def print_table(
-    results: Sequence[EvalResult], *, base_params: dict[str, Any] | None = None, note: str = ""
-) -> None:
-    """The terminal table of `ctxlab eval`: one row per setting with its marks (recommended,
-    tied, front), then the recommendation."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    settings = aggregate(results)
-    rows = summaries(results, base_params=base_params)
-    front = {p.label for p in pareto_front(settings)}
-    picked = recommend(settings)
-    candidates = {c.label for c in picked.candidates} if picked else set()
-    simulated = all(r.simulated for r in results)
-    readers = "/".join(sorted({r.reader for r in results}))
-    label = f", simulated, {readers} reader" if simulated else ""
-    title = f"{results[0].scenario} ({results[0].scale}{label}{note})"
-    table = Table(
-        title=escape(title),
-        caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
-        "difference on the same seeds and probes; tied: interval overlaps the best's",
-    )
-    for col in (
-        "setting",
-        "seeds",
-        "accuracy (95% CI)",
-        "data acc.",
-        "floor",
-        "vs full (95% CI)",
-        "input tok (95% CI)",
-        "cached",
-        "peak ctx",
-        "calls",
-        "retrievals",
-        "cost $ (95% CI)",
-        *(f"cost $ cache {share:g}x" for share in CACHE_PRICE_SHARES),
-        "overflow",
-        "lost to overflow",
-        "reached acc.",
-        "",
-    ):
-        # A setting folds rather than losing the parameter that varies behind an ellipsis.
-        overflow = "fold" if col == "setting" else "ellipsis"
-        table.add_column(
-            col, justify="left" if col in ("setting", "") else "right", overflow=overflow
-        )
-    for s, row in zip(settings, rows, strict=True):
-        marks = [
-            "recommended" if picked and s.label in picked.labels else "",
-            "tied" if s.label in candidates and len(candidates) > 1 else "",
-            "front" if s.label in front else "",
-        ]
-        diff = row["accuracy_vs_full_ci95"]
-        vs_full = (
-            "-"
-            if diff is None
-            else f"{row['accuracy_vs_full_mean']:+.1%} ({diff[0]:+.0%} to {diff[1]:+.0%})"
-        )
-        table.add_row(
-            escape(s.label),
-            str(len(s.seeds)),
-            f"{s.accuracy.mean:.1%} ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})",
-            _pct(s.data_accuracy, ".1%"),
-            _pct(s.data_free_accuracy, ".1%"),
-            vs_full,
-            f"{s.input_tokens.mean:,.0f} ({s.input_tokens.low:,.0f}-{s.input_tokens.high:,.0f})",
-            f"{s.cached_input_tokens:,.0f}",
-            f"{s.peak_context_tokens:,.0f}",
-            f"{s.model_calls:,.0f}",
-            f"{s.retrieval_calls:,.0f}",
-            f"{s.cost_usd.mean:.4f} ({s.cost_usd.low:.4f}-{s.cost_usd.high:.4f})",
-            *(_at_cache(s, share) for share in CACHE_PRICE_SHARES),
-            f"{s.overflow_rate:.0%}",
-            f"{s.lost_to_overflow:.1f}",
-            "-" if s.reached_accuracy is None else f"{s.reached_accuracy.mean:.1%}",
-            " ".join(m for m in marks if m),
-        )
-    console = Console()
-    if not console.is_terminal:  # piped: print the whole table rather than squeeze it
-        console = Console(width=400)
-    console.print(table)
-    if picked is not None:
-        print(picked.explain())
-    if simulated:
-        print(
-            "Simulated results: they compare strategies, not models; not comparable with "
-            "published numbers. Cache reads cost 0.05x input in the simulated profile, below "
-            "the published 0.1-0.5x: see the cache 0.1x and 0.5x cost columns."
-        )

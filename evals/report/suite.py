@@ -8,11 +8,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.report.markdown import availability_cell, carried_cell, found_cell
+
 SUITE_NOTE = (
     "Accuracy pools every probe of every trace; its interval resamples traces, not probes (the "
     "probes of one trace are not independent). `vs full`: paired by probe within each trace. "
     "Tokens and cost: sums over the traces (the mean over seeds of each). original: what the "
-    "harness that made the traces reported, over the traces that carry it."
+    "harness that made the traces reported, over the traces that carry it. Carried probes (the "
+    "recorded user or agent restated the value) are scored apart. in view / one read / lost: "
+    "where each value was when it was asked, with no reader (evals/README.md, Availability)."
 )
 
 
@@ -22,8 +26,9 @@ def render_suite(summary: Mapping[str, Any]) -> list[str]:
     lines = [
         f"# Suite {summary['suite']}: {summary['traces']} traces", "", SUITE_NOTE, "",
         "| arm | traces | accuracy (95% CI over traces) | vs full (95% CI) | ideal reader "
+        "| in view / one read / lost | retrievals that found it | carried (apart) "
         "| input tokens | output tokens | cached | cost $ | compactions | overflow |",
-        "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]  # fmt: skip
     head = harness_line(summary.get("harness_vs_ctxlab"))
     if head:
@@ -34,6 +39,9 @@ def render_suite(summary: Mapping[str, Any]) -> list[str]:
             f"| {_pair(arm['accuracy_mean'], arm['accuracy_ci95'], '.1%')} "
             f"| {_pair(arm['accuracy_vs_full_mean'], arm['accuracy_vs_full_ci95'], '+.1%')} "
             f"| {_pair(arm['ideal_accuracy_mean'], arm['ideal_accuracy_ci95'], '.1%')} "
+            f"| {availability_cell(arm.get('availability', {}))} "
+            f"| {found_cell((arm.get('retrievals_found', 0), arm.get('retrievals', 0)))} "
+            f"| {carried_cell(arm.get('carried_probes', 0), arm.get('carried_accuracy'))} "
             f"| {arm['input_tokens_total']:,.0f} | {arm['output_tokens_total']:,.0f} "
             f"| {arm['cached_input_tokens_total']:,.0f} | {arm['cost_usd_total']:.4f} "
             f"| {arm['compactions_total']:g} | {arm['overflow_rate']:.0%} |"
@@ -46,12 +54,27 @@ def render_suite(summary: Mapping[str, Any]) -> list[str]:
             return "-" if value is None else f"{format(value, spec)} ({orig[key + '_traces']})"
 
         lines.append(
-            f"| original harness | {orig['traces_with_original']} | - | - | - "
+            f"| original harness | {orig['traces_with_original']} | - | - | - | - | - | - "
             f"| {num('input_tokens')} | {num('output_tokens')} | {num('cache_read_tokens')} "
             f"| {num('cost_usd', '.4f')} | {num('compactions')} | - |"
         )
         lines += ["", "original: (n) = the traces that reported it; cached = cache reads "
                   f"(cache writes: {num('cache_creation_tokens')})."]  # fmt: skip
+    lines += ["", *summary.get("identical_replays", [])]
+    judged = [a for a in summary["arms"] if a.get("judged")]
+    if judged:
+        lines += ["", "Judge agreement (the judge's verdict matches the scorer's on the same "
+                  "answers): " + ", ".join(f"{a['strategy']} {a['judge_agreement']:.0%} of "
+                                           f"{a['judged']}" for a in judged) + "."]  # fmt: skip
+    compared = [a for a in summary["arms"] if a.get("reader_agreement_probes")]
+    if compared:
+        rates = ", ".join(f"{a['strategy']} {a['reader_agreement']:.0%} of "
+                          f"{a['reader_agreement_probes']}" for a in compared)  # fmt: skip
+        lines += [
+            "",
+            "Simulated reader against the real model (both right or both wrong on "
+            f"the same probe; the model graded by the judge where one ran): {rates}.",
+        ]
     lines += [
         "", "## Recall at retained tokens", "",
         "Each probe binned by the tokens in the window when it was asked; accuracy of the "

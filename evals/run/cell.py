@@ -99,25 +99,29 @@ async def arun_cell(
         cell.scenario, seed=cell.seed, scale=cell.scale, options=scenario_options(cell.params)
     )
     built = arm.scenario(scenario)
+    # An unbounded arm is the reference that keeps everything: a cap would make it overflow.
+    window = None if arm.unbounded else cell.window
     start = time.perf_counter()
     outcome = await replay(
         built, arm.strategy, strategy_params(cell.params), seed=cell.seed, model=cell.model,
         reader=cell.reader, max_usd=max_usd, progress=progress,
         middleware=arm.with_middleware(built, cell.middleware),
-        subagent_middleware=arm.subagent_middleware(cell.middleware), window=cell.window,
+        subagent_middleware=arm.subagent_middleware(cell.middleware), window=window,
         judge=Judge(cell.judge) if cell.judge is not None else None,
     )  # fmt: skip
     wall = time.perf_counter() - start
     if outcome.store is not None:
         outcome.store.close()
-    # A capped window is part of the setting: runs with and without it must not be pooled.
-    window = {"window": cell.window} if cell.window is not None else {}
+    # A capped window is part of the setting: runs with and without it must not be pooled
+    # (an unbounded arm keeps the label of the suite it ran in, not the cap).
+    capped = {"window": cell.window} if cell.window is not None else {}
     model = cell.model
     return from_replay(
         outcome, scenario=built.name, strategy=cell.label or cell.strategy,
-        params={**cell.params, **window}, seed=cell.seed, scale=cell.scale,
+        params={**cell.params, **capped}, seed=cell.seed, scale=cell.scale,
         model=model if isinstance(model, str) else model.name,
         reader=cell.reader if model == "simulated" else "live", wall_s=wall,
+        thresholds=outcome.thresholds,
     )  # fmt: skip
 
 

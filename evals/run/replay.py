@@ -18,16 +18,20 @@ from typing import Any
 
 from evals.errors import BudgetExceededError
 from evals.run.judge import Judge
+from evals.run.thresholds import scaled_thresholds
 from evals.scenarios.base import FileCheck, Probe, Scenario
-from evals.scoring.answers import is_correct, outcome
+from evals.scoring.answers import is_correct, mentions, normalize, outcome
+from evals.scoring.availability import NOT_REACHED, availability
 from evals.scoring.records import ProbeResult, Replay
 from evals.simulated import Break, CallRecord, SimulatedModel, get_reader
 from harness import ContextOverflowError, Store, create_agent
 from harness.files.filesystem import FileSystem
+from harness.files.paths import FileError
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
 from harness.profiles import ModelProfile
+from harness.run import RunResult
 from harness.strategies import middleware_names, valid_params
 
 Progress = Callable[[int, int], None]
@@ -89,7 +93,8 @@ async def replay(
     middleware of yours for each session's agent (placed after the strategy's compaction);
     its subagents run the same unless `subagent_middleware` builds theirs (`lambda: ()`: none).
     `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check.
-    `window`: caps the model's window (see `build_model`). `judge`: an LLM judge that also
+    `window`: caps the model's window (see `build_model`) and scales the absolute-token
+    thresholds the caller did not set (evals/run/thresholds.py). `judge`: an LLM judge that also
     grades every answered probe; its calls are real-model calls (a `delegate` record on the
     ledger, stream "judge"), so they count in `live_cost_usd` and against `max_usd`."""
     store = store if store is not None else Store(":memory:")
@@ -100,8 +105,10 @@ async def replay(
     sim = build_model(
         scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view, window=window
     )
-    merged = {**scale_defaults(scenario, strategy), **(params or {})}
-    out = Replay(store=store)
+    defaults = scale_defaults(scenario, strategy)
+    scaled = scaled_thresholds(strategy, window, defaults, params or {})
+    merged = {**defaults, **scaled, **(params or {})}
+    out = Replay(store=store, thresholds=scaled)
     said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)
     done = 0
@@ -131,6 +138,8 @@ async def replay(
                     out.probes.append(_unreached(probe))
                 continue
             before = len(sim.ledger)
+            shown: list[tuple[str, list[Message]]] = []
+            sim.tap = (lambda sp, ms, kept=shown: kept.append((sp, list(ms)))) if probe else None
             try:
                 result = await agent.run(
                     Message(role="user", content=turn.text, id=turn.id),
@@ -162,6 +171,7 @@ async def replay(
                     input_tokens=sum(c.input_tokens for c in calls),
                     window_tokens=next((c.input_tokens for c in calls if c.stream == "main"), 0),
                     outcome=outcome(probe, result.output, said), source=probe.source,
+                    carried=probe.carried, **_audit(probe, shown, store, session.thread, result),
                 )  # fmt: skip
                 if judge is not None:
                     try:
@@ -256,11 +266,44 @@ def scale_defaults(scenario: Scenario, strategy: str) -> dict[str, Any]:
     return {k: v for k, v in scenario.params.items() if k in valid}
 
 
+def _audit(
+    probe: Probe,
+    shown: Sequence[tuple[str, Sequence[Message]]],
+    store: Store,
+    thread: str,
+    result: RunResult,
+) -> dict[str, Any]:
+    """A probe's availability at its point of use (the first request of its turn, as shown),
+    and whether its retrievals brought the value back (the tool results of its turn: a
+    question's turn calls tools only to retrieve)."""
+    files = FileSystem(store, thread)
+
+    def read(path: str) -> str | None:
+        try:
+            return files.read_text(path)
+        except (FileError, FileNotFoundError, ValueError):
+            return None
+
+    found = None
+    if shown:
+        system_prompt, messages = shown[0]
+        found = availability(probe.answer, system_prompt, messages, read, probe.question)
+    results = [m for m in result.messages if m.role == "tool"]
+    return {
+        "availability": found.verdict if found else None,
+        "evidence": found.evidence if found else "",
+        "retrieval_found": any(mentions(normalize(m.content), probe.answer) for m in results)
+        if results
+        else None,
+    }
+
+
 def _unreached(probe: Probe) -> ProbeResult:
     return ProbeResult(
         id=probe.id, kind=probe.kind, session=probe.session, question=probe.question,
         expected=probe.answer, answer="", correct=False, status="not_reached",
-        source=probe.source,
+        source=probe.source, carried=probe.carried, availability=NOT_REACHED.verdict,
+        evidence=NOT_REACHED.evidence,
     )  # fmt: skip
 
 

@@ -72,6 +72,10 @@ class Probe:
     distractors: tuple[str, ...] = ()
     check: FileCheck | None = None
     source: ProbeSource = "tool"
+    role: str = ""
+    terms: tuple[str, ...] = ()
+    shape: str = ""
+    carried: bool = False
 
 
 @dataclass(frozen=True)

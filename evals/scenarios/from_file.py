@@ -46,6 +46,7 @@ from evals.scenarios.format import (
 )
 from evals.scenarios.safe_yaml import read_yaml
 from evals.simulated.plan import Act, Answer, Cue, Plan, PlanTurn, Step
+from evals.simulated.shapes import role_cue
 from harness.middleware.subagents import SubAgent
 from harness.tools import Tool, ToolContext
 
@@ -118,6 +119,7 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
         skills_dir=_skills_dir(spec), subagents=subagents, max_steps=spec.model.max_steps,
         memory=tuple((m.path, m.content) for m in spec.memory),
         compactions=_compactions(spec, path),
+        entities=relabelled(spec.probes),
     )  # fmt: skip
 
 
@@ -131,6 +133,16 @@ def _compactions(spec: ScenarioFile, path: str) -> tuple[CompactionSpec, ...]:
     except (pydantic.ValidationError, TypeError) as exc:
         first = str(exc).splitlines()[0]
         raise ScenarioFileError(f"{path}: source.compactions: {first}") from None
+
+
+def relabelled(probes: list[ProbeSpec]) -> tuple[str, ...]:
+    """What the sanity check's `relabel` swaps in a recorded run's tool results: the values
+    of its uncarried tool probes named by role, grouped by shape and, within a shape, by role
+    (the key or symbol), so values of the same role pair first (`entity_pairs` pairs
+    neighbours): a question then finds another value of its kind where its own stood."""
+    named = [p for p in probes if p.role is not None and p.source == "tool" and not p.carried]
+    named.sort(key=lambda p: (p.role.shape if p.role else "", p.role.terms[:1] if p.role else []))
+    return tuple(dict.fromkeys(p.answer for p in named))
 
 
 # A turn with probes asked inside it is replayed in parts: the part before a probe ends with
@@ -162,7 +174,7 @@ def scenario_script(
     def ask(probes: list[ProbeSpec]) -> None:
         for p in probes:
             turns.append(UserTurn(id=f"probe-{p.id}", text=p.question, probe=p.id))
-            plan.append(PlanTurn(prompt=p.question, steps=(Answer(p.id, _cue(p.cue)),)))
+            plan.append(PlanTurn(prompt=p.question, steps=(_answer(p),)))
 
     ask(asked.get("start", []))
     for t in spec.turns:
@@ -191,12 +203,14 @@ def scenario_script(
                                 "distinct first line)") from None  # fmt: skip
     probes = tuple(
         Probe(
-            id=p.id, kind=p.kind, question=p.question, answer=p.answer, cue=_cue(p.cue),
+            id=p.id, kind=p.kind, question=p.question, answer=p.answer, cue=_answer(p).cue,
             planted=_planted(p.provenance.get("from")),
             distractors=tuple(p.distractors),
             check=FileCheck(p.check.path, tuple(p.check.contains), p.check.bullets)
             if p.check else None,
-            source=p.source,
+            source=p.source, carried=p.carried,
+            role=p.role.phrase if p.role else "", terms=tuple(p.role.terms) if p.role else (),
+            shape=p.role.shape if p.role else "",
         )
         for p in spec.probes
     )  # fmt: skip
@@ -216,6 +230,15 @@ def _step(s: StepSpec) -> Step:
     calls = tuple((c.tool, c.arguments) for c in s.calls)
     slots = tuple((name, _cue(cue)) for name, cue in s.slots.items())
     return Act(s.note, calls, slots)
+
+
+def _answer(p: ProbeSpec) -> Answer:
+    """The decision point of probe `p`: its cue (else one built from its role) and the role's
+    search terms and shape, what retrieval searches with."""
+    if p.role is None:
+        return Answer(p.id, _cue(p.cue))
+    cue = _cue(p.cue) if p.cue.patterns else role_cue(p.role.terms, p.role.shape)
+    return Answer(p.id, cue, tuple(p.role.terms), p.role.shape)
 
 
 def _cue(c: CueSpec) -> Cue:

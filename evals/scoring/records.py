@@ -37,6 +37,15 @@ class ProbeResult:
     # The request's tokens when the probe is asked (its first model call): what the strategy
     # kept in the window at the point of use. 0 when not reached or scored from a file.
     window_tokens: int = 0
+    # The recorded user or agent restated the value between source and use: scored apart.
+    carried: bool = False
+    # At the point of use, with no reader (evals/scoring/availability.py): in_view, one_read
+    # or lost, and the window text (or saved file) around the value; None for a file check.
+    availability: str | None = None
+    evidence: str = ""
+    # Whether the retrieval calls this probe made brought the value back; None when it made
+    # none.
+    retrieval_found: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -63,3 +72,5 @@ class Replay:
     usage: dict[str, dict[str, int | float]] = field(default_factory=dict)
     store: Store | None = None
     weeks: list[dict[str, Any]] = field(default_factory=list)
+    # The absolute-token thresholds a capped window scaled (evals/run/thresholds.py).
+    thresholds: dict[str, int] = field(default_factory=dict)

@@ -3,6 +3,7 @@ evals/analysis/metrics.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.scenarios.base import PROBE_KINDS, data_derived
+from evals.scoring.availability import shares
 from evals.scoring.records import ProbeResult, Replay
 from harness.errors import UnknownModelError
 from harness.profiles import get_profile
@@ -46,6 +48,17 @@ class EvalResult:
     result or pasted user data); the others (the plan's own words, memory, a skill) pass with
     no data at all, and `data_free_accuracy` is theirs: the floor a run scores without reading
     anything. Quote `data_accuracy` beside `accuracy`, so that floor does not blend in.
+    Carried probes (the recorded user or agent restated the value between its source and its
+    use, so it stays in view whatever the strategy did) are scored apart: every accuracy and
+    count above is over the others; `carried_probes` and `carried_accuracy` are theirs.
+    `in_view`, `one_read`, `lost`: the shares of those probes whose value was, at the point of
+    use, in the request, one read away in a saved file the request names, or neither
+    (evals/scoring/availability.py; no reader involved; file checks have no verdict).
+    `retrieved_probes`: probes whose answer made retrieval calls; `retrieval_found`: those
+    whose retrievals brought the value back. `replay_digest` fingerprints every model call's
+    tokens and every answer: two arms with the same digest replayed identically.
+    `thresholds`: the absolute-token thresholds the arm ran with where `--window` scaled them
+    (evals/run/thresholds.py), else empty.
     `train_seeds`: for a run of `ctxlab eval --tuned`, the seeds its setting was chosen on
     (never the run's own); empty for a setting that was given, not tuned. `to_dict` adds
     `tuned`, whether it was, and `cost_by_cache_price` (see `cost_by_cache_price`). `weeks`:
@@ -98,6 +111,15 @@ class EvalResult:
     data_probes: int = 0
     data_accuracy: float | None = None
     data_free_accuracy: float | None = None
+    carried_probes: int = 0
+    carried_accuracy: float | None = None
+    in_view: float | None = None
+    one_read: float | None = None
+    lost: float | None = None
+    retrieved_probes: int = 0
+    retrieval_found: int = 0
+    replay_digest: str = ""
+    thresholds: dict[str, Any] = field(default_factory=dict)
     probe_results: tuple[ProbeResult, ...] = field(default=(), repr=False)
     # A recurring scenario's numbers week by week (evals/run/replay.py `week_numbers`).
     weeks: tuple[dict[str, Any], ...] = ()
@@ -158,8 +180,12 @@ def from_replay(
     model: str,
     reader: str,
     wall_s: float,
+    thresholds: Mapping[str, Any] | None = None,
 ) -> EvalResult:
-    probes = replay.probes
+    probes = [p for p in replay.probes if not p.carried]
+    carried = [p for p in replay.probes if p.carried]
+    available = shares([p.availability for p in probes])
+    retrieved = [p for p in probes if p.retrieval_found is not None]
     correct = sum(p.correct for p in probes)
     by_kind: dict[str, float | None] = {}
     for kind in PROBE_KINDS:
@@ -212,8 +238,22 @@ def from_replay(
         status=status,
         simulated=model == "simulated", wall_s=round(wall_s, 3),
         data_probes=len(data), data_accuracy=_share(data), data_free_accuracy=_share(free),
-        probe_results=tuple(probes), weeks=tuple(replay.weeks),
+        carried_probes=len(carried), carried_accuracy=_share(carried), **available,
+        retrieved_probes=len(retrieved),
+        retrieval_found=sum(bool(p.retrieval_found) for p in retrieved),
+        replay_digest=digest(replay), thresholds=dict(thresholds or {}),
+        probe_results=tuple(replay.probes), weeks=tuple(replay.weeks),
     )  # fmt: skip
+
+
+def digest(replay: Replay) -> str:
+    """A fingerprint of what a replay did: every model call's role, stream and tokens, and
+    every probe's answer. Two arms with the same digest sent the same requests."""
+    calls = [(c.role, c.stream, c.input_tokens, c.cached_tokens, c.output_tokens, c.tool_calls)
+             for c in replay.ledger]  # fmt: skip
+    answers = [(p.id, p.answer) for p in replay.probes]
+    text = json.dumps([calls, answers], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _share(probes: list[ProbeResult]) -> float | None:

@@ -32,13 +32,17 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     subagent_overflows INTEGER, cost_usd DOUBLE, live_cost_usd DOUBLE, wall_s DOUBLE,
     tuned BOOLEAN, train_seeds JSON, lost_to_overflow INTEGER, reached_accuracy DOUBLE,
     weeks JSON,
-    data_probes INTEGER, data_accuracy DOUBLE, data_free_accuracy DOUBLE
+    data_probes INTEGER, data_accuracy DOUBLE, data_free_accuracy DOUBLE,
+    carried_probes INTEGER, carried_accuracy DOUBLE, in_view DOUBLE, one_read DOUBLE,
+    lost DOUBLE, retrieved_probes INTEGER, retrieval_found INTEGER, replay_digest VARCHAR,
+    thresholds JSON
 );
 CREATE TABLE IF NOT EXISTS eval_probes (
     run_key VARCHAR NOT NULL, probe_id VARCHAR NOT NULL, kind VARCHAR, session INTEGER,
     question VARCHAR, expected VARCHAR, answer VARCHAR, correct BOOLEAN, status VARCHAR,
     retrieval_calls INTEGER, input_tokens BIGINT, outcome VARCHAR, judge_model VARCHAR,
-    judge_verdict VARCHAR, judge_cost_usd DOUBLE, source VARCHAR, window_tokens BIGINT
+    judge_verdict VARCHAR, judge_cost_usd DOUBLE, source VARCHAR, window_tokens BIGINT,
+    carried BOOLEAN, availability VARCHAR, evidence VARCHAR, retrieval_found BOOLEAN
 );
 """
 # Stores written before the fallible reader, the judge, tuned runs or the data split: add what
@@ -66,8 +70,21 @@ ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_accuracy DOUBLE;
 ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS data_free_accuracy DOUBLE;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS source VARCHAR;
 ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS window_tokens BIGINT;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS carried_probes INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS carried_accuracy DOUBLE;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS in_view DOUBLE;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS one_read DOUBLE;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS lost DOUBLE;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS retrieved_probes INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS retrieval_found INTEGER;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS replay_digest VARCHAR;
+ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS thresholds JSON;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS carried BOOLEAN;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS availability VARCHAR;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS evidence VARCHAR;
+ALTER TABLE eval_probes ADD COLUMN IF NOT EXISTS retrieval_found BOOLEAN;
 """
-_JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds", "weeks")
+_JSON_COLUMNS = ("params", "accuracy_by_kind", "train_seeds", "weeks", "thresholds")
 
 
 def open_store(store: Store | str | Path) -> Store:
@@ -155,11 +172,13 @@ def results_from_frame(frame: pl.DataFrame) -> list[EvalResult]:
     out = []
     for row in frame.iter_rows(named=True):
         data = {k: v for k, v in row.items() if k in fields}
-        for col in ("params", "accuracy_by_kind"):
-            data[col] = json.loads(data[col]) if data[col] else {}
+        for col in ("params", "accuracy_by_kind", "thresholds"):
+            data[col] = json.loads(data[col]) if data.get(col) else {}
         data["train_seeds"] = tuple(json.loads(data.get("train_seeds") or "[]"))
         data["weeks"] = tuple(json.loads(data.get("weeks") or "[]"))
-        for col in ("lost_to_overflow", "reached_accuracy", "data_probes"):  # NULL before
+        # NULL in runs stored before these columns
+        for col in ("lost_to_overflow", "reached_accuracy", "data_probes", "carried_probes",
+                    "retrieved_probes", "retrieval_found", "replay_digest"):  # fmt: skip
             if data.get(col) is None:
                 data.pop(col, None)
         out.append(EvalResult(**data))

@@ -32,7 +32,7 @@ request over the profile's window raises `ContextOverflowError`, as a provider w
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evals.errors import BudgetExceededError
@@ -89,8 +89,8 @@ class SimulatedModel:
             is lower): about a page, what a model asked for a structured session summary
             typically writes.
         view: a break arm (evals/simulated/breaks.py) rewriting what the model is shown.
-        delegate: a real model that acts at decision points instead of the simulated reader.
-        max_usd: spending cap for the delegate's calls.
+        delegate: a real model acting at decision points instead of the simulated reader;
+            max_usd: the cap on its spend.
     """
 
     def __init__(
@@ -112,9 +112,7 @@ class SimulatedModel:
         self.seed = seed
         self.reader = reader
         self.summary_budget = summary_budget
-        self.view = view
-        self.delegate = delegate
-        self.max_usd = max_usd
+        self.view, self.delegate, self.max_usd = view, delegate, max_usd
         self.counter = TokenCounter(self.profile.encoding)
         self.ledger: list[CallRecord] = []
         self.overflows: list[tuple[str, int]] = []  # (turn key, request tokens)
@@ -123,6 +121,10 @@ class SimulatedModel:
         self._cache = PrefixCache(self.counter)
         self._retrievals = Retrievals(self.counter)
         self._turn_index = {t.key: i for i, t in enumerate(self.plan.turns)}
+
+        # Called with each main request as shown (system prompt, messages) once it fits the
+        # window: how a replay audits a probe's point of use (evals/scoring/availability.py).
+        self.tap: Callable[[str, Sequence[Message]], None] | None = None
 
     def __repr__(self) -> str:
         return f"SimulatedModel(turns={len(self.plan.turns)}, reader={self.reader.name})"
@@ -135,14 +137,11 @@ class SimulatedModel:
     # -- checkpoints -----------------------------------------------------------------------
 
     def checkpoint(self) -> dict[str, Any]:
-        """The model's position in its plan, as plain JSON data (dicts, lists, str, int).
-
-        It holds what decides the next responses: where the main conversation and each
-        subagent task are in their turns (with the lookups each question re-ran), the
-        prompt-cache memory of each conversation and the ids of the retrieval calls made (and
-        of those that re-ran a lookup). The ledger and token caches are bookkeeping, not
-        position. `restore` it into a model with the same plan (say, in a new process
-        resuming a killed run) and that model answers the next request as this one would."""
+        """The model's position in its plan as plain JSON data: where the main conversation
+        and each subagent task are (with the lookups each question re-ran), each
+        conversation's prompt-cache memory, the retrieval (and re-run) call ids. The ledger
+        and token caches are bookkeeping. `restore` it into a model with the same plan (a new
+        process resuming a killed run) and it answers the next request as this one would."""
         return {
             "main": self._main.state() if self._main else None,
             "tasks": {key: c.state() for key, c in self._tasks.items()},
@@ -152,10 +151,8 @@ class SimulatedModel:
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
-        """Continue from a `checkpoint()`: the position it recorded replaces this model's.
-
-        Raises ValueError when the checkpoint names turns or tasks this model's plan does
-        not have at the recorded places (it was taken from a model following another plan)."""
+        """Continue from a `checkpoint()`. Raises ValueError when it names turns or tasks
+        this model's plan lacks at the recorded places (taken from another plan)."""
         tasks = {t.key: t for t in self.plan.tasks}
         main = state["main"]
         if main is None:
@@ -200,11 +197,13 @@ class SimulatedModel:
                 tokens=tokens,
                 limit=window,
             )
+        shown = list(messages) if self.view is None or summarizing else self.view.messages(messages)
+        if self.tap is not None and stream == "main":
+            self.tap(params.system_prompt, shown)
         if self.delegate is not None and (
             summarizing or (cursor is not None and (cursor.delegating or cursor.decision_next()))
         ):
             return await self._delegated(cursor, messages, settings, params, stream)
-        shown = list(messages) if self.view is None or summarizing else self.view.messages(messages)
         if summarizing:
             budget = min(settings.max_tokens or self.summary_budget, self.summary_budget)
             keep_previous = self.view is None or not self.view.summaries

@@ -80,10 +80,15 @@ def fill(value: Any, values: Mapping[str, str]) -> Any:
 
 @dataclass(frozen=True)
 class Answer:
-    """Decision point: answer the user's question from the context (or retrieve first)."""
+    """Decision point: answer the user's question from the context (or retrieve first).
+    `terms` and `shape`: the value's role, what a retrieval searches saved files with (the
+    key name, symbol, file name) and the shape of the value it looks for; without them the
+    search uses the question's own words."""
 
     id: str
     cue: Cue
+    terms: tuple[str, ...] = ()
+    shape: str = ""
 
 
 @dataclass(frozen=True)

@@ -74,13 +74,43 @@ def pointers(texts: Sequence[str], question: str = "") -> list[str]:
 HARNESS_TOOLS = FILE_TOOL_NAMES | {"task", "compact_conversation"}
 # A tool whose name starts with one of these reads data: running it again changes nothing.
 LOOKUP_VERBS = frozenset(
-    {"fetch", "find", "get", "list", "load", "lookup", "query", "read", "retrieve", "search"}
+    {
+        "fetch",
+        "find",
+        "get",
+        "glob",
+        "grep",
+        "list",
+        "load",
+        "lookup",
+        "query",
+        "read",
+        "retrieve",
+        "search",
+        "view",
+    }  # fmt: skip
 )
 
 
-def is_lookup(name: str) -> bool:
-    """Whether `name` is a domain tool that only reads (`read_article`, `query_export`)."""
-    return name not in HARNESS_TOOLS and name.split("_", 1)[0].lower() in LOOKUP_VERBS
+# A coding agent's shell: a recorded command that only reads (cat, grep, sed -n, ls) may run
+# again, and its recorded reply answers.
+SHELLS = frozenset({"bash", "shell", "terminal", "run_command", "execute_bash"})
+READ_COMMANDS = frozenset(
+    {"cat", "grep", "rg", "sed", "head", "tail", "nl", "ls", "find", "wc", "less", "git"}
+)
+_WRITES = ("sed -i", ">", "tee ", "rm ", "mv ", "git commit", "git apply", "git checkout")
+
+
+def is_lookup(name: str, arguments: Mapping[str, Any] | None = None) -> bool:
+    """Whether `name` is a domain tool that only reads (`read_article`, `query_export`, a
+    coding agent's `Read` or `Grep`), or a shell call whose recorded command only reads."""
+    if name in HARNESS_TOOLS:
+        return False
+    if name.lower() in SHELLS:
+        command = str((arguments or {}).get("command", "")).strip()
+        first = command.split(maxsplit=1)[0] if command else ""
+        return first in READ_COMMANDS and not any(w in command for w in _WRITES)
+    return name.split("_", 1)[0].lower() in LOOKUP_VERBS
 
 
 def signature(name: str, arguments: Mapping[str, Any]) -> str:
@@ -105,7 +135,7 @@ def lookups(
     ranked: dict[str, tuple[tuple[int, int, int], str, dict[str, Any]]] = {}
     for age, (name, arguments) in enumerate(reversed(calls)):
         key = signature(name, arguments)
-        if name not in offered or not is_lookup(name) or key in ranked:
+        if name not in offered or not is_lookup(name, arguments) or key in ranked:
             continue
         values = [str(v) for v in arguments.values()]
         spaced = _spaced(" ".join(values))

@@ -12,6 +12,7 @@ from evals.simulated.plan import Answer
 from evals.simulated.queries import grep_query, lookups, pointers, signature
 from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader
 from evals.simulated.request import earlier_size, offloaded_to
+from evals.simulated.shapes import role_query
 from harness.messages import Message, ModelResponse
 from harness.tokens import TokenCounter
 
@@ -42,7 +43,15 @@ class Retrievals:
         if reading.value is not None:
             cursor.step += 1
             return ModelResponse(text=reading.value)
-        question = cursor.turn.prompt
+        # A probe named by role searches with the role (its terms, the value's shape), never
+        # with the question's wording (which may cite steps no saved file mentions).
+        question = " ".join(step.terms) if step.terms else cursor.turn.prompt
+
+        def query(round_: int) -> str | None:
+            if step.terms:
+                return role_query(step.terms, step.shape, round_)
+            return grep_query(question, round_)
+
         budget = config.max_retrievals - cursor.retrievals
         if cursor.turns >= config.max_rounds:
             budget = 0  # every retrieval turn of this question is spent
@@ -50,10 +59,10 @@ class Retrievals:
         if budget > 0 and rerun is not None:
             # The lookup just re-run was offloaded in turn: search its saved copy.
             saved = offloaded_to(messages, rerun)
-            pattern = grep_query(question, 0)
+            pattern = query(0)
             if saved is not None and pattern is not None:
                 return self.grep(config, cursor, [saved], pattern)
-        pattern = grep_query(question, cursor.rounds)
+        pattern = query(cursor.rounds)
         if budget > 0 and pattern is not None and not cursor.recalled:
             # The first search spreads over the likeliest files; a narrower second one goes
             # to the likeliest file alone.

@@ -81,7 +81,12 @@ def add_parser(subparsers: Any) -> None:
         "verdicts and cost are stored per probe, and the cost counts against --max-usd",
     )
     ev.add_argument("--json", action="store_true", help="one JSON object per run")
-    ev.add_argument("--probes", action="store_true", help="with --json: include probe results")
+    ev.add_argument(
+        "--probes",
+        action="store_true",
+        help="list every probe: its outcome, its availability (in view, one read, lost) and "
+        "the window text around its value (with --json: in each run's probe results)",
+    )
     ev.add_argument(
         "--summary",
         action="store_true",
@@ -175,9 +180,12 @@ def eval_command(args: argparse.Namespace) -> int:
             for row in summaries(results):
                 print(json.dumps({"summary": True, **row}, sort_keys=True))
     else:
-        from evals.report.markdown import print_table, render_weeks
+        from evals.report.markdown import render_weeks
+        from evals.report.terminal import print_probes, print_table
 
         print_table(results)
+        if args.probes:
+            print_probes(results)
         if any(r.weeks for r in results):  # a recurring scenario: its numbers week by week
             print("\n".join(render_weeks(results)))
     return 0

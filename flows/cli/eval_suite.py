@@ -45,18 +45,34 @@ def suite_command(args: argparse.Namespace) -> int:
                     ideal = Cell(str(trace.file), arm, dict(arm_params), seeds[0], args.scale,
                                  args.model, "ideal", window=args.window)  # fmt: skip
                     planned.append((k, ideal))
+                # A real model answering: the simulated reader answers the same probes
+                # offline, so the report can say how often the two agree.
+                if args.model != "simulated":
+                    offline = Cell(
+                        str(trace.file),
+                        arm,
+                        dict(arm_params),
+                        seeds[0],
+                        args.scale,
+                        "simulated",
+                        "fallible",
+                        window=args.window,
+                    )
+                    planned.append((k, offline))
         check_cells([c for _, c in planned])
     results = running.run_and_store(args, [c for _, c in planned])
-    runs, ideal = [], {}
+    runs, ideal, offline = [], {}, {}
     for (k, cell), result in zip(planned, results, strict=True):
         trace = suite.traces[k]
-        if cell.reader == args.reader:
+        if cell.model != args.model:
+            offline[(trace.trace, result.strategy)] = result
+        elif cell.reader == args.reader:
             runs.append((trace, result))
         else:
             ideal[(trace.trace, result.strategy)] = result
     if args.reader == "ideal":
         ideal = {(t.trace, r.strategy): r for t, r in runs if r.seed == seeds[0]}
-    summary = suite_summary(suite, runs, ideal)
+    summary = suite_summary(suite, runs, ideal, simulated=offline)
     if args.out:
         from evals.report.suite import write_suite_report
 
@@ -73,6 +89,10 @@ def suite_command(args: argparse.Namespace) -> int:
         from evals.report.suite import render_suite
 
         print("\n".join(render_suite(summary)))
+        if args.probes:
+            from evals.report.terminal import print_probes
+
+            print_probes([r for _, r in runs])
     return 0
 
 

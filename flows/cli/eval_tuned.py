@@ -90,7 +90,7 @@ def tuned_command(args: argparse.Namespace) -> int:
         say(f"stored {plural(len(results), 'held-out run')} (batch {batch}) in {db}")
     base_params = next((r.params for r in results if r.strategy == "full"), None)
     if not args.json:
-        from evals.report.markdown import print_table
+        from evals.report.terminal import print_table
 
         print_table(results, base_params=base_params,
                      note=f", tuned on seeds {seed_span(train)}, held-out seeds "

@@ -153,7 +153,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         metavar="TOKENS",
         help="the context window: a model without a profile gets it as its own; a known "
         "model's window is capped at it (thresholds and overflow computed against it, so a "
-        "1M-window live model is compacted as the simulated one is)",
+        "1M-window live model is compacted as the simulated one is); in `eval`, absolute-"
+        "token thresholds nobody --set scale with it (offload at an eighth: evals/README.md, "
+        "Window scaling) and none-unbounded stays uncapped",
     )
     group.add_argument(
         "--max-output", type=int, metavar="TOKENS", help="its output cap (default 8000)"

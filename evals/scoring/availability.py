@@ -1,0 +1,84 @@
+"""Was a probe's value available at its point of use? A verdict that needs no reader, so a user
+can audit it probe by probe (evals/README.md, "Availability"):
+
+- `in_view`: the value is in the request the model got when the probe was asked: in its
+  source (a tool result, the user's message) or in text derived from it (an offload's
+  preview, a summary, a note the agent wrote);
+- `one_read`: not in view, but a path the request names (an offloaded result under
+  `/large_tool_results/`, saved history under `/conversation_history/`) is a file that holds
+  it: one read away;
+- `lost`: neither; also a probe the run never reached (it died of overflow first).
+
+The value is matched as the scorer matches an answer (`answers.mentions`: normalised, whole),
+so a value the verdict calls in view is one a right answer could have quoted. The question
+itself is left out of the request (an answer quoting it back proves nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from evals.scoring.answers import mentions, normalize
+from evals.simulated.reader import POINTER
+from evals.simulated.request import render
+from harness.messages import Message
+
+IN_VIEW, ONE_READ, LOST = "in_view", "one_read", "lost"
+VERDICTS = (IN_VIEW, ONE_READ, LOST)
+# Characters of context shown on each side of the value in `evidence`.
+AROUND = 80
+
+
+@dataclass(frozen=True)
+class Availability:
+    """A verdict and its evidence: the window text around the value (`in_view`), the path and
+    the file's text around it (`one_read`), or why there is none (`lost`)."""
+
+    verdict: str
+    evidence: str = ""
+
+
+NOT_REACHED = Availability(LOST, "not reached: the run ended before the probe was asked")
+
+
+def availability(
+    value: str,
+    system_prompt: str,
+    messages: Sequence[Message],
+    read: Callable[[str], str | None],
+    question: str = "",
+) -> Availability:
+    """The verdict for `value` in the request (`system_prompt`, `messages`, as the model was
+    shown them); `read(path)` gives a saved file's text (None when there is none)."""
+    texts = [system_prompt, *(render(m) for m in messages if m.content.strip() != question.strip())]
+    for text in reversed(texts):
+        if mentions(normalize(text), value):
+            return Availability(IN_VIEW, excerpt(text, value))
+    paths = [p.rstrip(".,;:)") for text in reversed(texts) for p in POINTER.findall(text)]
+    for path in dict.fromkeys(paths):
+        content = read(path)
+        if content and mentions(normalize(content), value):
+            return Availability(ONE_READ, f"{path}: {excerpt(content, value)}")
+    return Availability(LOST, f"not in the request ({len(texts) - 1} messages) nor in the "
+                              f"{len(set(paths))} saved files it names")  # fmt: skip
+
+
+def excerpt(text: str, value: str) -> str:
+    """The text around the newest occurrence of `value` (case-insensitive; the value's first
+    word when the scorer's normalisation matched a different spelling), on one line."""
+    low = text.lower()
+    at = low.rfind(value.lower())
+    if at < 0:
+        first = value.split()[0].lower() if value.split() else ""
+        at = low.rfind(first) if first else -1
+    at = max(at, 0)
+    start, end = max(at - AROUND, 0), min(at + len(value) + AROUND, len(text))
+    body = " ".join(text[start:end].split())
+    return f"{'...' if start else ''}{body}{'...' if end < len(text) else ''}"
+
+
+def shares(verdicts: Sequence[str | None]) -> dict[str, float | None]:
+    """The share of each verdict among the probes that have one (file checks have none)."""
+    judged = [v for v in verdicts if v is not None]
+    return {v: round(judged.count(v) / len(judged), 6) if judged else None for v in VERDICTS}

@@ -1,0 +1,35 @@
+"""The sanity breaks on an imported trace whose probes are named by role: carried probes are
+left out as the headline leaves them out, and `relabel` swaps the role-named values in pairs
+across tool results, so a relabelled trace answers with another value of the same kind."""
+
+import asyncio
+
+from role_scenario import OTHER_PAYMENT, PAYMENT, role_scenario
+
+from evals.gate.sanity import check_scenario, relabel_middleware
+from evals.run.replay import replay
+from evals.scenarios.from_file import load_scenario_file
+from evals.simulated import BREAKS
+
+
+def test_breaks_pass_on_a_sound_trace_with_a_carried_value(tmp_path) -> None:
+    scenario = load_scenario_file(role_scenario(tmp_path))
+    results = asyncio.run(
+        check_scenario(scenario, arms=("blank-tools", "corrupt-digits", "relabel"))
+    )
+    assert [r.arm for r in results if r.ok] == ["blank-tools", "corrupt-digits", "relabel"]
+    relabel = results[-1]
+    assert relabel.bound == 0.0 and relabel.probes == 2  # the carried probe is left out
+
+
+def test_relabel_swaps_role_named_values_of_an_imported_trace(tmp_path) -> None:
+    scenario = load_scenario_file(role_scenario(tmp_path))
+    assert set(scenario.entities) == {PAYMENT, OTHER_PAYMENT}
+    out = asyncio.run(
+        replay(scenario, "full", reader="ideal", view=BREAKS["relabel"],
+               middleware=relabel_middleware(scenario))
+    )  # fmt: skip
+    if out.store is not None:
+        out.store.close()
+    answers = {p.id: p.answer for p in out.probes}
+    assert answers["pay"] == OTHER_PAYMENT and answers["gift"] == PAYMENT
