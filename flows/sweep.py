@@ -97,6 +97,13 @@ class SweepResult:
     db: str
     stability: Stability | None = None  # the recommendation re-made leaving one seed out
 
+    def explain(self) -> str | None:
+        """Why the recommendation, claiming no settled lead when subsets of the seeds disagree."""
+        if self.recommended is None:
+            return None
+        unstable = self.stability is not None and not self.stability.stable
+        return self.recommended.explain(unstable=unstable)
+
     def rows(self) -> list[dict[str, Any]]:
         return table_rows(
             self.settings, self.front, self.recommended, self.results, stable=self.stability
@@ -214,7 +221,7 @@ async def eval_sweep(
         "rows": outcome.rows(),
         "front": [s.label for s in outcome.front],
         "recommended": outcome.recommended.labels if outcome.recommended else [],
-        "recommendation": outcome.recommended.explain() if outcome.recommended else None,
+        "recommendation": outcome.explain(),
         "stability": outcome.stability.to_dict() if outcome.stability else None,
         "runs": [r.to_dict() for r in outcome.results],
     }
@@ -286,7 +293,7 @@ async def run_sweep(
     batch = save_or_dump(path, results)  # if the store fails now, the results go to JSON
     settings = aggregate(results)
     front = pareto_front(settings)
-    best = recommend(settings)
+    best = recommend(results)  # the runs, so ties are judged on paired differences
     outcome = SweepResult(results, settings, front, best, batch, path, stability(results))
     await _publish(outcome, cells)
     return outcome
@@ -316,7 +323,7 @@ def render_front(outcome: SweepResult) -> str:
         for s in outcome.front
     ]
     if outcome.recommended is not None:
-        lines += ["", outcome.recommended.explain()]
+        lines += ["", str(outcome.explain())]
     if outcome.stability is not None:
         lines += ["", outcome.stability.explain()]
     if any(s.simulated for s in outcome.settings):
@@ -342,8 +349,8 @@ def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
         title=escape(title),
         caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
         "difference against `full` at its defaults on the same seeds and probes (- where the "
-        "sweep did not run it); tied: interval overlaps the best's; front: Pareto front "
-        "(accuracy vs cost); unstable: a recommendation that some seeds left out would change; "
+        "sweep did not run it); tied: paired difference with the best holds 0; front: Pareto "
+        "front (accuracy vs cost, runs that did not all overflow); unstable: a recommendation that some seeds left out would change; "
         "cost $ cache 0.1x/0.5x: cache reads at those shares of the input price (published "
         "range; the simulated profile charges 0.05x)",
     )

@@ -63,7 +63,7 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     """The settings' table, best accuracy first; with their `runs`, a column of the paired
     accuracy difference against `full`."""
     front = {p.label for p in pareto_front(settings)}
-    picked = recommend(settings)
+    picked = recommend(runs or settings)
     chosen = set(picked.labels) if picked else set()
     tied = {c.label for c in picked.candidates} if picked and len(picked.candidates) > 1 else set()
     vs_full = {row["setting"]: row for row in summaries(runs)} if runs else {}
@@ -100,8 +100,9 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
             "",
             picked.explain(),
             "",
-            "`tied`: the accuracy interval overlaps the best setting's, so these are not ranked "
-            "against each other; the recommendation is the cheapest of them. `vs full`: accuracy "
+            "`tied`: the paired accuracy difference with the best setting holds 0 (the "
+            "intervals overlap where they share no seed), so these are not ranked against "
+            "each other; the recommendation is the cheapest of them. `vs full`: accuracy "
             "minus `full`'s on the same seeds and probes.",
         ]
     return lines
@@ -315,7 +316,7 @@ def print_table(
     settings = aggregate(results)
     rows = summaries(results, base_params=base_params)
     front = {p.label for p in pareto_front(settings)}
-    picked = recommend(settings)
+    picked = recommend(results)
     candidates = {c.label for c in picked.candidates} if picked else set()
     simulated = all(r.simulated for r in results)
     readers = "/".join(sorted({r.reader for r in results}))

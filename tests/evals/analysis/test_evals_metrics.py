@@ -61,7 +61,8 @@ def test_aggregate_groups_seeds_and_recommends_the_cheapest_near_the_best() -> N
     assert [s.label for s in settings] == ["full", "summarize", "truncate", "none"]
     full = settings[0]
     assert full.seeds == (0, 1) and full.accuracy.mean == pytest.approx(0.99)
-    assert [p.label for p in pareto_front(runs)] == ["none", "summarize"]
+    # `none` overflowed on its every run: no trade-off, whatever it costs
+    assert [p.label for p in pareto_front(runs)] == ["summarize"]
     picked = recommend(runs)
     assert picked.labels == ["summarize"]  # the best mean, and cheaper than full
     assert {c.label for c in picked.candidates} == {"full", "summarize"}  # intervals overlap

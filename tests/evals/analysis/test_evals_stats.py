@@ -108,7 +108,7 @@ def test_a_setting_alone_at_the_top_is_explained_without_a_plural() -> None:
     runs = [result("full", 0, accuracy=0.9), result("none", 0, accuracy=0.2, cost_usd=0.01)]
     picked = recommend(runs)
     assert picked is not None and picked.labels == ["full"]
-    assert "no other setting's interval overlaps it" in picked.explain()
+    assert "no other setting ties with it" in picked.explain()
     assert "setting(s)" not in picked.explain()
 
 
@@ -233,6 +233,7 @@ def test_reference_arms_are_never_recommended(bound: str, cost: float) -> None:
     runs = [
         *(result(bound, s, accuracy=1.0, cost_usd=cost) for s in range(3)),
         *(result("full", s, accuracy=0.9, cost_usd=0.02) for s in range(3)),
+        *(result("mask", s, accuracy=0.4, cost_usd=0.01) for s in range(3)),
     ]
     picked = recommend(runs)
     assert picked is not None and picked.labels == ["full"]
