@@ -350,7 +350,8 @@ def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
         caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
         "difference against `full` at its defaults on the same seeds and probes (- where the "
         "sweep did not run it); tied: paired difference with the best holds 0; front: Pareto "
-        "front (accuracy vs cost, runs that did not all overflow); unstable: a recommendation that some seeds left out would change; "
+        "front (accuracy vs cost, runs that did not all overflow); unstable: a recommendation "
+        "that some seeds left out would change; "
         "cost $ cache 0.1x/0.5x: cache reads at those shares of the input price (published "
         "range; the simulated profile charges 0.05x)",
     )
