@@ -1,6 +1,6 @@
-"""`ctxlab report`: a markdown table per scenario and a PNG of accuracy against cost, with the
-Pareto front marked, under `reports/`. Simulated results are labelled as such, and results
-of each reader (fallible, ideal) are shown apart."""
+"""`ctxlab report`: a markdown table per scenario and a figure (PNG and SVG) of accuracy
+against cost, with the Pareto front marked, under `reports/`. Simulated results are labelled
+as such, and results of each reader (fallible, ideal) are shown apart."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from evals.analysis.metrics import Aggregate, aggregate, pareto_front, recommend, summaries
 from evals.analysis.stats import Interval
-from evals.report.plot import Point, scatter, weeks_chart
+from evals.report.plot import Point, scatter, svg_of, weeks_chart
 from evals.scoring.results import CACHE_PRICE_SHARES, EvalResult
 from harness.profiles import get_profile
 
@@ -33,15 +33,17 @@ READER_NOTES = {
 
 
 def write_plot(
-    points: Sequence[Aggregate | Mapping[str, Any]], path: str | Path, *, title: str
+    points: Sequence[EvalResult | Aggregate | Mapping[str, Any]], path: str | Path, *, title: str
 ) -> Path:
-    """Accuracy against cost, Pareto front joined, recommended setting ringed, overflowing
-    settings crossed. Takes `Aggregate`s, or rows with `setting`, `accuracy`, `cost_usd`,
+    """Accuracy against cost (a PNG at `path`, an SVG beside it): Pareto front joined,
+    recommended setting ringed, overflowing settings crossed. Takes runs (ties then judged
+    on paired differences), `Aggregate`s, or rows with `setting`, `accuracy`, `cost_usd`,
     `pareto`, `recommended` and `overflow_rate`."""
-    if points and isinstance(points[0], Aggregate):
-        aggs = [p for p in points if isinstance(p, Aggregate)]
+    if points and isinstance(points[0], EvalResult | Aggregate):
+        given = [p for p in points if isinstance(p, EvalResult | Aggregate)]
+        aggs = _aggregates(given)
         front = {p.label for p in pareto_front(aggs)}
-        picked = recommend(aggs)
+        picked = recommend(given)
         chosen = set(picked.labels) if picked else set()
         drawn = [
             Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front, p.label in chosen,
@@ -57,6 +59,11 @@ def write_plot(
             for r in rows
         ]  # fmt: skip
     return scatter(drawn, path, title=title, x_label="cost per run (USD)")
+
+
+def _aggregates(given: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
+    runs = [p for p in given if isinstance(p, EvalResult)]
+    return [p for p in given if isinstance(p, Aggregate)] + aggregate(runs)
 
 
 def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ()) -> list[str]:
@@ -183,7 +190,7 @@ def _prices_as_of(model: str) -> str:
 def write_report(
     results: Sequence[EvalResult], out_dir: str | Path = "reports", *, name: str | None = None
 ) -> list[Path]:
-    """`<out>/<scenario>.md` and its PNG plots for each scenario in `results`."""
+    """`<out>/<scenario>.md` and its figures (PNG and SVG) for each scenario in `results`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -198,14 +205,14 @@ def write_report(
             png = out / f"{stem}{'' if reader == 'fallible' else f'-{reader}'}.png"
             scale = "/".join(sorted({r.scale for r in mine}))
             title = f"{scenario} ({scale}, {reader} reader{_label(mine)})"
-            written.append(write_plot(aggregate(mine), png, title=title))
+            written += [write_plot(mine, png, title=title), svg_of(png)]
             plots[reader] = png.name
         text = render_markdown(runs, scenario=scenario, plots=plots)
         if any(r.weeks for r in runs):
             png = write_weeks_plot(
                 runs, out / f"{stem}-weeks.png", title=f"{scenario}, week by week"
             )
-            written.append(png)
+            written += [png, svg_of(png)]
             text += "\n" + "\n".join(render_weeks(runs, plot=png.name)) + "\n"
         md = out / f"{stem}.md"
         md.write_text(text, encoding="utf-8")

@@ -95,7 +95,7 @@ def add_parser(subparsers: Any) -> None:
     ev.add_argument(
         "--out",
         metavar="DIR",
-        help="with a suite folder: also write <suite>.md and <suite>-recall.png (recall at "
+        help="with a suite folder: also write <suite>.md and <suite>-recall.png/.svg (recall at "
         "retained tokens) there",
     )
     tuned = ev.add_argument_group("tuned baselines (--tuned)")

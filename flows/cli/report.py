@@ -1,4 +1,4 @@
-"""`ctxlab report`: markdown tables and a PNG plot of stored (or freshly run) eval results."""
+"""`ctxlab report`: markdown tables and figures (PNG, SVG) of stored or freshly run evals."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from flows.cli.options import DEFAULT_SEEDS, STRATEGIES, count_arg, usage_errors
 
 
 def add_parser(subparsers: Any) -> None:
-    rp = subparsers.add_parser("report", help="markdown table and PNG plot under reports/")
+    rp = subparsers.add_parser("report", help="tables and figures (PNG, SVG) under reports/")
     rp.add_argument(
         "--scenario",
         action="append",
@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> None:
     rp.add_argument(
         "--db", help="DuckDB file with eval results (default $CTXLAB_DB or ./ctxlab.duckdb)"
     )
-    rp.add_argument("--out", default="reports", help="folder for the .md and .png files")
+    rp.add_argument("--out", default="reports", help="folder for the .md, .png and .svg files")
     rp.add_argument(
         "--run",
         action="store_true",

@@ -153,7 +153,8 @@ def test_recall_at_retained_tokens_bins_probes_by_their_window_beside_the_ideal_
                          "recall_at_retained_tokens": rows}]}  # fmt: skip
     text = "\n".join(render_suite(summary))
     assert "| full | 4,000 | 2 | 0.0% | 50.0% |" in text
-    md, png = write_suite_report(summary, tmp_path, "my suite")
+    md, png, svg = write_suite_report(summary, tmp_path, "my suite")
+    assert svg.name == "my-suite-recall.svg"
     assert md.name == "my-suite.md" and png.read_bytes().startswith(b"\x89PNG")
 
 
