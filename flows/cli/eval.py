@@ -175,7 +175,8 @@ def eval_command(args: argparse.Namespace) -> int:
             for row in summaries(results):
                 print(json.dumps({"summary": True, **row}, sort_keys=True))
     else:
-        from evals.report.markdown import print_table, render_weeks
+        from evals.report.eval_table import print_table
+        from evals.report.markdown import render_weeks
 
         print_table(results)
         if any(r.weeks for r in results):  # a recurring scenario: its numbers week by week

@@ -88,12 +88,14 @@ def sweep_command(args: argparse.Namespace) -> int:
                    "why": result["recommendation"], "stability": result["stability"]}  # fmt: skip
         print(json.dumps(verdict, default=str, sort_keys=True))
         return 0
+    from evals.report.terminal import say
+
     print_sweep(result["rows"], title=f"{args.scenario} ({args.scale}, {args.model})")
     if result["recommendation"]:
-        print(result["recommendation"])
+        say(result["recommendation"])
     if result["stability"]:
-        print(result["stability"]["why"])
+        say(result["stability"]["why"])
     if info is not None:
-        print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
-    print(f"Results: eval_runs batch {result['batch']} in {result['db']}")
+        say(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
+    say(f"Results: eval_runs batch {result['batch']} in {result['db']}")
     return 0

@@ -13,10 +13,10 @@ from evals.gate.sanity import SanityResult
 FULL = (0.9, 0.7, 0.8, 0.6, 0.85)
 
 
-def test_a_setting_whose_paired_difference_excludes_zero_is_not_tied(capsys) -> None:
+def test_a_setting_whose_paired_difference_excludes_zero_is_not_tied(capsys, wide_terminal) -> None:
     # Seed to seed the spread is wide, so the intervals overlap; seed by seed `summarize` is
     # always 10 points under `full`: the paired difference (-10, -10 to -10) excludes 0.
-    from evals.report.markdown import print_table
+    from evals.report.eval_table import print_table
 
     runs = [
         *(result("full", s, accuracy=a, cost_usd=0.10) for s, a in enumerate(FULL)),
@@ -32,7 +32,7 @@ def test_a_setting_whose_paired_difference_excludes_zero_is_not_tied(capsys) -> 
 
 
 def test_nothing_is_recommended_among_fewer_than_two_settings(capsys) -> None:
-    from evals.report.markdown import print_table
+    from evals.report.eval_table import print_table
 
     runs = [result("full", s, accuracy=a) for s, a in enumerate(FULL)]
     assert recommend(runs) is None

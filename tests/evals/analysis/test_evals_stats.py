@@ -189,8 +189,8 @@ def test_eval_json_summary_adds_one_object_per_arm(capsys) -> None:
     assert arms["full"]["accuracy_vs_full_ci95"] == [0.0, 0.0]
 
 
-def test_the_table_shows_intervals_marks_ties_and_says_why(capsys) -> None:
-    from evals.report.markdown import print_table
+def test_the_table_shows_intervals_marks_ties_and_says_why(capsys, wide_terminal) -> None:
+    from evals.report.eval_table import print_table
 
     runs = [
         *(result("full", s, accuracy=a, cost_usd=0.10) for s, a in enumerate((0.9, 0.8, 0.85))),

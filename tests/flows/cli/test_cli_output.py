@@ -17,7 +17,7 @@ from flows.sweep import print_sweep
 ROOT = Path(__file__).resolve().parents[3]
 
 
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("cli_env", "wide_terminal")
 
 
 def row(strategy: str, params: dict[str, Any], **extra: Any) -> dict[str, Any]:
