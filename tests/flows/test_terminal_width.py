@@ -73,9 +73,8 @@ def test_the_sweep_table_and_its_verdict_fit(width: int, monkeypatch, capsys) ->
 
     say(str(outcome.explain()))
     out = capsys.readouterr().out
-    assert_fits(
-        out, width, [f"{r['accuracy']:.1%}" for r in rows] + [f"{r['cost_usd']:.4f}" for r in rows]
-    )
+    numbers = [f"{r['accuracy']:.1%}" for r in rows] + [f"{r['cost_usd']:.4f}" for r in rows]
+    assert_fits(out, width, numbers + [f"({r['accuracy_ci']})" for r in rows])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
