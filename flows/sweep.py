@@ -192,6 +192,7 @@ async def eval_sweep(
     db: str | None = None,
     max_usd: float | None = None,
     show_progress: bool = False,
+    out: str | None = None,
 ) -> dict[str, Any]:
     """Run every cell of the grid, one task each, and publish the results.
 
@@ -203,6 +204,7 @@ async def eval_sweep(
     db: the DuckDB file the results are appended to (`eval_runs`, `eval_probes`).
     max_usd: spending cap per cell when a real model decides.
     show_progress: draw a progress bar on the terminal (the CLI sets it).
+    out: a folder for the HTML report (index.html beside the markdown report and figures).
     """
     chosen = range(seeds) if isinstance(seeds, int) else seeds
     await tag_flow_run("sweep", f"scenario:{slug(scenario)}",
@@ -214,8 +216,15 @@ async def eval_sweep(
             outcome = await run_sweep(cells, db=db, max_usd=max_usd, progress=advance)
     else:
         outcome = await run_sweep(cells, db=db, max_usd=max_usd)
+    written: list[str] = []
+    if out:
+        from evals.report.html import write_eval_html
+
+        pages = write_eval_html(outcome.results, out, title=f"{scenario}: sweep")
+        written = [str(p) for p in pages]
     return {
         "flow_run_id": current_flow_run.id,
+        "written": written,
         "batch": outcome.batch,
         "db": outcome.db,
         "rows": outcome.rows(),

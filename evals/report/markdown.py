@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.analysis.metrics import Aggregate, aggregate, pareto_front, recommend, summaries
+from evals.analysis.stability import stability
 from evals.analysis.stats import Interval
 from evals.report.plot import Point, scatter, svg_of, weeks_chart
 from evals.scoring.results import CACHE_PRICE_SHARES, EvalResult
@@ -71,6 +72,7 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     accuracy difference against `full`."""
     front = {p.label for p in pareto_front(settings)}
     picked = recommend(runs or settings)
+    steady = stability(runs) if runs and picked else None
     chosen = set(picked.labels) if picked else set()
     tied = {c.label for c in picked.candidates} if picked and len(picked.candidates) > 1 else set()
     vs_full = {row["setting"]: row for row in summaries(runs)} if runs else {}
@@ -105,7 +107,8 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     if picked is not None:
         lines += [
             "",
-            picked.explain(),
+            picked.explain(unstable=steady is not None and not steady.stable),
+            *(["", steady.explain()] if steady else []),
             "",
             "`tied`: the paired accuracy difference with the best setting holds 0 (the "
             "intervals overlap where they share no seed), so these are not ranked against "
