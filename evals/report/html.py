@@ -22,7 +22,8 @@ table { border-collapse: collapse; margin: 1em 0; font-size: 13px; display: bloc
         overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 3px 6px; vertical-align: top; }
 th { background: #f3f3f3; }
-td { font-variant-numeric: tabular-nums; }
+td { font-variant-numeric: tabular-nums; white-space: nowrap; }
+.lost td { white-space: normal; }
 img { max-width: 100%; border: 1px solid #eee; }
 code { background: #f5f5f5; padding: 0 3px; }
 details { margin: 0.4em 0; }

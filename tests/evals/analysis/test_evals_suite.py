@@ -38,6 +38,9 @@ def test_a_suite_prints_one_line_per_trace_and_arm_then_the_summary(
     report = (tmp_path / "suite_fixtures.md").read_text()
     assert "| original harness | 2 |" in report and "## Recall at retained tokens" in report
     assert (tmp_path / "suite_fixtures-recall.png").is_file()
+    page = (tmp_path / "index.html").read_text()  # the HTML report: table, figure, lost probes
+    assert "<table" in page and 'src="suite_fixtures-recall.png"' in page
+    assert "Probes lost, per setting" in page
     runs, summary = lines[:-1], lines[-1]
     assert [r["trace"] for r in runs] == ["alpha.yaml", "beta.yaml", "gamma.yaml"]
     assert [r["scenario"] for r in runs] == ["suite-alpha", "suite-beta", "suite-gamma"]
