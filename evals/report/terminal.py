@@ -144,3 +144,29 @@ def print_fitted(
 def say(text: str, *, out: Any = None) -> None:
     """A paragraph wrapped at words to the console's width (read as text, never markup)."""
     (out or console()).print(text, markup=False, highlight=False, emoji=False, overflow="fold")
+
+
+def print_markdown(lines: Sequence[str], *, out: Any = None) -> None:
+    """A markdown report (a suite's, the weeks') on the terminal: each table fitted, keeping
+    its first four columns and leaving out the others from the right; the prose wrapped."""
+    out = out or console()
+    k = 0
+    while k < len(lines):
+        if not lines[k].startswith("|"):
+            say(lines[k].lstrip("#").strip() if lines[k].startswith("#") else lines[k], out=out)
+            k += 1
+            continue
+        block = []
+        while k < len(lines) and lines[k].startswith("|"):
+            block.append(_cells(lines[k]))
+            k += 1
+        head, align, rows = block[0], block[1] if len(block) > 1 else [], block[2:]
+        columns = [
+            Column(h, "right" if a.endswith(":") else "left", drop=max(n - 3, 0))
+            for n, (h, a) in enumerate(zip(head, [*align, *[""] * len(head)], strict=False))
+        ]
+        print_fitted(columns, [[*r, *[""] * len(head)][: len(head)] for r in rows], out=out)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]

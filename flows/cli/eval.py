@@ -176,10 +176,11 @@ def eval_command(args: argparse.Namespace) -> int:
     else:
         from evals.report.eval_table import print_table
         from evals.report.markdown import render_weeks
+        from evals.report.terminal import print_markdown
 
         print_table(results)
         if any(r.weeks for r in results):  # a recurring scenario: its numbers week by week
-            print("\n".join(render_weeks(results)))
+            print_markdown(render_weeks(results))
     if args.out:
         from evals.report.html import write_eval_html
 

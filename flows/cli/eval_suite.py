@@ -71,8 +71,9 @@ def suite_command(args: argparse.Namespace) -> int:
         print(json.dumps(summary, sort_keys=True, default=str))
     else:
         from evals.report.suite import render_suite
+        from evals.report.terminal import print_markdown
 
-        print("\n".join(render_suite(summary)))
+        print_markdown(render_suite(summary))
     return 0
 
 

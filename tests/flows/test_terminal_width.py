@@ -135,3 +135,15 @@ def test_columns_leave_in_their_stated_order_and_a_cell_is_never_cut() -> None:
     assert dropped == ["b"]  # the highest rank first, then only as far as needed
     table, dropped = fit(columns, rows, width=30)
     assert dropped == ["b", "a"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_suites_tables_fit(width: int, monkeypatch, capsys) -> None:
+    from flows.cli import main
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    folder = Path(__file__).resolve().parents[1] / "evals" / "analysis" / "suite_fixtures"
+    assert main(["eval", "--scenario", str(folder), "--strategy", "full", "--no-save"]) == 0
+    out = capsys.readouterr().out
+    assert "Recall at retained tokens" in out and "original" in out
+    assert_fits(out, width, ["30,345", "4,200", "100.0%"])
