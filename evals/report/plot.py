@@ -56,16 +56,17 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
                 zorder=2)  # fmt: skip
     for p in points:
         ax.scatter(p.cost, p.accuracy, s=60, color=FRONT if p.front else OTHER, zorder=3,
-                   edgecolors="white", linewidths=0.8)  # fmt: skip
+                   edgecolors="#333333", linewidths=0.7)  # fmt: skip
         if p.recommended:
             ax.scatter(p.cost, p.accuracy, s=260, facecolors="none", edgecolors="black",
                        linewidths=1.5, zorder=4)  # fmt: skip
         if p.overflow > 0:
             ax.scatter(p.cost, p.accuracy, s=140, marker="x", color=OVERFLOW, linewidths=2.2,
                        zorder=5)  # fmt: skip
-    _label_points(fig, ax, points)
+    x_max = max((p.cost for p in points), default=0.0) * 1.15 or 1.0
     ax.set_ylim(-0.02, 1.05)
-    ax.set_xlim(left=0, right=max((p.cost for p in points), default=0.0) * 1.15 or 1.0)
+    ax.set_xlim(left=0, right=x_max)
+    _label_points(fig, ax, points, x_max)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel(x_label)
     ax.set_ylabel("accuracy")
@@ -82,9 +83,10 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
     return save(fig, path)
 
 
-def _label_points(fig: Any, ax: Any, points: Sequence[Point]) -> None:
-    """Names beside markers, settings at one spot in one label, each label moved down (then
-    up) in steps until it overlaps no label placed before it."""
+def _label_points(fig: Any, ax: Any, points: Sequence[Point], x_max: float) -> None:
+    """Names beside markers (left of those in the right third, so they stay on the figure),
+    settings at one spot in one label, each label moved down (then up) in steps until it
+    overlaps no label placed before it."""
     spots: dict[tuple[float, float], list[Point]] = {}
     for p in sorted(points, key=lambda p: (-p.accuracy, p.cost, p.label)):
         spots.setdefault((round(p.cost, 9), round(p.accuracy, 6)), []).append(p)
@@ -96,7 +98,9 @@ def _label_points(fig: Any, ax: Any, points: Sequence[Point]) -> None:
         for k in range(40):
             dy = 8 - 12 * ((k + 1) // 2) * (1 if k % 2 else -1)
             moved = {"arrowprops": {"arrowstyle": "-", "color": "#888888", "lw": 0.6}} if k else {}
-            text = ax.annotate(names, (cost, acc), xytext=(9, dy), textcoords="offset points",
+            left = cost > 0.66 * x_max
+            text = ax.annotate(names, (cost, acc), xytext=(-9 if left else 9, dy),
+                               textcoords="offset points", ha="right" if left else "left",
                                fontsize=7.5, va="center", zorder=6,
                                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
                                      "alpha": 0.8}, **moved)  # fmt: skip
