@@ -69,7 +69,10 @@ def run_demo(
 
 
 def say(text: str) -> None:
-    print(text, flush=True)
+    """A line of the demo's story, wrapped to the terminal."""
+    from evals.report.terminal import say as wrapped
+
+    wrapped(text)
 
 
 async def _agent_weeks(db: str, log: logging.FileHandler) -> list[dict[str, Any]]:

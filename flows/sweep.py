@@ -97,6 +97,13 @@ class SweepResult:
     db: str
     stability: Stability | None = None  # the recommendation re-made leaving one seed out
 
+    def explain(self) -> str | None:
+        """Why the recommendation, claiming no settled lead when subsets of the seeds disagree."""
+        if self.recommended is None:
+            return None
+        unstable = self.stability is not None and not self.stability.stable
+        return self.recommended.explain(unstable=unstable)
+
     def rows(self) -> list[dict[str, Any]]:
         return table_rows(
             self.settings, self.front, self.recommended, self.results, stable=self.stability
@@ -186,6 +193,7 @@ async def eval_sweep(
     db: str | None = None,
     max_usd: float | None = None,
     show_progress: bool = False,
+    out: str | None = None,
 ) -> dict[str, Any]:
     """Run every cell of the grid, one task each, and publish the results.
 
@@ -197,6 +205,7 @@ async def eval_sweep(
     db: the DuckDB file the results are appended to (`eval_runs`, `eval_probes`).
     max_usd: spending cap per cell when a real model decides.
     show_progress: draw a progress bar on the terminal (the CLI sets it).
+    out: a folder for the HTML report (index.html beside the markdown report and figures).
     """
     chosen = range(seeds) if isinstance(seeds, int) else seeds
     await tag_flow_run("sweep", f"scenario:{slug(scenario)}",
@@ -208,14 +217,21 @@ async def eval_sweep(
             outcome = await run_sweep(cells, db=db, max_usd=max_usd, progress=advance)
     else:
         outcome = await run_sweep(cells, db=db, max_usd=max_usd)
+    written: list[str] = []
+    if out:
+        from evals.report.html import write_eval_html
+
+        pages = write_eval_html(outcome.results, out, title=f"{scenario}: sweep")
+        written = [str(p) for p in pages]
     return {
         "flow_run_id": current_flow_run.id,
+        "written": written,
         "batch": outcome.batch,
         "db": outcome.db,
         "rows": outcome.rows(),
         "front": [s.label for s in outcome.front],
         "recommended": outcome.recommended.labels if outcome.recommended else [],
-        "recommendation": outcome.recommended.explain() if outcome.recommended else None,
+        "recommendation": outcome.explain(),
         "stability": outcome.stability.to_dict() if outcome.stability else None,
         "runs": [r.to_dict() for r in outcome.results],
     }
@@ -287,7 +303,7 @@ async def run_sweep(
     batch = save_or_dump(path, results)  # if the store fails now, the results go to JSON
     settings = aggregate(results)
     front = pareto_front(settings)
-    best = recommend(settings)
+    best = recommend(results)  # the runs, so ties are judged on paired differences
     outcome = SweepResult(results, settings, front, best, batch, path, stability(results))
     await _publish(outcome, cells)
     return outcome
@@ -317,7 +333,7 @@ def render_front(outcome: SweepResult) -> str:
         for s in outcome.front
     ]
     if outcome.recommended is not None:
-        lines += ["", outcome.recommended.explain()]
+        lines += ["", str(outcome.explain())]
     if outcome.stability is not None:
         lines += ["", outcome.stability.explain()]
     if any(s.simulated for s in outcome.settings):
@@ -331,46 +347,58 @@ def render_front(outcome: SweepResult) -> str:
 
 
 def print_sweep(rows: Sequence[dict[str, Any]], *, title: str) -> None:
-    """The sweep table, one column per swept parameter (never cut), with the paired
-    difference against `full` and the marks `recommended`, `tied` and `front`."""
-    from rich.markup import escape
-    from rich.table import Table
+    """The sweep table, one column per swept parameter (or, where those would not fit the
+    terminal, the whole setting in one wrapped column), with the paired difference against
+    `full` and the marks `recommended`, `tied` and `front`, fitted to the terminal (the
+    cache-price costs, seeds, peak context and input tokens leave first)."""
+    from evals.report.terminal import console, fits, print_fitted
 
-    from evals.report.markdown import availability_cell
-    from flows.console import wide_console
-
+    out = console()
     keys = sorted({k for r in rows for k in r.get("params") or {}})
-    table = Table(
-        title=escape(title),
-        caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
-        "difference against `full` at its defaults on the same seeds and probes (- where the "
-        "sweep did not run it); tied: interval overlaps the best's; front: Pareto front "
-        "(accuracy vs cost); unstable: a recommendation that some seeds left out would change; "
-        "cost $ cache 0.1x/0.5x: cache reads at those shares of the input price (published "
-        "range; the simulated profile charges 0.05x)",
-    )
-    table.add_column("strategy" if keys else "setting", no_wrap=True)
-    for key in keys:
-        table.add_column(escape(key), justify="right", no_wrap=True)
+    columns, cells = _sweep_cells(rows, keys)
+    if keys and not fits(columns, cells, width=out.width):
+        columns, cells = _sweep_cells(rows, [])
+    print_fitted(columns, cells, title=title, caption=SWEEP_CAPTION, out=out)
+
+
+def _sweep_cells(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> tuple[list, list]:
+    from evals.report.markdown import availability_cell
+    from evals.report.terminal import Column
+
     at_cache = [f"{share:g}" for share in CACHE_PRICE_SHARES]
-    for col in ("seeds", "accuracy (95% CI)", "vs full (95% CI)", "input tokens",
-                "peak context", "cost $", *(f"cost $ cache {s}x" for s in at_cache),
-                "overflow", "in view / one read / lost"):  # fmt: skip
-        table.add_column(col, justify="right")
-    table.add_column("")
+    columns = [
+        Column("strategy" if keys else "setting", "left"),
+        *(Column(key) for key in keys),
+        Column("seeds", drop=5), Column("accuracy (95% CI)"), Column("vs full (95% CI)", drop=1),
+        Column("input tokens", drop=3), Column("peak context", drop=4), Column("cost $"),
+        *(Column(f"cost $ cache {s}x", drop=6) for s in at_cache), Column("overflow", drop=2),
+        Column("in view / one read / lost"), Column("", "left"),
+    ]  # fmt: skip
+    cells = []
     for r in rows:
         marks = [("recommended", r["recommended"]), ("unstable", r.get("unstable")),
                  ("tied", r.get("tied_with_best")), ("front", r["pareto"])]  # fmt: skip
         params = r.get("params") or {}
-        name = r.get("strategy", r["setting"]) if keys else r["setting"]
-        table.add_row(
-            escape(str(name)), *(escape(str(params.get(k, "-"))) for k in keys),
+        # Without parameter columns, a setting wraps between its parameters.
+        name = r.get("strategy", r["setting"]) if keys else r["setting"].replace(",", ", ")
+        cells.append([
+            str(name), *(str(params.get(k, "-")) for k in keys),
             str(r["seeds"]), f"{r['accuracy']:.1%} ({r['accuracy_ci']})", _vs_full(r),
             f"{r['input_tokens']:,}", f"{r['peak_context_tokens']:,}", f"{r['cost_usd']:.4f}",
             *(_cost(r, s) for s in at_cache), f"{r['overflow_rate']:.0%}",
             availability_cell(r.get("availability") or {}), " ".join(m for m, on in marks if on),
-        )  # fmt: skip
-    wide_console().print(table)
+        ])  # fmt: skip
+    return columns, cells
+
+
+SWEEP_CAPTION = (
+    "accuracy: mean (95% bootstrap interval over seeds); vs full: paired difference against "
+    "`full` at its defaults on the same seeds and probes (- where the sweep did not run it); "
+    "tied: paired difference with the best holds 0; front: Pareto front (accuracy vs cost, "
+    "settings not overflowing on every run); unstable: a recommendation that some seeds left "
+    "out would change; cost $ cache 0.1x/0.5x: cache reads at those shares of the input price "
+    "(published range; the simulated profile charges 0.05x)"
+)
 
 
 def _cost(row: Mapping[str, Any], share: str) -> str:

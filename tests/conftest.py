@@ -128,6 +128,13 @@ def cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.delenv("CTXLAB_DB", raising=False)
 
 
+@pytest.fixture
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal wide enough for every column on one line, for tests that read a table's
+    rows (tests/flows/test_terminal_width.py checks narrow terminals)."""
+    monkeypatch.setenv("COLUMNS", "320")
+
+
 # ---- end: command-line tests ------------------------------------------------------------
 
 # ---- begin: command-line model profiles ------------------------------------------------------

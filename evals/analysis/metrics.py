@@ -132,9 +132,11 @@ def _aggregates(results: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
 
 
 def pareto_front(results: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
-    """Settings no other beats on both accuracy (higher) and cost (lower), cheapest first.
-    Runs of several seeds are aggregated first; compare settings of one scenario at a time."""
-    points = _aggregates(results)
+    """Settings no other beats on both accuracy (higher) and cost (lower), cheapest first,
+    among those with at least one run that did not overflow. Runs of several seeds are
+    aggregated first; compare settings of one scenario at a time."""
+    # A setting that overflowed on every run never finished one: it is no trade-off.
+    points = [p for p in _aggregates(results) if p.overflow_rate < 1.0]
     front = [
         p
         for p in points
@@ -150,19 +152,23 @@ def pareto_front(results: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
 
 @dataclass(frozen=True)
 class Recommendation:
-    """The cheapest setting whose accuracy interval overlaps the best one's, and why.
-    `picks` holds more than one setting only when they tie exactly (same mean accuracy and
-    cost): they are reported together, never split by their names."""
+    """The cheapest setting tied with the best one, and why. `picks` holds more than one
+    setting only when they tie exactly (same mean accuracy and cost): they are reported
+    together, never split by their names. `paired`: the ties were judged on paired
+    differences (the runs were given), not on overlapping intervals."""
 
     picks: tuple[Aggregate, ...]
     best: Aggregate
     candidates: tuple[Aggregate, ...]
+    paired: bool = False
 
     @property
     def labels(self) -> list[str]:
         return [p.label for p in self.picks]
 
-    def explain(self) -> str:
+    def explain(self, *, unstable: bool = False) -> str:
+        """Why these picks. `unstable`: subsets of the seeds pick otherwise (stability.py), so
+        a lead over the others is not claimed as settled."""
         pick = self.picks[0]
         names = " and ".join(self.labels)
         head = (
@@ -171,16 +177,30 @@ class Recommendation:
             else f"Recommended: {names}, {_acc(pick)} at ${pick.cost_usd.mean:.4f} a run "
             f"({pick.input_tokens.mean:,.0f} input tokens)"
         )
+        tie = (
+            "whose paired difference with it holds 0"
+            if self.paired
+            else ("whose intervals overlap it")
+        )
         if self.best.label in self.labels and len(self.candidates) == 1:
-            why = "the best accuracy, and no other setting's interval overlaps it"
+            why = (
+                "the best accuracy over all the seeds, a lead that does not hold on every "
+                "subset of them"
+                if unstable
+                else "the best accuracy, and no other setting ties with it"
+            )
         elif self.best.label in self.labels:
             why = (
-                f"the best accuracy, and the cheapest of the {len(self.candidates)} "
-                "settings whose intervals overlap it"
+                f"the best accuracy, and the cheapest of the {len(self.candidates)} settings {tie}"
             )
         else:
+            link = (
+                "its paired difference with the best holds 0"
+                if self.paired
+                else ("its interval overlaps the best")
+            )
             why = (
-                f"its interval overlaps the best, {self.best.label} at {_acc(self.best)} for "
+                f"{link}, {self.best.label} at {_acc(self.best)} for "
                 f"${self.best.cost_usd.mean:.4f}; cheapest of {len(self.candidates)} tied settings"
             )
         seeds = min(len(c.seeds) for c in self.candidates)
@@ -206,15 +226,27 @@ BOUNDS = frozenset({"oracle", "none-unbounded"})
 
 
 def recommend(results: Sequence[EvalResult | Aggregate]) -> Recommendation | None:
-    """The cheapest setting whose accuracy interval overlaps the best one's. Settings whose
-    cost, accuracy and tokens are all equal are all picked (an exact tie). `BOUNDS` are never
-    recommended."""
+    """The cheapest setting tied with the best one: with the runs given, a setting ties when
+    its paired accuracy difference with the best holds 0 (intervals overlapping where they
+    share no seed); with aggregates alone, when the intervals overlap. Settings whose cost,
+    accuracy and tokens are all equal are all picked (an exact tie). `BOUNDS` are never
+    recommended, and nothing is among fewer than two settings: there is no choice to make."""
     points = [p for p in _aggregates(results) if p.strategy not in BOUNDS]
-    if not points:
+    if len(points) < 2:
         return None
+    runs: dict[tuple, list[EvalResult]] = {}
+    for r in results:
+        if isinstance(r, EvalResult) and r.strategy not in BOUNDS:
+            runs.setdefault(r.config, []).append(r)
     top = max(p.accuracy.mean for p in points)
     leaders = [p for p in points if p.accuracy.mean == top]
-    candidates = [p for p in points if any(p.accuracy.overlaps(b.accuracy) for b in leaders)]
+
+    def ties(p: Aggregate, best: Aggregate) -> bool:
+        mine, theirs = runs.get(_config(p), []), runs.get(_config(best), [])
+        diff = paired_accuracy(mine, theirs) if _pairable(mine, theirs) else None
+        return p.accuracy.overlaps(best.accuracy) if diff is None else diff.contains(0.0)
+
+    candidates = [p for p in points if any(ties(p, b) for b in leaders)]
 
     def key(p: Aggregate) -> tuple[float, float, float]:
         return (p.cost_usd.mean, -p.accuracy.mean, p.input_tokens.mean)
@@ -222,7 +254,22 @@ def recommend(results: Sequence[EvalResult | Aggregate]) -> Recommendation | Non
     cheapest = min(key(p) for p in candidates)
     picks = tuple(p for p in candidates if key(p) == cheapest)
     best = min(leaders, key=key)
-    return Recommendation(picks, best, tuple(candidates))
+    return Recommendation(picks, best, tuple(candidates), paired=bool(runs))
+
+
+def _pairable(arm: Sequence[EvalResult], base: Sequence[EvalResult]) -> bool:
+    """Whether a paired difference has a spread to judge: two shared seeds, or one whose
+    probes both runs hold (one seed's accuracies alone give a single difference)."""
+    shared = {r.seed for r in arm} & {r.seed for r in base}
+    if len(shared) > 1:
+        return True
+    ids = [{p.id for p in r.probe_results} for r in (*arm, *base) if r.seed in shared]
+    return len(ids) == 2 and bool(ids[0] & ids[1])
+
+
+def _config(s: Aggregate) -> tuple:
+    """The `EvalResult.config` of the runs behind `s`."""
+    return (s.scenario, s.strategy, params_key(s.params), s.scale, s.model, s.reader)
 
 
 def paired_accuracy(arm: Sequence[EvalResult], base: Sequence[EvalResult]) -> Interval | None:

@@ -1,6 +1,6 @@
-"""`ctxlab report`: a markdown table per scenario and a PNG of accuracy against cost, with the
-Pareto front marked, under `reports/`. Simulated results are labelled as such, and results
-of each reader (fallible, ideal) are shown apart."""
+"""`ctxlab report`: a markdown table per scenario and a figure (PNG and SVG) of accuracy
+against cost, with the Pareto front marked, under `reports/`. Simulated results are labelled
+as such, and results of each reader (fallible, ideal) are shown apart."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from evals.analysis.metrics import Aggregate, aggregate, pareto_front, recommend, summaries
+from evals.analysis.stability import stability
 from evals.analysis.stats import Interval
-from evals.report.plot import Point, scatter, weeks_chart
+from evals.report.plot import Point, scatter, svg_of, weeks_chart
 from evals.scoring.results import CACHE_PRICE_SHARES, EvalResult
 from harness.profiles import get_profile
 
@@ -34,15 +35,17 @@ READER_NOTES = {
 
 
 def write_plot(
-    points: Sequence[Aggregate | Mapping[str, Any]], path: str | Path, *, title: str
+    points: Sequence[EvalResult | Aggregate | Mapping[str, Any]], path: str | Path, *, title: str
 ) -> Path:
-    """Accuracy against cost, Pareto front joined, recommended setting ringed, overflowing
-    settings crossed. Takes `Aggregate`s, or rows with `setting`, `accuracy`, `cost_usd`,
+    """Accuracy against cost (a PNG at `path`, an SVG beside it): Pareto front joined,
+    recommended setting ringed, overflowing settings crossed. Takes runs (ties then judged
+    on paired differences), `Aggregate`s, or rows with `setting`, `accuracy`, `cost_usd`,
     `pareto`, `recommended` and `overflow_rate`."""
-    if points and isinstance(points[0], Aggregate):
-        aggs = [p for p in points if isinstance(p, Aggregate)]
+    if points and isinstance(points[0], EvalResult | Aggregate):
+        given = [p for p in points if isinstance(p, EvalResult | Aggregate)]
+        aggs = _aggregates(given)
         front = {p.label for p in pareto_front(aggs)}
-        picked = recommend(aggs)
+        picked = recommend(given)
         chosen = set(picked.labels) if picked else set()
         drawn = [
             Point(p.label, p.cost_usd.mean, p.accuracy.mean, p.label in front, p.label in chosen,
@@ -60,11 +63,17 @@ def write_plot(
     return scatter(drawn, path, title=title, x_label="cost per run (USD)")
 
 
+def _aggregates(given: Sequence[EvalResult | Aggregate]) -> list[Aggregate]:
+    runs = [p for p in given if isinstance(p, EvalResult)]
+    return [p for p in given if isinstance(p, Aggregate)] + aggregate(runs)
+
+
 def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ()) -> list[str]:
     """The settings' table, best accuracy first; with their `runs`, a column of the paired
     accuracy difference against `full`."""
     front = {p.label for p in pareto_front(settings)}
-    picked = recommend(settings)
+    picked = recommend(runs or settings)
+    steady = stability(runs) if runs and picked else None
     chosen = set(picked.labels) if picked else set()
     tied = {c.label for c in picked.candidates} if picked and len(picked.candidates) > 1 else set()
     vs_full = {row["setting"]: row for row in summaries(runs)} if runs else {}
@@ -102,10 +111,12 @@ def render_table(settings: Sequence[Aggregate], runs: Sequence[EvalResult] = ())
     if picked is not None:
         lines += [
             "",
-            picked.explain(),
+            picked.explain(unstable=steady is not None and not steady.stable),
+            *(["", steady.explain()] if steady else []),
             "",
-            "`tied`: the accuracy interval overlaps the best setting's, so these are not ranked "
-            "against each other; the recommendation is the cheapest of them. `vs full`: accuracy "
+            "`tied`: the paired accuracy difference with the best setting holds 0 (the "
+            "intervals overlap where they share no seed), so these are not ranked against "
+            "each other; the recommendation is the cheapest of them. `vs full`: accuracy "
             "minus `full`'s on the same seeds and probes.",
         ]
     return lines
@@ -204,7 +215,7 @@ def _prices_as_of(model: str) -> str:
 def write_report(
     results: Sequence[EvalResult], out_dir: str | Path = "reports", *, name: str | None = None
 ) -> list[Path]:
-    """`<out>/<scenario>.md` and its PNG plots for each scenario in `results`."""
+    """`<out>/<scenario>.md` and its figures (PNG and SVG) for each scenario in `results`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -219,14 +230,14 @@ def write_report(
             png = out / f"{stem}{'' if reader == 'fallible' else f'-{reader}'}.png"
             scale = "/".join(sorted({r.scale for r in mine}))
             title = f"{scenario} ({scale}, {reader} reader{_label(mine)})"
-            written.append(write_plot(aggregate(mine), png, title=title))
+            written += [write_plot(mine, png, title=title), svg_of(png)]
             plots[reader] = png.name
         text = render_markdown(runs, scenario=scenario, plots=plots)
         if any(r.weeks for r in runs):
             png = write_weeks_plot(
                 runs, out / f"{stem}-weeks.png", title=f"{scenario}, week by week"
             )
-            written.append(png)
+            written += [png, svg_of(png)]
             text += "\n" + "\n".join(render_weeks(runs, plot=png.name)) + "\n"
         md = out / f"{stem}.md"
         md.write_text(text, encoding="utf-8")

@@ -1,214 +1,24 @@
-"""Accuracy against cost as a PNG, written with the standard library only (zlib): no plotting
-dependency to install. A small raster canvas, a 5x7 bitmap font, and one chart."""
+"""The figures of the reports, drawn with matplotlib (the Agg and SVG renderers, no display and
+no pyplot state: sweeps draw from threads): accuracy against cost with the Pareto front, the
+week-by-week panels of a recurring scenario, and recall at retained tokens. Each is written as a
+PNG and, beside it, an SVG whose text stays text (searchable, restylable)."""
 
 from __future__ import annotations
 
-import math
-import re
-import struct
-import zlib
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-Color = tuple[int, int, int]
-WHITE: Color = (255, 255, 255)
-BLACK: Color = (20, 20, 20)
-GREY: Color = (200, 200, 200)
-BLUE: Color = (52, 101, 164)
-ORANGE: Color = (230, 120, 20)
-RED: Color = (200, 30, 30)
-DARK_GREY: Color = (110, 110, 110)
-
-# 5x7 glyphs, rows top to bottom (descenders below them); text is drawn as it is spelt.
-_FONT_ROWS = {
-    "A": "01110 10001 10001 11111 10001 10001 10001",
-    "B": "11110 10001 10001 11110 10001 10001 11110",
-    "C": "01110 10001 10000 10000 10000 10001 01110",
-    "D": "11100 10010 10001 10001 10001 10010 11100",
-    "E": "11111 10000 10000 11110 10000 10000 11111",
-    "F": "11111 10000 10000 11110 10000 10000 10000",
-    "G": "01110 10001 10000 10111 10001 10001 01111",
-    "H": "10001 10001 10001 11111 10001 10001 10001",
-    "I": "01110 00100 00100 00100 00100 00100 01110",
-    "J": "00111 00010 00010 00010 00010 10010 01100",
-    "K": "10001 10010 10100 11000 10100 10010 10001",
-    "L": "10000 10000 10000 10000 10000 10000 11111",
-    "M": "10001 11011 10101 10101 10001 10001 10001",
-    "N": "10001 10001 11001 10101 10011 10001 10001",
-    "O": "01110 10001 10001 10001 10001 10001 01110",
-    "P": "11110 10001 10001 11110 10000 10000 10000",
-    "Q": "01110 10001 10001 10001 10101 10010 01101",
-    "R": "11110 10001 10001 11110 10100 10010 10001",
-    "S": "01111 10000 10000 01110 00001 00001 11110",
-    "T": "11111 00100 00100 00100 00100 00100 00100",
-    "U": "10001 10001 10001 10001 10001 10001 01110",
-    "V": "10001 10001 10001 10001 10001 01010 00100",
-    "W": "10001 10001 10001 10101 10101 10101 01010",
-    "X": "10001 10001 01010 00100 01010 10001 10001",
-    "Y": "10001 10001 01010 00100 00100 00100 00100",
-    "Z": "11111 00001 00010 00100 01000 10000 11111",
-    "0": "01110 10001 10011 10101 11001 10001 01110",
-    "1": "00100 01100 00100 00100 00100 00100 01110",
-    "2": "01110 10001 00001 00010 00100 01000 11111",
-    "3": "11111 00010 00100 00010 00001 10001 01110",
-    "4": "00010 00110 01010 10010 11111 00010 00010",
-    "5": "11111 10000 11110 00001 00001 10001 01110",
-    "6": "00110 01000 10000 11110 10001 10001 01110",
-    "7": "11111 00001 00010 00100 01000 01000 01000",
-    "8": "01110 10001 10001 01110 10001 10001 01110",
-    "9": "01110 10001 10001 01111 00001 00010 01100",
-    ".": "00000 00000 00000 00000 00000 01100 01100",
-    ",": "00000 00000 00000 00000 01100 00100 01000",
-    ":": "00000 01100 01100 00000 01100 01100 00000",
-    "-": "00000 00000 00000 11111 00000 00000 00000",
-    "+": "00000 00100 00100 11111 00100 00100 00000",
-    "%": "11000 11001 00010 00100 01000 10011 00011",
-    "$": "00100 01111 10100 01110 00101 11110 00100",
-    "(": "00010 00100 01000 01000 01000 00100 00010",
-    ")": "01000 00100 00010 00010 00010 00100 01000",
-    "[": "01110 01000 01000 01000 01000 01000 01110",
-    "]": "01110 00010 00010 00010 00010 00010 01110",
-    "/": "00000 00001 00010 00100 01000 10000 00000",
-    "=": "00000 00000 11111 00000 11111 00000 00000",
-    "_": "00000 00000 00000 00000 00000 00000 11111",
-    "*": "00000 00100 10101 01110 10101 00100 00000",
-    "'": "00100 00100 01000 00000 00000 00000 00000",
-    "?": "01110 10001 00001 00010 00100 00000 00100",
-    " ": "00000 00000 00000 00000 00000 00000 00000",
-    "<": "00010 00100 01000 10000 01000 00100 00010",
-    ">": "01000 00100 00010 00001 00010 00100 01000",
-    "|": "00100 00100 00100 00100 00100 00100 00100",
-    "!": "00100 00100 00100 00100 00100 00000 00100",
-    "#": "01010 01010 11111 01010 11111 01010 01010",
-    '"': "01010 01010 00000 00000 00000 00000 00000",
-    ";": "00000 01100 01100 00000 01100 00100 01000",
-    "{": "00010 00100 00100 01000 00100 00100 00010",
-    "}": "01000 00100 00100 00010 00100 00100 01000",
-    "&": "01100 10010 10100 01000 10101 10010 01101",
-    "~": "00000 00000 01000 10101 00010 00000 00000",
-    # Lower case: a 5-row x-height; g, j, p, q, y take two rows under the baseline.
-    "a": "00000 00000 01110 00001 01111 10001 01111",
-    "b": "10000 10000 10110 11001 10001 10001 11110",
-    "c": "00000 00000 01110 10000 10000 10001 01110",
-    "d": "00001 00001 01101 10011 10001 10001 01111",
-    "e": "00000 00000 01110 10001 11111 10000 01110",
-    "f": "00110 01001 01000 11100 01000 01000 01000",
-    "g": "00000 00000 01111 10001 10001 10001 01111 00001 01110",
-    "h": "10000 10000 10110 11001 10001 10001 10001",
-    "i": "00100 00000 01100 00100 00100 00100 01110",
-    "j": "00010 00000 00110 00010 00010 00010 00010 10010 01100",
-    "k": "10000 10000 10010 10100 11000 10100 10010",
-    "l": "01100 00100 00100 00100 00100 00100 01110",
-    "m": "00000 00000 11010 10101 10101 10001 10001",
-    "n": "00000 00000 10110 11001 10001 10001 10001",
-    "o": "00000 00000 01110 10001 10001 10001 01110",
-    "p": "00000 00000 11110 10001 10001 10001 11110 10000 10000",
-    "q": "00000 00000 01111 10001 10001 10001 01111 00001 00001",
-    "r": "00000 00000 10110 11001 10000 10000 10000",
-    "s": "00000 00000 01110 10000 01110 00001 11110",
-    "t": "01000 01000 11100 01000 01000 01001 00110",
-    "u": "00000 00000 10001 10001 10001 10011 01101",
-    "v": "00000 00000 10001 10001 10001 01010 00100",
-    "w": "00000 00000 10001 10001 10101 10101 01010",
-    "x": "00000 00000 10001 01010 00100 01010 10001",
-    "y": "00000 00000 10001 10001 10001 10001 01111 00001 01110",
-    "z": "00000 00000 11111 00010 00100 01000 11111",
-}
-FONT = {ch: rows.split() for ch, rows in _FONT_ROWS.items()}
-
-
-class Canvas:
-    """An RGB raster with the few drawing operations a scatter chart needs."""
-
-    def __init__(self, width: int, height: int, background: Color = WHITE) -> None:
-        self.width, self.height = width, height
-        self.pixels = bytearray(bytes(background) * (width * height))
-
-    def dot(self, x: int, y: int, color: Color) -> None:
-        if 0 <= x < self.width and 0 <= y < self.height:
-            i = 3 * (y * self.width + x)
-            self.pixels[i : i + 3] = bytes(color)
-
-    def rect(self, x0: int, y0: int, x1: int, y1: int, color: Color) -> None:
-        for y in range(max(y0, 0), min(y1, self.height - 1) + 1):
-            for x in range(max(x0, 0), min(x1, self.width - 1) + 1):
-                self.dot(x, y, color)
-
-    def line(self, x0: int, y0: int, x1: int, y1: int, color: Color, width: int = 1) -> None:
-        steps = max(abs(x1 - x0), abs(y1 - y0), 1)
-        half = width // 2
-        for k in range(steps + 1):
-            x = round(x0 + (x1 - x0) * k / steps)
-            y = round(y0 + (y1 - y0) * k / steps)
-            self.rect(x - half, y - half, x - half + width - 1, y - half + width - 1, color)
-
-    def circle(self, cx: int, cy: int, r: int, color: Color, *, fill: bool = True) -> None:
-        for y in range(cy - r, cy + r + 1):
-            for x in range(cx - r, cx + r + 1):
-                d = (x - cx) ** 2 + (y - cy) ** 2
-                if d <= r * r and (fill or d >= (r - 2) ** 2):
-                    self.dot(x, y, color)
-
-    def text(self, x: int, y: int, text: str, color: Color = BLACK, scale: int = 2) -> int:
-        """Draw `text` with its top-left corner at (x, y); returns the width drawn."""
-        cursor = x
-        for ch in text:
-            glyph = FONT.get(ch) or FONT.get(ch.upper(), FONT["?"])
-            for gy, row in enumerate(glyph):
-                for gx, bit in enumerate(row):
-                    if bit == "1":
-                        x0, y0 = cursor + gx * scale, y + gy * scale
-                        self.rect(x0, y0, x0 + scale - 1, y0 + scale - 1, color)
-            cursor += 6 * scale
-        return cursor - x
-
-    def png(self) -> bytes:
-        rows = b"".join(
-            b"\x00" + bytes(self.pixels[3 * y * self.width : 3 * (y + 1) * self.width])
-            for y in range(self.height)
-        )
-
-        def chunk(kind: bytes, data: bytes) -> bytes:
-            body = kind + data
-            return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-        header = struct.pack(">IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0)
-        return (
-            b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
-        )  # fmt: skip
-
-
-def _ticks(top: float) -> tuple[float, float]:
-    """A round tick step (1, 2 or 5 times a power of ten) and the axis end it gives."""
-    if top <= 0:
-        return 1.0, 5.0
-    raw = top / 5
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return step, step * math.ceil(top / step)
-
-
-def text_width(text: str, scale: int = 2) -> int:
-    return 6 * scale * len(text)
-
-
-def wrap(text: str, chars: int) -> list[str]:
-    """`text` in lines of at most `chars` characters, broken after a space or a comma where it
-    can be, inside a word where it cannot."""
-    lines, line = [], ""
-    for piece in re.findall(r"[^ ,]+[ ,]*|[ ,]+", text):
-        if line and len(line) + len(piece.rstrip()) > chars:
-            lines.append(line.rstrip())
-            line = ""
-        while len(piece.rstrip()) > chars:
-            lines.append(piece[:chars])
-            piece = piece[chars:]
-        line += piece
-    if line.strip():
-        lines.append(line.rstrip())
-    return lines or [""]
+# Colour-blind-safe (Okabe-Ito), then line styles and markers: lines of equal values stay
+# apart by their dashes and markers even where their colours sit on one another.
+COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+DASHES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+FRONT, OTHER, OVERFLOW = "#E69F00", "#0072B2", "#C62828"
+WIDTH_IN = 10.0
+LABEL_CHARS = 34  # a setting's name is wrapped at this many characters on the figure
 
 
 @dataclass(frozen=True)
@@ -221,174 +31,93 @@ class Point:
     overflow: float = 0.0  # the share of its runs that overflowed the model's window
 
 
-LINE = 22  # a line of scale-2 text: 14 px of glyph, 4 of descender, 4 of gap
-WIDTH = 1040
-LEFT, RIGHT, PLOT_HEIGHT = 100, 40, 400
-# The settings table under the chart: where each column starts, in pixels.
-TABLE_X = {"#": 30, "accuracy": 80, "cost $": 200, "overflow": 300, "setting": 420}
-SETTING_CHARS = (WIDTH - 16 - TABLE_X["setting"]) // 12
+def style(k: int) -> dict[str, Any]:
+    """The k-th series' colour, dashes and marker: no two of the first 32 series alike."""
+    return {"color": COLORS[k % len(COLORS)], "linestyle": DASHES[(k // len(COLORS)) % 4],
+            "marker": MARKERS[k % len(MARKERS)]}  # fmt: skip
 
 
 def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: str) -> Path:
-    """Accuracy (y) against cost (x). Each setting is a numbered marker, named in a table under
-    the chart, so no name is cut or laid over another however many settings there are. The
-    Pareto front is joined by a line, the recommended setting ringed, a setting whose runs
-    overflowed the window crossed out."""
-    ranked = sorted(points, key=lambda p: (-p.accuracy, p.cost, p.label))
-    title_lines = wrap(title, (WIDTH - 20) // 12)
-    rows = [(n, p, wrap(p.label + (" (recommended)" if p.recommended else ""), SETTING_CHARS))
-            for n, p in enumerate(ranked, start=1)]  # fmt: skip
-    top = 10 + LINE * len(title_lines) + 30
-    bottom = top + PLOT_HEIGHT
-    table_top = bottom + 112
-    height = table_top + LINE * (1 + sum(len(lines) for _, _, lines in rows)) + 12
-    c = Canvas(WIDTH, height)
-    for k, line in enumerate(title_lines):
-        c.text(10, 10 + LINE * k, line)
-    step, x_max = _ticks(max((p.cost for p in points), default=0.0) * 1.1)
-    plot_w = WIDTH - LEFT - RIGHT
+    """Accuracy (y) against cost (x), every setting named beside its marker (settings on one
+    spot share a label); the Pareto front joined, the recommended setting ringed, a setting
+    whose runs overflowed the window crossed out. Returns the PNG's path."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import PercentFormatter
 
-    def px(cost: float) -> int:
-        return LEFT + round(plot_w * cost / x_max)
-
-    def py(acc: float) -> int:
-        return top + round(PLOT_HEIGHT * (1 - acc))
-
-    for k in range(6):
-        y = py(k / 5)
-        c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
-        c.text(LEFT - 60, y - 7, f"{k * 20}%")
-    decimals = max(0, -math.floor(math.log10(step)))
-    k = 0
-    while k * step <= x_max + 1e-12:
-        x = px(k * step)
-        c.line(x, top, x, bottom, GREY)
-        tick = f"{k * step:.{decimals}f}"
-        c.text(x - text_width(tick) // 2, bottom + 10, tick)
-        k += 1
-    c.line(LEFT, top, LEFT, bottom, BLACK, 2)
-    c.line(LEFT, bottom, WIDTH - RIGHT, bottom, BLACK, 2)
-    c.text(LEFT + plot_w // 2 - text_width(x_label) // 2, bottom + 40, x_label)
-    legend(c, LEFT, bottom + 72)
-    c.text(12, top - 24, "accuracy")
+    fig = Figure(figsize=(WIDTH_IN, 6.5), layout="constrained")
+    FigureCanvasAgg(fig)  # labels are placed by their size on this renderer
+    ax = fig.add_subplot()
+    ax.set_title(_wrap(title, 90), fontsize=11, loc="left")
     front = sorted((p for p in points if p.front), key=lambda p: p.cost)
-    for a, b in zip(front, front[1:], strict=False):
-        c.line(px(a.cost), py(a.accuracy), px(b.cost), py(b.accuracy), ORANGE, 3)
-    spots: dict[tuple[int, int], list[int]] = {}
-    for n, p, _lines in rows:
-        x, y = px(p.cost), py(p.accuracy)
-        marker(c, x, y, p)
-        # Settings drawn on (nearly) the same spot share one label: "2,3".
-        near = next((s for s in spots if abs(s[0] - x) <= 4 and abs(s[1] - y) <= 4), (x, y))
-        spots.setdefault(near, []).append(n)
-    bounds = (LEFT + 2, top - 20, WIDTH - 4, bottom - 2)
-    label_spots(c, {spot: ",".join(map(str, ns)) for spot, ns in spots.items()}, bounds)
-    settings_table(c, rows, table_top)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(c.png())
-    return out
+    if front:
+        ax.plot([p.cost for p in front], [p.accuracy for p in front], color=FRONT, lw=2,
+                zorder=2)  # fmt: skip
+    for p in points:
+        ax.scatter(p.cost, p.accuracy, s=60, color=FRONT if p.front else OTHER, zorder=3,
+                   edgecolors="#333333", linewidths=0.7)  # fmt: skip
+        if p.recommended:
+            ax.scatter(p.cost, p.accuracy, s=260, facecolors="none", edgecolors="black",
+                       linewidths=1.5, zorder=4)  # fmt: skip
+        if p.overflow > 0:
+            ax.scatter(p.cost, p.accuracy, s=140, marker="x", color=OVERFLOW, linewidths=2.2,
+                       zorder=5)  # fmt: skip
+    x_max = max((p.cost for p in points), default=0.0) * 1.15 or 1.0
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlim(left=0, right=x_max)
+    _label_points(fig, ax, points, x_max)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel(x_label)
+    ax.set_ylabel("accuracy")
+    ax.grid(True, color="#dddddd", lw=0.6)
+    keys = [
+        Line2D([], [], color=FRONT, lw=2, marker="o", label="Pareto front"),
+        Line2D([], [], color=OTHER, lw=0, marker="o", label="not on the front"),
+        Line2D([], [], color="black", lw=0, marker="o", markerfacecolor="none",
+               markersize=12, label="recommended"),
+        Line2D([], [], color=OVERFLOW, lw=0, marker="x", markersize=9, mew=2,
+               label="overflowed (share of runs in its label)"),
+    ]  # fmt: skip
+    ax.legend(handles=keys, loc="lower right", fontsize=8, framealpha=0.9)
+    return save(fig, path)
 
 
-def marker(c: Canvas, x: int, y: int, p: Point) -> None:
-    c.circle(x, y, 7, ORANGE if p.front else BLUE)
-    if p.recommended:
-        c.circle(x, y, 13, BLACK, fill=False)
-    if p.overflow > 0:
-        c.line(x - 9, y - 9, x + 9, y + 9, RED, 3)
-        c.line(x - 9, y + 9, x + 9, y - 9, RED, 3)
+def _label_points(fig: Any, ax: Any, points: Sequence[Point], x_max: float) -> None:
+    """Names beside markers (left of those in the right third, so they stay on the figure),
+    settings at one spot in one label, each label moved down (then up) in steps until it
+    overlaps no label placed before it."""
+    spots: dict[tuple[float, float], list[Point]] = {}
+    for p in sorted(points, key=lambda p: (-p.accuracy, p.cost, p.label)):
+        spots.setdefault((round(p.cost, 9), round(p.accuracy, 6)), []).append(p)
+    renderer = fig.canvas.get_renderer()
+    placed: list[Any] = []
+    for (cost, acc), group in spots.items():
+        # Settings on one spot: "a\n= b", so the stack reads as one label, not two.
+        names = "\n= ".join(_wrap(_name(p), LABEL_CHARS) for p in group)
+        for k in range(40):
+            dy = 8 - 12 * ((k + 1) // 2) * (1 if k % 2 else -1)
+            moved = {"arrowprops": {"arrowstyle": "-", "color": "#888888", "lw": 0.6}} if k else {}
+            left = cost > 0.66 * x_max
+            text = ax.annotate(names, (cost, acc), xytext=(-9 if left else 9, dy),
+                               textcoords="offset points", ha="right" if left else "left",
+                               fontsize=7.5, va="center", zorder=6,
+                               bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                                     "alpha": 0.8}, **moved)  # fmt: skip
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(b) for b in placed):
+                break
+            text.remove()
+        placed.append(box)
 
 
-Box = tuple[int, int, int, int]
+def _name(p: Point) -> str:
+    overflow = f" (overflow {p.overflow:.0%})" if p.overflow else ""
+    return f"{p.label}{overflow}"
 
 
-def _overlaps(a: Box, b: Box) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-def label_spots(c: Canvas, labels: dict[tuple[int, int], str], bounds: Box) -> list[Box]:
-    """Each marker's number beside it: the first free place on rings of growing distance
-    around the marker, clear of every marker and of the labels placed before, joined to its
-    marker by a leader line once it has had to move away. Returns the labels' boxes."""
-    # Clear of the recommended setting's ring too (radius 13).
-    taken: list[Box] = [(x - 13, y - 13, x + 13, y + 13) for x, y in labels]
-    for (x, y), text in sorted(labels.items()):
-        w, h = text_width(text), 14
-        chosen, ring = _free_place(x, y, w, h, taken, bounds)
-        if chosen is None:  # no free place left anywhere: just right of its marker
-            chosen = (x + 14, y - 9, x + 18 + w, y + 9)
-        elif ring > 1:
-            ex = min(max(x, chosen[0]), chosen[2])
-            ey = min(max(y, chosen[1]), chosen[3])
-            c.line(x, y, ex, ey, DARK_GREY)
-        taken.append(chosen)
-        c.rect(chosen[0], chosen[1], chosen[2], chosen[3], WHITE)
-        c.text(chosen[0] + 2, chosen[1] + 2, text)
-    return taken[len(labels) :]
-
-
-def _free_place(
-    x: int, y: int, w: int, h: int, taken: Sequence[Box], bounds: Box
-) -> tuple[Box | None, int]:
-    """The first box of w x h (plus a 2 px margin) inside `bounds` and clear of `taken`, on
-    rings around (x, y); and the ring it is on."""
-    reach_max = max(bounds[2] - bounds[0], bounds[3] - bounds[1])
-    ring = 1
-    while 6 + 10 * ring <= reach_max:
-        reach, tries = 6 + 10 * ring, 8 + 4 * ring  # more places on the wider rings
-        for k in range(tries):
-            # Upper right first, then alternately either side of it: below the marker last.
-            turn = (k + 1) // 2 * (1 if k % 2 else -1)
-            angle = -math.pi / 4 + 2 * math.pi * turn / tries
-            dx, dy = math.cos(angle), math.sin(angle)
-            # The box's side nearest the marker touches the ring.
-            lx = round(x + reach * dx - w * (1 - dx) / 2)
-            ly = round(y + reach * dy - h * (1 - dy) / 2)
-            box = (lx - 2, ly - 2, lx + w + 2, ly + h + 2)
-            inside = bounds[0] <= box[0] and box[2] <= bounds[2]
-            inside = inside and bounds[1] <= box[1] and box[3] <= bounds[3]
-            if inside and not any(_overlaps(box, t) for t in taken):
-                return box, ring
-        ring += 1
-    return None, ring
-
-
-def settings_table(c: Canvas, rows: Sequence[tuple[int, Point, list[str]]], y: int) -> None:
-    """Number, accuracy, cost, overflow and the setting's name in full (wrapped), one row per
-    marker; the number in the marker's colour."""
-    for column, x in TABLE_X.items():
-        c.text(x, y, column)
-    c.line(TABLE_X["#"], y + LINE - 4, WIDTH - 16, y + LINE - 4, GREY)
-    y += LINE
-    for n, p, lines in rows:
-        cells = {"accuracy": f"{p.accuracy:.1%}", "cost $": f"{p.cost:.4f}",
-                 "overflow": f"{p.overflow:.0%}" if p.overflow else "-"}  # fmt: skip
-        c.text(TABLE_X["#"], y, str(n), ORANGE if p.front else BLUE)
-        for column, text in cells.items():
-            c.text(TABLE_X[column], y, text, RED if column == "overflow" and p.overflow else BLACK)
-        for k, line in enumerate(lines):
-            c.text(TABLE_X["setting"], y + LINE * k, line)
-        y += LINE * len(lines)
-
-
-def legend(c: Canvas, x: int, y: int) -> None:
-    """What the marks mean, in one row with its top-left corner at (x, y)."""
-    c.line(x, y + 7, x + 30, y + 7, ORANGE, 3)
-    c.circle(x + 15, y + 7, 6, ORANGE)
-    x += 40 + c.text(x + 40, y, "Pareto front") + 30
-    c.circle(x + 15, y + 7, 6, BLUE)
-    x += 40 + c.text(x + 40, y, "not on the front") + 30
-    c.circle(x + 15, y + 7, 6, ORANGE)
-    c.circle(x + 15, y + 7, 12, BLACK, fill=False)
-    x += 40 + c.text(x + 40, y, "recommended") + 30
-    marker(c, x + 15, y + 7, Point("", 0, 0, overflow=1))
-    c.text(x + 40, y, "overflowed")
-
-
-# -- week by week (a recurring scenario) -----------------------------------------------------
-
-SERIES_COLORS: tuple[Color, ...] = (BLUE, ORANGE, RED, DARK_GREY, (60, 150, 60), (140, 70, 160))
-PANEL_HEIGHT = 260
+def _wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width, break_long_words=False)) or text
 
 
 def weeks_chart(
@@ -398,63 +127,33 @@ def weeks_chart(
     title: str,
 ) -> Path:
     """Stacked line charts over weeks, one per panel `(y label, {series: [(week, value)]},
-    as percent)`, the same series in the same colour in every panel, named in a legend."""
+    as percent)`, each series in the same style in every panel and named in one legend."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator, PercentFormatter
+
     names = list(dict.fromkeys(n for _, series, _ in panels for n in series))
-    color = {n: SERIES_COLORS[k % len(SERIES_COLORS)] for k, n in enumerate(names)}
-    title_lines = wrap(title, (WIDTH - 20) // 12)
-    top = 10 + LINE * len(title_lines) + LINE * len(names) + 50
-    height = top + len(panels) * (PANEL_HEIGHT + 90) + 10
-    c = Canvas(WIDTH, height)
-    for k, line in enumerate(title_lines):
-        c.text(10, 10 + LINE * k, line)
-    for k, name in enumerate(names):
-        y = 10 + LINE * (len(title_lines) + k) + 8
-        c.line(LEFT, y + 7, LEFT + 40, y + 7, color[name], 4)
-        c.text(LEFT + 52, y, name)
-    weeks = [w for _, series, _ in panels for points in series.values() for w, _ in points]
-    last = max(weeks, default=1)
-    plot_w = WIDTH - LEFT - RIGHT
-    for label, series, percent in panels:
-        values = [v for points in series.values() for _, v in points]
-        step, y_max = (0.2, 1.0) if percent else _ticks(max(values, default=0.0) * 1.1)
-        bottom = top + PANEL_HEIGHT
-
-        def px(week: float) -> int:
-            return LEFT + round(plot_w * (week - 1) / max(last - 1, 1))
-
-        def py(value: float, y_max: float = y_max, bottom: int = bottom) -> int:
-            return bottom - round(PANEL_HEIGHT * value / y_max)
-
-        c.text(12, top - 24, label)
-        k = 0
-        while k * step <= y_max + 1e-12:
-            y = py(k * step)
-            c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
-            tick = f"{k * step:.0%}" if percent else f"{k * step:,.0f}"
-            c.text(LEFT - 12 - text_width(tick), y - 7, tick)
-            k += 1
-        for week in range(1, last + 1):
-            if week == 1 or week % 4 == 0 or week == last:
-                c.line(px(week), bottom, px(week), bottom + 5, BLACK)
-            if week == 1 or week % 8 == 0 or week == last:
-                c.text(px(week) - text_width(str(week)) // 2, bottom + 10, str(week))
-        c.line(LEFT, top, LEFT, bottom, BLACK, 2)
-        c.line(LEFT, bottom, WIDTH - RIGHT, bottom, BLACK, 2)
-        c.text(LEFT + plot_w // 2 - text_width("week") // 2, bottom + 34, "week")
+    fig = Figure(figsize=(WIDTH_IN, 2.6 * len(panels) + 1.2 + 0.25 * len(names)),
+                 layout="constrained")  # fmt: skip
+    fig.suptitle(_wrap(title, 90), fontsize=11, x=0.01, ha="left")
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (label, series, percent) in zip(axes, panels, strict=True):
         for name, points in series.items():
+            k = names.index(name)
             ordered = sorted(points)
-            for (w0, v0), (w1, v1) in zip(ordered, ordered[1:], strict=False):
-                c.line(px(w0), py(v0), px(w1), py(v1), color[name], 3)
-        top = bottom + 90
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(c.png())
-    return out
-
-
-# Line colours of the recall-at-retained-tokens chart, one per arm (cycled).
-ARM_COLORS: tuple[Color, ...] = (BLUE, ORANGE, RED, (60, 150, 60), (140, 80, 170), DARK_GREY,
-                                 (20, 150, 160), (170, 120, 60))  # fmt: skip
+            # Markers every few weeks, each series from another week: equal lines still
+            # show every one of their markers.
+            ax.plot([w for w, _ in ordered], [v for _, v in ordered], label=name, lw=1.6,
+                    markevery=(k % 4, 4), markersize=5, **style(k))  # fmt: skip
+        ax.set_ylabel(_wrap(label, 22), fontsize=9)
+        if percent:
+            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+            ax.set_ylim(-0.02, 1.05)
+        ax.grid(True, color="#dddddd", lw=0.6)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[-1].set_xlabel("week")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower left", fontsize=8, ncols=1, frameon=False)
+    return save(fig, path)
 
 
 def recall_lines(
@@ -464,56 +163,58 @@ def recall_lines(
     title: str,
 ) -> Path:
     """Recall at retained tokens: per arm, accuracy (y) against the tokens in the window when
-    the probe was asked (x, log2), the fallible reader solid with dots, the ideal reader thin
-    with rings. `arms`: (label, [(bin's upper edge, accuracy, ideal accuracy or None)])."""
-    title_lines = wrap(title, (WIDTH - 20) // 12)
-    top = 10 + LINE * len(title_lines) + 30
-    bottom = top + PLOT_HEIGHT
-    height = bottom + 80 + LINE * (len(arms) + 1)
-    c = Canvas(WIDTH, height)
-    for k, line in enumerate(title_lines):
-        c.text(10, 10 + LINE * k, line)
-    edges = sorted({e for _, rows in arms for e, _, _ in rows}) or [1_000]
-    lo, hi = math.log2(edges[0]), math.log2(edges[-1])
-    plot_w = WIDTH - LEFT - RIGHT
+    the probe was asked (x, log scale), the fallible reader solid, the ideal reader dashed in
+    the arm's colour, each arm named at the end of its line. `arms`: (label, [(bin's upper
+    edge, accuracy, ideal accuracy or None)])."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-    def px(tokens: int) -> int:
-        span = hi - lo or 1.0
-        return LEFT + 20 + round((plot_w - 40) * (math.log2(tokens) - lo) / span)
+    fig = Figure(figsize=(WIDTH_IN, 6.0), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_title(_wrap(title, 90), fontsize=11, loc="left")
+    edges = sorted({e for _, rows in arms for e, _, _ in rows})
+    for k, (name, rows) in enumerate(arms):
+        look = style(k)
+        # Each arm a hair apart on the log axis: arms with equal recall stay side by side.
+        dodge = 2 ** (0.05 * (k - (len(arms) - 1) / 2))
+        xs = [e * dodge for e, _, _ in rows]
+        ax.plot(xs, [a for _, a, _ in rows], lw=2, label=f"{name} (fallible)",
+                markevery=1, **{**look, "linestyle": "-"})  # fmt: skip
+        ideal = [(e, i) for e, _, i in rows if i is not None]
+        if ideal:
+            ax.plot([e * dodge for e, _ in ideal], [i for _, i in ideal], lw=1, color=look["color"],
+                    linestyle="--", marker=look["marker"], markerfacecolor="none",
+                    label=f"{name} (ideal)")  # fmt: skip
+        if rows:
+            ax.annotate(name, (xs[-1], rows[-1][1]), xytext=(6, 4 - 9 * (k % 3)),
+                        textcoords="offset points", fontsize=8, color=look["color"])  # fmt: skip
+    if edges:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(edges)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v / 1000:g}k"))
+        ax.set_xlim(edges[0] / 1.3, edges[-1] * 1.8)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("tokens in the window when the probe was asked (up to)")
+    ax.set_ylabel("accuracy")
+    ax.grid(True, color="#dddddd", lw=0.6)
+    ax.legend(fontsize=8, loc="lower left", ncols=2, framealpha=0.9)
+    return save(fig, path)
 
-    def py(acc: float) -> int:
-        return top + round(PLOT_HEIGHT * (1 - acc))
 
-    for k in range(6):
-        y = py(k / 5)
-        c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
-        c.text(LEFT - 60, y - 7, f"{k * 20}%")
-    for e in edges:
-        tick = f"{e / 1000:g}k"
-        c.line(px(e), top, px(e), bottom, GREY)
-        c.text(px(e) - text_width(tick) // 2, bottom + 10, tick)
-    c.line(LEFT, top, LEFT, bottom, BLACK, 2)
-    c.line(LEFT, bottom, WIDTH - RIGHT, bottom, BLACK, 2)
-    label = "tokens in the window when the probe was asked (up to)"
-    c.text(LEFT + plot_w // 2 - text_width(label) // 2, bottom + 40, label)
-    c.text(12, top - 24, "accuracy")
-    for n, (name, rows) in enumerate(arms):
-        color = ARM_COLORS[n % len(ARM_COLORS)]
-        pts = [(px(e), py(a)) for e, a, _ in rows]
-        ideal = [(px(e), py(i)) for e, _, i in rows if i is not None]
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
-            c.line(x0, y0, x1, y1, color, 3)
-        for (x0, y0), (x1, y1) in zip(ideal, ideal[1:], strict=False):
-            c.line(x0, y0, x1, y1, color, 1)
-        for x, y in pts:
-            c.circle(x, y, 5, color)
-        for x, y in ideal:
-            c.circle(x, y, 7, color, fill=False)
-        y = bottom + 72 + LINE * n
-        c.line(LEFT, y + 7, LEFT + 30, y + 7, color, 3)
-        c.text(LEFT + 40, y, name)
-    c.text(LEFT, bottom + 72 + LINE * len(arms), "solid: fallible reader; thin, rings: ideal")
-    out = Path(path)
+def save(fig: Any, path: str | Path) -> Path:
+    """`path` as a PNG and the same figure beside it as an SVG with its text kept as text;
+    no dates in either, so the same numbers give the same files. Returns the PNG's path."""
+    from matplotlib import rc_context
+
+    out = Path(path).with_suffix(".png")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(c.png())
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "ctxlab"}):
+        fig.savefig(out.with_suffix(".svg"), metadata={"Date": None})
     return out
+
+
+def svg_of(png: Path) -> Path:
+    """The SVG written beside a figure's PNG."""
+    return png.with_suffix(".svg")

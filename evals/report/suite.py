@@ -131,8 +131,8 @@ def _pct1(value: float | None) -> str:
 
 def write_suite_report(summary: Mapping[str, Any], out_dir: str | Path, name: str) -> list[Path]:
     """`<out>/<name>.md` (the suite table and recall at retained tokens) and
-    `<name>-recall.png` (the recall chart)."""
-    from evals.report.plot import recall_lines
+    `<name>-recall.png` and `.svg` (the recall chart)."""
+    from evals.report.plot import recall_lines, svg_of
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -146,4 +146,4 @@ def write_suite_report(summary: Mapping[str, Any], out_dir: str | Path, name: st
     md = out / f"{stem}.md"
     text = [*render_suite(summary), "", f"![recall at retained tokens]({png.name})"]
     md.write_text("\n".join(text) + "\n", encoding="utf-8")
-    return [md, png]
+    return [md, png, svg_of(png)]

@@ -1,135 +1,172 @@
-"""The terminal table of `ctxlab eval` (one scenario): one row per setting with the fallible
-reader's accuracy beside the availability of what it was asked (evals/scoring/
-availability.py), then the recommendation, the arms that replayed identically, and, with
-`--probes`, every probe's verdict and the window text around its value."""
+"""Tables and prose that fit the terminal they are printed on: the real width (`COLUMNS` first,
+then the terminal's; 80 when piped), columns dropped in a stated order when the rest would not
+fit, cells wrapped at spaces and never cut (no ellipsis in a number), prose wrapped at words.
+`--json` is the format for machines; this is for people."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from evals.analysis.identical import identical_replays
-from evals.analysis.metrics import aggregate, pareto_front, recommend, summaries
-from evals.report.markdown import at_cache, availability_cell, carried_cell, found_cell, pct
-from evals.scoring.results import CACHE_PRICE_SHARES, EvalResult
-
-AVAILABILITY_NOTE = (
-    "in view / one read / lost: where each probe's value was when it was asked, with no "
-    "reader (in the request; in a saved file the request names; neither), beside the fallible "
-    "reader's accuracy. Carried probes (the recorded user or agent restated the value) are "
-    "scored apart from every accuracy shown."
-)
+PIPED_WIDTH = 80
 
 
-def print_table(
-    results: Sequence[EvalResult], *, base_params: dict[str, Any] | None = None, note: str = ""
-) -> None:
-    """The terminal table of `ctxlab eval`: one row per setting with its marks (recommended,
-    tied, front), then the recommendation."""
+@dataclass(frozen=True)
+class Column:
+    """A table column. `drop`: 0 never leaves; otherwise the highest goes first when the
+    table is too wide (equal ranks leave together, right to left)."""
+
+    header: str
+    justify: str = "right"
+    drop: int = 0
+
+
+def console(*, stderr: bool = False) -> Any:
+    """A Rich console at the width the output really has: `COLUMNS` when set, else the
+    terminal's, else (piped) 80."""
     from rich.console import Console
-    from rich.markup import escape
+
+    out = Console(stderr=stderr, highlight=False, emoji=False)
+    if not out.is_terminal and not _columns():
+        out = Console(stderr=stderr, highlight=False, emoji=False, width=PIPED_WIDTH)
+    return out
+
+
+def _columns() -> int | None:
+    import os
+
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def fit(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    *,
+    width: int,
+    title: str = "",
+    caption: str = "",
+) -> tuple[Any, list[str]]:
+    """A Rich table of `rows` (plain strings, not markup) no wider than `width`: columns are
+    dropped by their `drop` rank until every cell fits whole, wrapped only at its spaces.
+    Returns the table and the headers it left out."""
+    keep = list(range(len(columns)))
+    dropped: list[str] = []
+    while True:
+        shown = [columns[k] for k in keep]
+        cells = [[r[k] for k in keep] for r in rows]
+        lows, highs = _extents(shown, cells)
+        rank = max((c.drop for c in shown), default=0)
+        if sum(lows) + _frame(len(shown)) <= width or rank == 0:
+            widths = _share(lows, highs, width - _frame(len(shown)))
+            return _table(shown, cells, widths, title, caption), dropped
+        gone = [k for k in keep if columns[k].drop == rank]
+        dropped += [columns[k].header for k in gone]
+        keep = [k for k in keep if k not in gone]
+
+
+def fits(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, width: int) -> bool:
+    """Whether the columns that are never dropped fit `width` with every cell whole."""
+    keep = [k for k, c in enumerate(columns) if c.drop == 0]
+    lows, _ = _extents([columns[k] for k in keep], [[r[k] for k in keep] for r in rows])
+    return sum(lows) + _frame(len(keep)) <= width
+
+
+def _frame(n: int) -> int:
+    """Characters a Rich table with `n` columns spends on borders and padding."""
+    return 3 * n + 1
+
+
+def _extents(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]]
+) -> tuple[list[int], list[int]]:
+    """Each column's narrowest width with no word broken, and its width on one line."""
+    lows, highs = [], []
+    for k, col in enumerate(columns):
+        texts = [col.header, *(row[k] for row in rows)]
+        lows.append(max((len(w) for t in texts for w in t.split()), default=0))
+        highs.append(max(len(t) for t in texts))
+    return lows, highs
+
+
+def _share(lows: Sequence[int], highs: Sequence[int], room: int) -> list[int]:
+    """Widths from each column's narrowest up: the spare room puts whole columns on one line,
+    those that need least first (a number's interval before a long name), and what is left
+    goes to the rest in turn."""
+    widths = list(lows)
+    spare = room - sum(widths)
+    for k in sorted(range(len(widths)), key=lambda i: highs[i] - lows[i]):
+        need = highs[k] - widths[k]
+        if 0 < need <= spare:
+            widths[k], spare = highs[k], spare - need
+    while spare > 0 and any(w < h for w, h in zip(widths, highs, strict=True)):
+        for k in range(len(widths)):
+            if spare > 0 and widths[k] < highs[k]:
+                widths[k], spare = widths[k] + 1, spare - 1
+    return widths
+
+
+def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], widths: Sequence[int],
+           title: str, caption: str) -> Any:  # fmt: skip
     from rich.table import Table
+    from rich.text import Text
 
-    settings = aggregate(results)
-    rows = summaries(results, base_params=base_params)
-    front = {p.label for p in pareto_front(settings)}
-    picked = recommend(settings)
-    candidates = {c.label for c in picked.candidates} if picked else set()
-    simulated = all(r.simulated for r in results)
-    readers = "/".join(sorted({r.reader for r in results}))
-    label = f", simulated, {readers} reader" if simulated else ""
-    title = f"{results[0].scenario} ({results[0].scale}{label}{note})"
-    table = Table(
-        title=escape(title),
-        caption="accuracy: mean (95% bootstrap interval over seeds); vs full: paired "
-        "difference on the same seeds and probes; tied: interval overlaps the best's",
-    )
-    for col in (
-        "setting",
-        "seeds",
-        "accuracy (95% CI)",
-        "data acc.",
-        "floor",
-        "vs full (95% CI)",
-        "input tok (95% CI)",
-        "cached",
-        "peak ctx",
-        "calls",
-        "retrievals",
-        "cost $ (95% CI)",
-        *(f"cost $ cache {share:g}x" for share in CACHE_PRICE_SHARES),
-        "overflow",
-        "lost to overflow",
-        "reached acc.",
-        "in view / one read / lost",
-        "retrievals found it",
-        "carried (apart)",
-        "",
-    ):
-        # A setting folds rather than losing the parameter that varies behind an ellipsis.
-        overflow = "fold" if col == "setting" else "ellipsis"
-        table.add_column(
-            col, justify="left" if col in ("setting", "") else "right", overflow=overflow
-        )
-    for s, row in zip(settings, rows, strict=True):
-        marks = [
-            "recommended" if picked and s.label in picked.labels else "",
-            "tied" if s.label in candidates and len(candidates) > 1 else "",
-            "front" if s.label in front else "",
+    table = Table(title=Text(title) if title else None, caption=Text(caption) if caption else None)
+    for col, w in zip(columns, widths, strict=True):
+        # Fixed widths, so Rich never squeezes a column below its longest word; fold, not
+        # ellipsis, for a word wider than the whole terminal (a path): nothing is hidden.
+        table.add_column(Text(col.header), justify=col.justify, overflow="fold", width=w)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def print_fitted(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str = "",
+    caption: str = "",
+    out: Any = None,
+) -> list[str]:
+    """Print the table fitted to the console (`console()` unless given); a note names the
+    columns left out. Returns their headers."""
+    out = out or console()
+    table, dropped = fit(columns, rows, width=out.width, title=title, caption=caption)
+    out.print(table)
+    if dropped:
+        say(f"(not shown at {out.width} columns: {', '.join(dropped)}; a wider terminal or "
+            "COLUMNS shows them, --json has them all)", out=out)  # fmt: skip
+    return dropped
+
+
+def say(text: str, *, out: Any = None) -> None:
+    """A paragraph wrapped at words to the console's width (read as text, never markup)."""
+    (out or console()).print(text, markup=False, highlight=False, emoji=False, overflow="fold")
+
+
+def print_markdown(lines: Sequence[str], *, out: Any = None) -> None:
+    """A markdown report (a suite's, the weeks') on the terminal: each table fitted, keeping
+    its first four columns and leaving out the others from the right; the prose wrapped."""
+    out = out or console()
+    k = 0
+    while k < len(lines):
+        if not lines[k].startswith("|"):
+            say(lines[k].lstrip("#").strip() if lines[k].startswith("#") else lines[k], out=out)
+            k += 1
+            continue
+        block = []
+        while k < len(lines) and lines[k].startswith("|"):
+            block.append(_cells(lines[k]))
+            k += 1
+        head, align, rows = block[0], block[1] if len(block) > 1 else [], block[2:]
+        columns = [
+            Column(h, "right" if a.endswith(":") else "left", drop=max(n - 3, 0))
+            for n, (h, a) in enumerate(zip(head, [*align, *[""] * len(head)], strict=False))
         ]
-        diff = row["accuracy_vs_full_ci95"]
-        vs_full = (
-            "-"
-            if diff is None
-            else f"{row['accuracy_vs_full_mean']:+.1%} ({diff[0]:+.0%} to {diff[1]:+.0%})"
-        )
-        table.add_row(
-            escape(s.label),
-            str(len(s.seeds)),
-            f"{s.accuracy.mean:.1%} ({s.accuracy.low:.0%}-{s.accuracy.high:.0%})",
-            pct(s.data_accuracy, ".1%"),
-            pct(s.data_free_accuracy, ".1%"),
-            vs_full,
-            f"{s.input_tokens.mean:,.0f} ({s.input_tokens.low:,.0f}-{s.input_tokens.high:,.0f})",
-            f"{s.cached_input_tokens:,.0f}",
-            f"{s.peak_context_tokens:,.0f}",
-            f"{s.model_calls:,.0f}",
-            f"{s.retrieval_calls:,.0f}",
-            f"{s.cost_usd.mean:.4f} ({s.cost_usd.low:.4f}-{s.cost_usd.high:.4f})",
-            *(at_cache(s, share) for share in CACHE_PRICE_SHARES),
-            f"{s.overflow_rate:.0%}",
-            f"{s.lost_to_overflow:.1f}",
-            "-" if s.reached_accuracy is None else f"{s.reached_accuracy.mean:.1%}",
-            availability_cell(s.availability),
-            found_cell(s.retrievals_found),
-            carried_cell(s.carried_probes, s.carried_accuracy),
-            " ".join(m for m in marks if m),
-        )
-    console = Console()
-    if not console.is_terminal:  # piped: print the whole table rather than squeeze it
-        console = Console(width=400)
-    console.print(table)
-    if picked is not None:
-        print(picked.explain())
-    for line in identical_replays(results):
-        print(line)
-    print(AVAILABILITY_NOTE)
-    if simulated:
-        print(
-            "Simulated results: they compare strategies, not models; not comparable with "
-            "published numbers. Cache reads cost 0.05x input in the simulated profile, below "
-            "the published 0.1-0.5x: see the cache 0.1x and 0.5x cost columns."
-        )
+        print_fitted(columns, [[*r, *[""] * len(head)][: len(head)] for r in rows], out=out)
 
 
-def print_probes(results: Sequence[EvalResult]) -> None:
-    """Every probe of every run: its outcome, its availability verdict and the window text
-    (or saved file) around its value, so a user can audit the verdict probe by probe."""
-    for r in results:
-        print(f"\n{r.scenario} / {r.strategy} / seed {r.seed}:")
-        for p in r.probe_results:
-            mark = " [carried]" if p.carried else ""
-            print(f"  {p.id}{mark}: {p.outcome}, {p.availability or '-'}: expected "
-                  f"{p.expected!r}, answered {p.answer[:80]!r}")  # fmt: skip
-            if p.evidence:
-                print(f"      {p.evidence}")
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]

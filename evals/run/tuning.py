@@ -141,7 +141,7 @@ class Choice:
         steady = f" {self.stability.explain()}" if self.stability else ""
         return (
             f"{self.arm}: chose {_settings(self.setting)} of {self.tried} settings on the "
-            f"training seeds. {self.why.explain()}{steady}"
+            f"training seeds. {self.why.explain(unstable=self.unstable)}{steady}"
         )
 
     def training(self) -> dict[str, Any] | None:
@@ -157,7 +157,7 @@ class Choice:
             "input_tokens_mean": round(pick.input_tokens.mean, 1),
             "cost_usd_mean": round(pick.cost_usd.mean, 6),
             "tied_settings": [c.label for c in self.why.candidates],
-            "why": self.why.explain(),
+            "why": self.why.explain(unstable=self.unstable),
             "unstable": self.unstable,
             "stability": self.stability.to_dict() if self.stability else None,
         }

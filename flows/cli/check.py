@@ -77,12 +77,15 @@ def check_command(args: argparse.Namespace) -> int:
 
         with usage_errors(args):
             names = _sanity_scenarios(args.scenario or ())
-        return run_sanity(names or None, reader=args.reader, as_json=args.json)
+        if args.json:
+            return run_sanity(names or None, reader=args.reader, as_json=True)
+        return run_sanity(names or None, reader=args.reader, say=_say)
     if args.suite not in SUITES:
         args.parser.error(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
     baseline = args.baseline or DEFAULT_BASELINE
     if not args.json:
-        return run_check(args.suite, baseline, update=args.update, width=_width(), run=_shown)
+        return run_check(args.suite, baseline, update=args.update, width=_width(), run=_shown,
+                         say=_say)  # fmt: skip
     lines: list[str] = []
     code = run_check(args.suite, baseline, update=args.update, say=lines.append)
     doc = {"suite": args.suite, "baseline": str(baseline), "passed": code == 0, "lines": lines}
@@ -130,6 +133,13 @@ def _width() -> int:
     import shutil
 
     return shutil.get_terminal_size((80, 24)).columns
+
+
+def _say(line: str) -> None:
+    """A verdict line, wrapped to the terminal."""
+    from evals.report.terminal import say
+
+    say(line)
 
 
 def _sanity_scenarios(given: Sequence[str]) -> list[str]:

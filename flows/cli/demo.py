@@ -16,7 +16,7 @@ def add_parser(subparsers: Any) -> None:
     demo.add_argument(
         "--db", help="DuckDB file (default $CTXLAB_DB, else reports/demo.duckdb made fresh)"
     )
-    demo.add_argument("--out", default="reports", help="where demo.md and demo.png go")
+    demo.add_argument("--out", default="reports", help="where demo.md, demo.png and demo.svg go")
     common.server_options(demo)
     demo.set_defaults(handler=demo_command)
 

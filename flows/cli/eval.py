@@ -100,8 +100,9 @@ def add_parser(subparsers: Any) -> None:
     ev.add_argument(
         "--out",
         metavar="DIR",
-        help="with a suite folder: also write <suite>.md and <suite>-recall.png (recall at "
-        "retained tokens) there",
+        help="also write an HTML report there: index.html (tables, figures, the probes each "
+        "setting lost) beside the markdown report and its figures (PNG, SVG); for a suite, "
+        "<suite>.md and <suite>-recall.png/.svg (recall at retained tokens)",
     )
     tuned = ev.add_argument_group("tuned baselines (--tuned)")
     tuned.add_argument(
@@ -150,8 +151,6 @@ def eval_command(args: argparse.Namespace) -> int:
         return tuned_command(args)
     if args.grid or args.train_seeds is not None:
         args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
-    if args.out:
-        args.parser.error("--out writes a suite's report; give --scenario a suite folder")
     one_way_to_seeds(args)
     use_model_options(args)
     with usage_errors(args):
@@ -180,12 +179,18 @@ def eval_command(args: argparse.Namespace) -> int:
             for row in summaries(results):
                 print(json.dumps({"summary": True, **row}, sort_keys=True))
     else:
+        from evals.report.eval_table import print_probes, print_table
         from evals.report.markdown import render_weeks
-        from evals.report.terminal import print_probes, print_table
+        from evals.report.terminal import print_markdown
 
         print_table(results)
         if args.probes:
             print_probes(results)
         if any(r.weeks for r in results):  # a recurring scenario: its numbers week by week
-            print("\n".join(render_weeks(results)))
+            print_markdown(render_weeks(results))
+    if args.out:
+        from evals.report.html import write_eval_html
+
+        written = write_eval_html(results, args.out, title=f"{args.scenario}: eval")
+        running.say_written(written, quiet=args.json)
     return 0

@@ -74,11 +74,11 @@ def suite_command(args: argparse.Namespace) -> int:
         ideal = {(t.trace, r.strategy): r for t, r in runs if r.seed == seeds[0]}
     summary = suite_summary(suite, runs, ideal, simulated=offline)
     if args.out:
-        from evals.report.suite import write_suite_report
+        from evals.report.html import write_suite_html
 
-        written = write_suite_report(summary, args.out, suite.directory.resolve().name)
-        if not args.json:
-            print("\n".join(f"wrote {p}" for p in written))
+        name = suite.directory.resolve().name
+        written = write_suite_html(summary, [r for _, r in runs], args.out, name)
+        running.say_written(written, quiet=args.json)
     if args.json:
         for trace, result in runs:
             line = trace_line(result, trace, ideal.get((trace.trace, result.strategy)),
@@ -87,10 +87,11 @@ def suite_command(args: argparse.Namespace) -> int:
         print(json.dumps(summary, sort_keys=True, default=str))
     else:
         from evals.report.suite import render_suite
+        from evals.report.terminal import print_markdown
 
-        print("\n".join(render_suite(summary)))
+        print_markdown(render_suite(summary))
         if args.probes:
-            from evals.report.terminal import print_probes
+            from evals.report.eval_table import print_probes
 
             print_probes([r for _, r in runs])
     return 0

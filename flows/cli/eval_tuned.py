@@ -90,14 +90,16 @@ def tuned_command(args: argparse.Namespace) -> int:
         say(f"stored {plural(len(results), 'held-out run')} (batch {batch}) in {db}")
     base_params = next((r.params for r in results if r.strategy == "full"), None)
     if not args.json:
-        from evals.report.terminal import print_table
+        from evals.report.eval_table import print_table
 
         print_table(results, base_params=base_params,
                      note=f", tuned on seeds {seed_span(train)}, held-out seeds "
                      f"{seed_span(heldout)}")  # fmt: skip
-        print("Settings, chosen on the training seeds (recommendation over each arm's grid):")
+        from evals.report.terminal import say as wrapped
+
+        wrapped("Settings, chosen on the training seeds (recommendation over each arm's grid):")
         for choice in choices:
-            print(f"  {choice.describe()}")
+            wrapped(f"  {choice.describe()}")
         return 0
     for r in results:
         print(r.to_json(probes=args.probes))

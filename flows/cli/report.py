@@ -1,4 +1,4 @@
-"""`ctxlab report`: markdown tables and a PNG plot of stored (or freshly run) eval results."""
+"""`ctxlab report`: markdown tables and figures (PNG, SVG) of stored or freshly run evals."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from flows.cli.options import DEFAULT_SEEDS, STRATEGIES, count_arg, usage_errors
 
 
 def add_parser(subparsers: Any) -> None:
-    rp = subparsers.add_parser("report", help="markdown table and PNG plot under reports/")
+    rp = subparsers.add_parser("report", help="index.html, tables and figures under reports/")
     rp.add_argument(
         "--scenario",
         action="append",
@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> None:
     rp.add_argument(
         "--db", help="DuckDB file with eval results (default $CTXLAB_DB or ./ctxlab.duckdb)"
     )
-    rp.add_argument("--out", default="reports", help="folder for the .md and .png files")
+    rp.add_argument("--out", default="reports", help="folder for index.html, .md, .png, .svg")
     rp.add_argument(
         "--run",
         action="store_true",
@@ -42,7 +42,6 @@ def add_parser(subparsers: Any) -> None:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from evals.report.markdown import write_report
     from evals.run.cell import grid
     from evals.scenarios import get_scenario, is_scenario_file, list_scenarios
     from evals.scoring.storage import results_from_frame, save_or_dump
@@ -107,7 +106,9 @@ def report_command(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     chosen = [r for r in results if r.scenario in wanted]
-    written = write_report(chosen, args.out)
+    from evals.report.html import write_eval_html
+
+    written = write_eval_html(chosen, args.out, title="ctxlab report")
     if args.json:
         print(json.dumps(_report_json(chosen, written), indent=2, default=str))
         return 0

@@ -183,26 +183,22 @@ def describe_params(params: dict[str, Any]) -> str:
 
 
 def _print_session(result: dict[str, Any], info: ServerInfo | None) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from flows.console import wide_console
+    from evals.report.terminal import Column, print_fitted
 
     what = describe_params(result.get("params") or {})
-    table = Table(
-        title=escape(f"{result.get('agent', 'session')}{f' ({what})' if what else ''}: "
-                     f"session {result['session_id']} on thread {result['thread_id']}")
-    )  # fmt: skip
-    for col in ("run", "status", "model calls", "tokens in", "tokens out", "moved out",
-                "files", "cost $", "tasks"):  # fmt: skip
-        table.add_column(col, justify="left" if col in ("run", "status") else "right")
-    for r in result["runs"]:
-        table.add_row(
-            r["run_id"], r["status"], str(r["steps"]), f"{r['input_tokens']:,}",
-            f"{r['output_tokens']:,}", f"{r['moved_out_tokens']:,}", str(r["files_written"]),
-            f"{r['cost_usd']:.4f}", str(r["tasks"]),
-        )  # fmt: skip
-    wide_console().print(table)
+    title = (f"{result.get('agent', 'session')}{f' ({what})' if what else ''}: "
+             f"session {result['session_id']} on thread {result['thread_id']}")  # fmt: skip
+    # Narrow terminals lose the task count, then files, then tokens moved out.
+    columns = [Column("run", "left"), Column("status", "left"), Column("model calls"),
+               Column("tokens in"), Column("tokens out", drop=1), Column("moved out", drop=2),
+               Column("files", drop=3), Column("cost $"), Column("tasks", drop=4)]  # fmt: skip
+    cells = [
+        [r["run_id"], r["status"], str(r["steps"]), f"{r['input_tokens']:,}",
+         f"{r['output_tokens']:,}", f"{r['moved_out_tokens']:,}", str(r["files_written"]),
+         f"{r['cost_usd']:.4f}", str(r["tasks"])]
+        for r in result["runs"]
+    ]  # fmt: skip
+    print_fitted(columns, cells, title=title)
     if info is not None and result.get("flow_run_id"):
         print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
     print(f"Store: {result['db']}  e.g.  ctxlab sql --db {result['db']} "

@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from flows.cli.options import plural
@@ -154,3 +155,10 @@ def _console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def say_written(paths: Sequence[Path], *, quiet: bool = False) -> None:
+    """The files a report wrote, the page first; on stderr under `--json` (stdout is the
+    JSON)."""
+    for path in paths:
+        print(f"wrote {path}", file=sys.stderr if quiet else sys.stdout)

@@ -31,10 +31,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from flows.console import wide_console
+    from evals.report.terminal import Column, print_fitted
     from harness.errors import QueryError
     from harness.store import FILE_MEMORY_LIMIT, default_path
     from harness.store.access import sandboxed_query
@@ -52,11 +49,12 @@ def sql_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([dict(zip(columns, r, strict=True)) for r in rows], default=str))
         return 0
-    # Stored text is data: a tool's output must not clear the screen or forge a line.
-    table = Table(*(escape(printable(c)) for c in columns), caption=plural(len(rows), "row"))
-    for row in rows:
-        table.add_row(
-            *("NULL" if v is None else escape(printable(str(v), keep_newlines=True)) for v in row)
-        )
-    wide_console().print(table)
+    # Stored text is data: a tool's output must not clear the screen or forge a line. Every
+    # column the query asked for stays; a long value wraps in its cell.
+    cells = [
+        ["NULL" if v is None else printable(str(v), keep_newlines=True) for v in row]
+        for row in rows
+    ]
+    print_fitted([Column(printable(c), "left") for c in columns], cells,
+                 caption=plural(len(rows), "row"))  # fmt: skip
     return 0

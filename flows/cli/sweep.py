@@ -51,6 +51,12 @@ def add_parser(subparsers: Any) -> None:
     sweep.add_argument(
         "--json", action="store_true", help="one JSON object per run, as `ctxlab eval --json`"
     )
+    sweep.add_argument(
+        "--out",
+        metavar="DIR",
+        help="also write an HTML report there: index.html (tables, figures, the probes each "
+        "setting lost) beside the markdown report and its figures",
+    )
     common.server_options(sweep)
     sweep.set_defaults(handler=sweep_command)
     add_model_options(sweep)
@@ -76,7 +82,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     call = eval_sweep.with_options(task_runner=runner)(
         scenario=args.scenario, strategies=strategies, grid=grid,
         seeds=seeds, scale=args.scale, model=args.model, reader=args.reader, db=db,
-        max_usd=args.max_usd, show_progress=not args.json,
+        max_usd=args.max_usd, show_progress=not args.json, out=args.out,
     )  # fmt: skip
     result = common.run_flow(call, info)
     if args.json:
@@ -88,12 +94,16 @@ def sweep_command(args: argparse.Namespace) -> int:
                    "why": result["recommendation"], "stability": result["stability"]}  # fmt: skip
         print(json.dumps(verdict, default=str, sort_keys=True))
         return 0
+    from evals.report.terminal import say
+
     print_sweep(result["rows"], title=f"{args.scenario} ({args.scale}, {args.model})")
     if result["recommendation"]:
-        print(result["recommendation"])
+        say(result["recommendation"])
     if result["stability"]:
-        print(result["stability"]["why"])
+        say(result["stability"]["why"])
     if info is not None:
-        print(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
-    print(f"Results: eval_runs batch {result['batch']} in {result['db']}")
+        say(f"Prefect UI: {info.flow_run_url(result['flow_run_id'])}")
+    say(f"Results: eval_runs batch {result['batch']} in {result['db']}")
+    for path in result["written"]:
+        say(f"wrote {path}")
     return 0

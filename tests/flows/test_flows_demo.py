@@ -16,7 +16,10 @@ from harness.store import Store
 
 
 def test_the_demo_runs_the_agent_compares_strategies_and_writes_its_reports(
-    prefect_server: ServerInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    prefect_server: ServerInfo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    wide_terminal: None,
 ) -> None:
     assert main(["demo", "--out", str(tmp_path)]) == 0
     captured = capsys.readouterr()

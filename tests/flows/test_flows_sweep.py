@@ -133,7 +133,7 @@ def test_the_process_runner_records_every_task_run_on_the_found_server(
 
 
 def test_sweep_json_prints_one_eval_object_per_run_and_the_table_says_why(
-    prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str]
+    prefect_server: ServerInfo, db: str, capsys: pytest.CaptureFixture[str], wide_terminal: None
 ) -> None:
     argv = ["sweep", "--scenario", "support-transcript", "--strategy", "offload", "--grid",
             "offload.human_token_limit=2000,5000", "--seeds", "3,5", "--db", db]  # fmt: skip

@@ -108,7 +108,7 @@ def test_a_setting_alone_at_the_top_is_explained_without_a_plural() -> None:
     runs = [result("full", 0, accuracy=0.9), result("none", 0, accuracy=0.2, cost_usd=0.01)]
     picked = recommend(runs)
     assert picked is not None and picked.labels == ["full"]
-    assert "no other setting's interval overlaps it" in picked.explain()
+    assert "no other setting ties with it" in picked.explain()
     assert "setting(s)" not in picked.explain()
 
 
@@ -189,8 +189,8 @@ def test_eval_json_summary_adds_one_object_per_arm(capsys) -> None:
     assert arms["full"]["accuracy_vs_full_ci95"] == [0.0, 0.0]
 
 
-def test_the_table_shows_intervals_marks_ties_and_says_why(capsys) -> None:
-    from evals.report.terminal import print_table
+def test_the_table_shows_intervals_marks_ties_and_says_why(capsys, wide_terminal) -> None:
+    from evals.report.eval_table import print_table
 
     runs = [
         *(result("full", s, accuracy=a, cost_usd=0.10) for s, a in enumerate((0.9, 0.8, 0.85))),
@@ -233,6 +233,7 @@ def test_reference_arms_are_never_recommended(bound: str, cost: float) -> None:
     runs = [
         *(result(bound, s, accuracy=1.0, cost_usd=cost) for s in range(3)),
         *(result("full", s, accuracy=0.9, cost_usd=0.02) for s in range(3)),
+        *(result("mask", s, accuracy=0.4, cost_usd=0.01) for s in range(3)),
     ]
     picked = recommend(runs)
     assert picked is not None and picked.labels == ["full"]

@@ -38,6 +38,9 @@ def test_a_suite_prints_one_line_per_trace_and_arm_then_the_summary(
     report = (tmp_path / "suite_fixtures.md").read_text()
     assert "| original harness | 2 |" in report and "## Recall at retained tokens" in report
     assert (tmp_path / "suite_fixtures-recall.png").is_file()
+    page = (tmp_path / "index.html").read_text()  # the HTML report: table, figure, lost probes
+    assert "<table" in page and 'src="suite_fixtures-recall.png"' in page
+    assert "Probes lost, per setting" in page
     runs, summary = lines[:-1], lines[-1]
     assert [r["trace"] for r in runs] == ["alpha.yaml", "beta.yaml", "gamma.yaml"]
     assert [r["scenario"] for r in runs] == ["suite-alpha", "suite-beta", "suite-gamma"]
@@ -153,7 +156,8 @@ def test_recall_at_retained_tokens_bins_probes_by_their_window_beside_the_ideal_
                          "recall_at_retained_tokens": rows}]}  # fmt: skip
     text = "\n".join(render_suite(summary))
     assert "| full | 4,000 | 2 | 0.0% | 50.0% |" in text
-    md, png = write_suite_report(summary, tmp_path, "my suite")
+    md, png, svg = write_suite_report(summary, tmp_path, "my suite")
+    assert svg.name == "my-suite-recall.svg"
     assert md.name == "my-suite.md" and png.read_bytes().startswith(b"\x89PNG")
 
 

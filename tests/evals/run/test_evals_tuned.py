@@ -15,7 +15,7 @@ from evals.scoring.storage import load_runs, results_from_frame
 from flows.cli import main
 from flows.cli.options import STRATEGIES
 
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("cli_env", "wide_terminal")
 
 TRANSCRIPT = "support-transcript"  # the fastest scenario at small scale (~0.4 s a run)
 # On this scenario summarizing at 30% of the window loses facts and costs more than at 99%.

@@ -6,7 +6,7 @@ import pytest
 from role_scenario import role_scenario
 
 from evals.analysis.identical import identical_replays
-from evals.report.terminal import print_table
+from evals.report.eval_table import print_table
 from evals.run.cell import run_cell
 from evals.run.thresholds import scaled_thresholds
 

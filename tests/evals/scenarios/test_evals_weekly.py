@@ -178,7 +178,7 @@ def test_week_numbers_are_stored_and_every_memory_version_reads_back(tmp_path) -
     (back,) = results_from_frame(load_runs(str(db)))
     assert back.weeks == result.weeks and len(back.weeks) == 6
     # The report: a week-by-week table and plot per setting.
-    md, _png, weeks_png = write_report([back], tmp_path / "reports")
+    md, _png, _svg, weeks_png, _weeks_svg = write_report([back], tmp_path / "reports")
     text = md.read_text()
     assert "### full, memory.policy=consolidate (1 seed)" in text
     rows = [ln for ln in text.splitlines() if ln.startswith("| 6 |")]

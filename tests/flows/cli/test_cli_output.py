@@ -1,12 +1,11 @@
 """What the commands print says what ran: parameters kept in labels and sweep tables, correct
-plurals, a legend and a settings table on the plot, every scenario under `report --run`, the
+plurals, every scenario under `report --run`, the
 demo's store and its quiet progress."""
 
 from __future__ import annotations
 
 import logging
 import subprocess
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from flows.sweep import print_sweep
 ROOT = Path(__file__).resolve().parents[3]
 
 
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("cli_env", "wide_terminal")
 
 
 def row(strategy: str, params: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -112,82 +111,6 @@ def test_eval_labels_keep_their_parameters(
     out = capsys.readouterr().out
     assert "mask [mask.keep=6]" in out  # brackets are not read as markup
     assert "stored 1 run " in out  # not "1 runs"
-
-
-def png_rows(path: Path) -> list[bytes]:
-    """The PNG's pixel rows (RGB, no filter byte): the plot writes filter 0 on every row."""
-    data = path.read_bytes()
-    width = int.from_bytes(data[16:20], "big")
-    raw = zlib.decompress(data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8])
-    stride = 1 + 3 * width
-    return [raw[k + 1 : k + stride] for k in range(0, len(raw), stride)]
-
-
-def count(rows: list[bytes], color: tuple[int, int, int]) -> int:
-    pixel = bytes(color)
-    return sum(1 for r in rows for i in range(0, len(r), 3) if r[i : i + 3] == pixel)
-
-
-def test_the_plot_has_a_legend(tmp_path: Path) -> None:
-    from evals.report.plot import ORANGE, RED, Point, scatter
-
-    path = scatter([Point("a", 0.1, 0.2)], tmp_path / "p.png", title="t", x_label="x")
-    # Nothing is on the front or overflowed: those colours are the legend's keys.
-    rows = png_rows(path)
-    assert count(rows, ORANGE) > 0 and count(rows, RED) > 0
-
-
-def test_the_plot_draws_text_as_it_is_spelt() -> None:
-    from evals.report.plot import Canvas
-
-    lower, upper = Canvas(200, 30), Canvas(200, 30)
-    lower.text(0, 0, "recorded:run_ab12")
-    upper.text(0, 0, "RECORDED:RUN_AB12")
-    assert lower.pixels != upper.pixels  # ids are shown as they are, not upper-cased
-
-
-def test_the_plot_names_each_setting_in_full_in_a_table_under_it(tmp_path: Path) -> None:
-    from evals.report.plot import LINE, SETTING_CHARS, Point, scatter, wrap
-
-    long = "summarize [summarize.trigger=0.5, offload.tool_token_limit=2500, mask.keep=10]"
-    assert len(long) > SETTING_CHARS
-    lines = wrap(long, SETTING_CHARS)
-    assert len(lines) == 2 and all(len(line) <= SETTING_CHARS for line in lines)
-    assert " ".join(lines) == long  # broken after ", ": nothing cut
-    assert wrap("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]
-
-    def height(labels: list[str]) -> int:
-        points = [Point(label, 0.1, 0.5) for label in labels]
-        return len(png_rows(scatter(points, tmp_path / "h.png", title="t", x_label="x")))
-
-    one = height(["full"])
-    assert height(["full", "mask"]) == one + LINE
-    assert height(["full", long]) == one + 2 * LINE
-
-
-def test_the_plots_number_labels_never_overlap_however_crowded() -> None:
-    from evals.report.plot import Canvas, label_spots
-
-    # 49 settings on a 7x7 grid 12 px apart: far closer than any name would fit.
-    spots = {(300 + 12 * i, 200 + 12 * j): str(7 * i + j + 1) for i in range(7) for j in range(7)}
-    bounds = (100, 40, 1000, 460)
-    boxes = label_spots(Canvas(1040, 500), spots, bounds)
-    assert len(boxes) == len(spots)
-    for k, a in enumerate(boxes):
-        assert bounds[0] <= a[0] and a[2] <= bounds[2] and bounds[1] <= a[1] and a[3] <= bounds[3]
-        for b in boxes[k + 1 :]:
-            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
-
-
-def test_the_plot_crosses_out_a_setting_that_overflowed(tmp_path: Path) -> None:
-    from evals.report.markdown import write_plot
-    from evals.report.plot import RED
-
-    def red(overflow_rate: float) -> int:
-        rows = [row("full", {}), row("none", {}, accuracy=0.2, overflow_rate=overflow_rate)]
-        return count(png_rows(write_plot(rows, tmp_path / "o.png", title="t")), RED)
-
-    assert red(1.0) > red(0.0)
 
 
 def test_report_run_covers_every_scenario(

@@ -107,6 +107,8 @@ def test_report_of_a_scenario_with_nothing_stored_says_so(
     doc = json.loads(capsys.readouterr().out)
     assert [s["label"] for s in doc["settings"]] == ["none"]
     assert any(f.endswith("competitive-analysis.md") for f in doc["files"])
+    assert doc["files"][0].endswith("index.html")  # the HTML page, beside the markdown
+    assert "competitive-analysis.svg" in {Path(f).name for f in doc["files"]}
 
 
 # -- ctxlab sql -------------------------------------------------------------------------------
