@@ -97,7 +97,7 @@ def test_a_second_session_sharing_memory_is_refused_with_one_line(
         # An agent without memory or skills shares nothing durable: it runs beside.
         (turn,) = asyncio.run(run_session(store, notetaker, session("notetaker"), 0,
                                           runner=InlineRunner))  # fmt: skip
-        assert store.run(turn.run_id)["status"] == "completed"
+        assert store.runs.get(turn.run_id)["status"] == "completed"
     # Once the first session ends (or its process dies), the next one runs.
     (turn,) = asyncio.run(run_session(store, recorder, session("recorder"), 0, runner=InlineRunner))
-    assert store.run(turn.run_id)["status"] == "completed"
+    assert store.runs.get(turn.run_id)["status"] == "completed"
