@@ -21,8 +21,13 @@ SHELL_BLOCKS = {"", "bash", "sh", "shell", "console", "yaml"}
 FENCE = re.compile(r"^```(\w*)\s*$")
 # `uv run ctxlab ...`, `ctxlab ...`, a console prompt (`$ ...`) or a workflow step (`- run: ...`)
 COMMAND = re.compile(r"^\s*(?:\$\s+|-\s+run:\s+)?(?:uv run\s+)?ctxlab(?:\s+(?P<args>.*))?$")
-# Commands cheap enough to run in a test, as written.
-RUN_AS_WRITTEN = {("scenarios",)}
+EVAL_TWO_ARMS = ("eval", "--scenario", "competitive-analysis", "--strategy", "full",
+                 "--strategy", "truncate", "--seed", "0")  # fmt: skip
+# Commands cheap enough to run in a test as written, with what their output must name.
+RUN_AS_WRITTEN = {
+    ("scenarios",): ("competitive-analysis", "support-transcript", "research-subagents"),
+    EVAL_TWO_ARMS: ("stored 2 runs", "full", "truncate"),
+}
 
 
 @dataclass(frozen=True)
@@ -114,11 +119,12 @@ def test_continuations_comments_and_prose_are_handled() -> None:
 def test_the_cheap_commands_run_as_written(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    ran = [c for c in _all_commands() if c.argv in RUN_AS_WRITTEN and not c.needs]
-    assert ran, "the README no longer shows `ctxlab scenarios`"
-    for command in ran:
-        assert main(list(command.argv)) == 0, command
-        out = capsys.readouterr().out
-        for name in ("competitive-analysis", "support-transcript", "research-subagents"):
-            assert name in out, command
+    monkeypatch.chdir(tmp_path)  # the eval writes ./ctxlab.duckdb
+    monkeypatch.setenv("COLUMNS", "300")  # its table whole, one row per line
+    ran = {c.argv for c in _all_commands() if c.argv in RUN_AS_WRITTEN and not c.needs}
+    assert ran == set(RUN_AS_WRITTEN), "the README no longer shows these commands"
+    for argv in sorted(ran):
+        assert main(list(argv)) == 0, argv
+        captured = capsys.readouterr()
+        for expected in RUN_AS_WRITTEN[argv]:
+            assert expected in captured.out + captured.err, (argv, expected)
