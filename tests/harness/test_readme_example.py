@@ -22,8 +22,9 @@ def library_example(text: str) -> str:
 def test_the_readme_library_example_offloads_a_large_result(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    text = README.read_text()
     namespace: dict[str, object] = {"__name__": "readme_example"}
-    exec(compile(library_example(README.read_text()), "README.md", "exec"), namespace)
+    exec(compile(library_example(text), "README.md", "exec"), namespace)
     out = capsys.readouterr().out
 
     full = namespace["pull_market_report"].fn(company="Acme")  # type: ignore[attr-defined]
@@ -36,4 +37,5 @@ def test_the_readme_library_example_offloads_a_large_result(
     assert seen.splitlines()[0] in out
     assert f"'path': '{path.group(0)}'" in out and f"'chars': {len(full)}" in out
     assert "Acme runs 3,000 plants" in out
+    assert f"not {len(full):,} characters" in text  # the prose beside the example says so
     namespace["model"].assert_complete()  # type: ignore[attr-defined]
