@@ -112,7 +112,20 @@ Scripted = ModelResponse | str | BaseException
 class ScriptedModel(_CountingModel):
     """Replies from a queue. A `str` is a final text reply; a `ModelResponse` is used as is; an
     exception instance is raised (to script provider failures). `.calls` records every request;
-    `.assert_complete()` checks the whole script was consumed."""
+    `.assert_complete()` checks the whole script was consumed.
+
+    `reply(text, *calls)` scripts a response that calls tools, `call(name, **arguments)` one
+    tool call; the run feeds each tool's result into the next request::
+
+        model = ScriptedModel([
+            reply("Looking it up.", call("read_file", file_path="/memories/AGENTS.md")),
+            "Done: the notes say to use bullets.",
+        ])
+        agent = create_agent(model=model, store=Store(":memory:"))
+        agent.run_sync("What format do I want?")
+        model.calls[1].messages[-1].content  # the tool result as the model saw it
+        model.assert_complete()
+    """
 
     def __init__(
         self,
@@ -160,7 +173,18 @@ ModelFunction = Callable[
 
 class FunctionModel(_CountingModel):
     """Replies by calling `fn(messages, params)` (sync or async), returning a `ModelResponse`
-    or a plain text."""
+    or a plain text. Unlike a script it can look at the request: call a tool until its result
+    is in the window, then answer::
+
+        def fn(messages, params):
+            if messages[-1].role == "tool":
+                return f"The export has {len(messages[-1].content)} characters."
+            return reply("", call("pull_market_report", company="Acme"))
+
+        agent = create_agent(
+            model=FunctionModel(fn), tools=[pull_market_report], store=Store(":memory:")
+        )
+    """
 
     def __init__(
         self, fn: ModelFunction, *, name: str = "function", profile: ModelProfile | None = None

@@ -166,7 +166,7 @@ on_given_model = AgentSpec(
 )
 
 
-# -- an MCP-backed weekly agent (the README's scheduled-agent example) ----------------------
+# -- an MCP-backed weekly agent (docs/scheduling.md's example) ----------------------
 
 NEWS_SERVER = StdioServer(
     name="research",

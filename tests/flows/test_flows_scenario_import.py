@@ -24,7 +24,7 @@ from evals.scenarios import get_scenario
 from flows.cli import main
 from flows.server import ServerInfo
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+TRACES_DOC = (Path(__file__).resolve().parents[2] / "docs" / "traces.md").read_text()
 
 
 def _record(db: Path, inputs: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -103,8 +103,8 @@ def test_import_eval_and_sweep_from_the_command_line(
     runs = re.search(rf"Thread {thread}: 5 runs, one per input \((.*)\)", printed)
     assert runs is not None and "3 subagent runs linked to them" in printed
     run_id = runs.group(1).split(", ")[0]
-    # The README's query for what to import finds the one thread, not each of its runs.
-    (query,) = re.findall(r'ctxlab sql --db runs.duckdb "([^"]+)"\n# 2. import', README)
+    # The documented query for what to import finds the one thread, not each of its runs.
+    (query,) = re.findall(r'ctxlab sql --db runs.duckdb "([^"]+)"\n# 2. import', TRACES_DOC)
     assert main(["sql", "--db", str(db), "--json", query]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["thread_id"] == thread

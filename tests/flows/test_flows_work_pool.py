@@ -1,4 +1,4 @@
-"""The README's scale-out path, run for real: a local `process` work pool, `agent_run`
+"""The scale-out path of docs/scheduling.md, run for real: a local `process` work pool, `agent_run`
 deployed to it from this checkout, a worker that picks the run up, and the run's task runs on
 the server and its rows in the store."""
 

@@ -153,13 +153,15 @@ def test_an_empty_query_is_a_usage_error(store: str, capsys: pytest.CaptureFixtu
     assert "no SQL" in refused(store, " ; ", capsys)
 
 
-# -- what the READMEs query ----------------------------------------------------------------------
+# -- what the docs query --------------------------------------------------------------------------
 
 
 def readme_queries() -> list[str]:
-    """Every `ctxlab sql` query in README.md and evals/README.md (continued lines joined)."""
+    """Every `ctxlab sql` query in README.md, docs/*.md and evals/README.md (continued lines
+    joined)."""
     queries = []
-    for readme in (ROOT / "README.md", ROOT / "evals" / "README.md"):
+    docs = sorted((ROOT / "docs").glob("*.md"))
+    for readme in (ROOT / "README.md", *docs, ROOT / "evals" / "README.md"):
         text = readme.read_text().replace("\\\n", " ")
         for line in re.findall(r"^.*ctxlab sql .*$", text, flags=re.M):
             if line.lstrip().startswith(("uv run", "ctxlab")):
