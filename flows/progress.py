@@ -1,6 +1,7 @@
 """Progress of a long command when its output is piped (CI logs, `| tee`): a line on stderr at
 most every `every` seconds with what is done and an estimate of what is left, so a run of
-minutes is never silent. On a terminal the commands draw a Rich bar instead."""
+minutes is never silent (and one of seconds adds nothing). On a terminal the commands draw a
+Rich bar instead."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ class PipedProgress:
     def advance(self, done: int, note: str = "") -> None:
         """`done` units of `total` have finished (the last just now)."""
         now = self._clock()
-        if done < self.total and now - self._said < self.every:
+        # A batch shorter than `every` says nothing; a long one also says when it ended.
+        finished_long = done >= self.total and self._said > self._start
+        if now - self._said < self.every and not finished_long:
             return
         self._said = now
         print(self.line(done, now - self._start, note), file=self._stream or sys.stderr, flush=True)

@@ -27,3 +27,13 @@ def test_long_estimates_read_in_minutes_and_hours() -> None:
         progress.line(1, 95.0)
         == "sweep: 1/100 cells done, 1 min 35 s elapsed, about 2 h 36 min left"
     )
+
+
+def test_a_batch_shorter_than_the_interval_says_nothing() -> None:
+    now = [0.0]
+    out = io.StringIO()
+    progress = PipedProgress("eval", 2, every=10, stream=out, clock=lambda: now[0])
+    for done, at in enumerate((2.0, 4.0), 1):
+        now[0] = at
+        progress.advance(done)
+    assert out.getvalue() == ""
