@@ -93,6 +93,13 @@ def add_parser(subparsers: Any) -> None:
     )
     ev.add_argument("--no-save", action="store_true", help="do not store the results")
     ev.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="run the cells on up to N processes (default: a suite folder uses every core "
+        "this process may use, a scenario one); the results do not depend on it",
+    )
+    ev.add_argument(
         "--out",
         metavar="DIR",
         help="with a suite folder: also write <suite>.md and <suite>-recall.png (recall at "
@@ -165,7 +172,7 @@ def eval_command(args: argparse.Namespace) -> int:
         if args.window is not None or args.judge is not None:
             cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
         check_cells(cells)
-    results = running.run_and_store(args, cells)
+    results = running.run_and_store(args, cells, workers=args.workers or 1)
     if args.json:
         for r in results:
             print(r.to_json(probes=args.probes))
@@ -181,3 +188,15 @@ def eval_command(args: argparse.Namespace) -> int:
         if any(r.weeks for r in results):  # a recurring scenario: its numbers week by week
             print("\n".join(render_weeks(results)))
     return 0
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of processes, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 process, got {value}")
+    return value

@@ -46,7 +46,10 @@ def suite_command(args: argparse.Namespace) -> int:
                                  args.model, "ideal", window=args.window)  # fmt: skip
                     planned.append((k, ideal))
         check_cells([c for _, c in planned])
-    results = running.run_and_store(args, [c for _, c in planned])
+    from evals.run.pool import available_cores
+
+    workers = args.workers or available_cores()
+    results = running.run_and_store(args, [c for _, c in planned], workers=workers)
     runs, ideal = [], {}
     for (k, cell), result in zip(planned, results, strict=True):
         trace = suite.traces[k]
