@@ -4,6 +4,7 @@ validates a file into it, so the two cannot drift apart."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Literal
@@ -33,14 +34,21 @@ class CueSpec(_Spec):
     @classmethod
     def _regexes(cls, values: list[str]) -> list[str]:
         for pattern in values:
-            try:
-                compiled = re.compile(pattern)
-                regex.compile(pattern)  # the engine cues run on (evals/simulated/reader.py)
-            except (re.error, regex.error) as exc:
-                raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
-            if compiled.groups < 1:
-                raise ValueError(f"{pattern!r} needs a capture group around the value")
+            _check_cue(pattern)
         return values
+
+
+@functools.lru_cache(maxsize=8192)
+def _check_cue(pattern: str) -> None:
+    """Raise ValueError unless `pattern` compiles in both engines with a capture group. Cached:
+    a suite's files repeat the same cues thousands of times, and `regex` compiles slowly."""
+    try:
+        compiled = re.compile(pattern)
+        regex.compile(pattern)  # the engine cues run on (evals/simulated/reader.py)
+    except (re.error, regex.error) as exc:
+        raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
+    if compiled.groups < 1:
+        raise ValueError(f"{pattern!r} needs a capture group around the value")
 
 
 class CallSpec(_Spec):

@@ -73,6 +73,18 @@ def load_scenario_file(path: str | Path, seed: int = 0, scale: str = "small") ->
 
 
 def read_spec(path: str | Path) -> ScenarioFile:
+    """The validated contents of the scenario file `path`. Read and validated once per process
+    while the file's modification time and size stay the same: a suite's cells, its index and
+    its summary all ask for the same files, and validation compiles every cue."""
+    try:
+        stat = Path(path).stat()
+    except OSError as exc:
+        raise ScenarioFileError(f"cannot read scenario file {path}: {exc}") from None
+    return _read_spec(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_spec(path: str, stamp: int, size: int) -> ScenarioFile:
     try:
         data, root = read_yaml(path)
     except UnsafeYamlError as exc:

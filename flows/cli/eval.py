@@ -98,6 +98,13 @@ def add_parser(subparsers: Any) -> None:
     )
     ev.add_argument("--no-save", action="store_true", help="do not store the results")
     ev.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="run the cells on up to N processes (default: a suite folder uses every core "
+        "this process may use, a scenario one); the results do not depend on it",
+    )
+    ev.add_argument(
         "--out",
         metavar="DIR",
         help="also write an HTML report there: index.html (tables, figures, the probes each "
@@ -169,7 +176,7 @@ def eval_command(args: argparse.Namespace) -> int:
         if args.window is not None or args.judge is not None:
             cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
         check_cells(cells)
-    results = running.run_and_store(args, cells)
+    results = running.run_and_store(args, cells, workers=args.workers or 1)
     if args.json:
         for r in results:
             print(r.to_json(probes=args.probes))
@@ -194,3 +201,15 @@ def eval_command(args: argparse.Namespace) -> int:
         written = write_eval_html(results, args.out, title=f"{args.scenario}: eval")
         running.say_written(written, quiet=args.json)
     return 0
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of processes, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 process, got {value}")
+    return value

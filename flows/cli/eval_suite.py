@@ -60,7 +60,10 @@ def suite_command(args: argparse.Namespace) -> int:
                     )
                     planned.append((k, offline))
         check_cells([c for _, c in planned])
-    results = running.run_and_store(args, [c for _, c in planned])
+    from evals.run.pool import available_cores
+
+    workers = args.workers or available_cores()
+    results = running.run_and_store(args, [c for _, c in planned], workers=workers)
     runs, ideal, offline = [], {}, {}
     for (k, cell), result in zip(planned, results, strict=True):
         trace = suite.traces[k]

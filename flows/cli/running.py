@@ -81,10 +81,16 @@ def interrupt_at_once() -> Iterator[None]:
 
 
 def run_with_progress(
-    cells: list, *, max_usd: float | None, quiet: bool, finished: list | None = None
+    cells: list,
+    *,
+    max_usd: float | None,
+    quiet: bool,
+    finished: list | None = None,
+    workers: int = 1,
 ) -> list:
     """Run `cells` under a progress bar; each result is also appended to `finished` as it
-    comes, so an interrupted batch still knows what it completed."""
+    comes, so an interrupted batch still knows what it completed. `workers` > 1 runs them on
+    that many processes, unless a spending cap (shared by the batch) makes them run in turn."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -123,10 +129,14 @@ def run_with_progress(
                 piped.advance(count, f"last: {cell.label or cell.strategy} seed {cell.seed}")
 
         with interrupt_at_once():
+            if workers > 1 and max_usd is None:
+                from evals.run.pool import run_cells_on
+
+                return run_cells_on(cells, workers, on_result=done)
             return run_cells(cells, max_usd=max_usd, on_result=done, progress=step)
 
 
-def run_and_store(args: argparse.Namespace, cells: list) -> list:
+def run_and_store(args: argparse.Namespace, cells: list, *, workers: int = 1) -> list:
     """Run `cells` and store their results in `args.db` (unless `--no-save`): the store is
     opened for writing first, so a locked or read-only file fails before any work, and an
     interrupted batch stores what it finished."""
@@ -138,7 +148,9 @@ def run_and_store(args: argparse.Namespace, cells: list) -> list:
         writable_store(db)
     finished: list = []
     try:
-        results = run_with_progress(cells, max_usd=args.max_usd, quiet=args.json, finished=finished)
+        results = run_with_progress(
+            cells, max_usd=args.max_usd, quiet=args.json, finished=finished, workers=workers
+        )
     except KeyboardInterrupt:
         store_on_interrupt(args, None if args.no_save else db, cells, finished)
         raise
