@@ -178,8 +178,9 @@ def test_the_sanity_breaks_run_on_a_suite_folder(
     assert all(r["ok"] for r in rows)
     # Both probes come from tool results: blanking them leaves nothing to answer from.
     assert {r["accuracy"] for r in rows if r["arm"] == "blank-tools"} == {0.0}
+    # without --sanity a suite is gated, against a baseline of the user's own
     assert main(["check", "--scenario", str(FIXTURES)]) == 2
-    assert "give --sanity" in one_line_error(capsys)
+    assert "give --baseline FILE" in one_line_error(capsys)
 
 
 def test_report_takes_a_suite_folder_for_its_stored_runs(
