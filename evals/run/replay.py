@@ -28,6 +28,7 @@ from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
 from harness.profiles import ModelProfile
+from harness.settings import StrategySettings
 from harness.strategies import middleware_names, valid_params
 
 Progress = Callable[[int, int], None]
@@ -70,7 +71,7 @@ def _capped(profile: ModelProfile, window: int | None) -> ModelProfile:
 async def replay(
     scenario: Scenario,
     strategy: str,
-    params: Mapping[str, Any] | None = None,
+    params: StrategySettings | Mapping[str, Any] | None = None,
     *,
     seed: int = 0,
     model: str | Model = "simulated",
@@ -84,10 +85,11 @@ async def replay(
     window: int | None = None,
     judge: Judge | None = None,
 ) -> Replay:
-    """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
-    scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
-    middleware of yours for each session's agent (placed after the strategy's compaction);
-    its subagents run the same unless `subagent_middleware` builds theirs (`lambda: ()`: none).
+    """Replay `scenario` under `strategy` with `params` (strategy settings, or their dotted
+    keys, over the scenario's scale defaults). A fresh in-memory store unless one is given.
+    `middleware` builds extra middleware of yours for each session's agent (placed after the
+    strategy's compaction); its subagents run the same unless `subagent_middleware` builds
+    theirs (`lambda: ()`: none).
     `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check.
     `window`: caps the model's window (see `build_model`). `judge`: an LLM judge that also
     grades every answered probe; its calls are real-model calls (a `delegate` record on the
@@ -100,7 +102,7 @@ async def replay(
     sim = build_model(
         scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view, window=window
     )
-    merged = {**scale_defaults(scenario, strategy), **(params or {})}
+    merged = StrategySettings.parse(params).over(scale_defaults(scenario, strategy))
     out = Replay(store=store)
     said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)
@@ -249,11 +251,11 @@ def _techniques(store: Store) -> tuple[int, int, int]:
     return skills, tasks, memory
 
 
-def scale_defaults(scenario: Scenario, strategy: str) -> dict[str, Any]:
+def scale_defaults(scenario: Scenario, strategy: str) -> StrategySettings:
     """The scenario's scaled thresholds that apply to `strategy`'s middleware (a small-scale
     offload limit means nothing to `truncate`)."""
     valid = set(valid_params(middleware_names(strategy)))
-    return {k: v for k, v in scenario.params.items() if k in valid}
+    return StrategySettings.parse({k: v for k, v in scenario.params.items() if k in valid})
 
 
 def _unreached(probe: Probe) -> ProbeResult:
