@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from window_helpers import RecordingRunner
+from helpers.windows import RecordingRunner
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
 from harness.errors import HarnessError
