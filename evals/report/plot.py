@@ -7,7 +7,7 @@ import math
 import re
 import struct
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -254,10 +254,7 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
     def py(acc: float) -> int:
         return top + round(PLOT_HEIGHT * (1 - acc))
 
-    for k in range(6):
-        y = py(k / 5)
-        c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
-        c.text(LEFT - 60, y - 7, f"{k * 20}%")
+    _accuracy_grid(c, py)
     decimals = max(0, -math.floor(math.log10(step)))
     k = 0
     while k * step <= x_max + 1e-12:
@@ -288,6 +285,14 @@ def scatter(points: Sequence[Point], path: str | Path, *, title: str, x_label: s
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(c.png())
     return out
+
+
+def _accuracy_grid(c: Canvas, py: Callable[[float], int]) -> None:
+    """Gridlines and labels at 0, 20, ..., 100% accuracy."""
+    for k in range(6):
+        y = py(k / 5)
+        c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
+        c.text(LEFT - 60, y - 7, f"{k * 20}%")
 
 
 def marker(c: Canvas, x: int, y: int, p: Point) -> None:
@@ -484,10 +489,7 @@ def recall_lines(
     def py(acc: float) -> int:
         return top + round(PLOT_HEIGHT * (1 - acc))
 
-    for k in range(6):
-        y = py(k / 5)
-        c.line(LEFT, y, WIDTH - RIGHT, y, GREY)
-        c.text(LEFT - 60, y - 7, f"{k * 20}%")
+    _accuracy_grid(c, py)
     for e in edges:
         tick = f"{e / 1000:g}k"
         c.line(px(e), top, px(e), bottom, GREY)
