@@ -87,5 +87,9 @@ class StrategySettings:
     def __bool__(self) -> bool:
         return bool(self.groups)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A read-only mapping does not pickle; a cell carrying these crosses to worker processes.
+        return (StrategySettings.parse, (self.dotted(),))
+
 
 __all__ = ["StrategySettings"]

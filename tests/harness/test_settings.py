@@ -55,3 +55,10 @@ def test_the_same_settings_object_reaches_the_stack_and_the_run_record():
     agent = create_agent(ScriptedModel([]), store=Store(":memory:"), strategy="mask",
                          strategy_params=settings)  # fmt: skip
     assert agent.config().strategy_settings is settings
+
+
+def test_settings_cross_to_a_worker_process_intact():
+    import pickle
+
+    settings = StrategySettings.parse({"summarize.trigger": 0.6, "mask.keep": 2})
+    assert pickle.loads(pickle.dumps(settings)) == settings

@@ -42,3 +42,12 @@ def test_each_arm_gets_the_strategy_settings_its_stack_takes_and_every_option():
     assert by_arm["none"].strategy == StrategySettings()
     assert by_arm["summarize"].strategy.dotted() == {"summarize.trigger": 0.7}
     assert all(s.scenario.as_dict() == {"weeks": 3} for s in by_arm.values())
+
+
+def test_a_cell_with_settings_pickles_for_a_process_runner():
+    import pickle
+
+    cell = Cell("competitive-analysis", "full", {"summarize.trigger": 0.6, "weeks": 2})
+    again = pickle.loads(pickle.dumps(cell))
+    assert again.params.strategy == cell.params.strategy
+    assert again.params.scenario == cell.params.scenario
