@@ -116,8 +116,10 @@ _COMPETITIVE_PARAMS = ("scale", "seed", "week", "weeks")
 
 
 def _competitive_options(options: AgentOptions) -> tuple[Scenario, int]:
-    params = options.params
-    unknown = [k for k in params if "." not in k and k not in _COMPETITIVE_PARAMS]
+    from evals.run.settings import Settings
+
+    params = Settings.of(options.params).scenario.as_dict()
+    unknown = [k for k in params if k not in _COMPETITIVE_PARAMS]
     if unknown:
         raise ValueError(
             f"unknown parameter {unknown[0]!r} for {COMPETITIVE}; agent parameters: "
@@ -211,11 +213,12 @@ def build_competitive(options: AgentOptions) -> Agent:
     market-export, news and article tools, the `market-researcher` subagent, the `qbr-report`
     skill and long-term memory. With `simulated` it follows the scenario's plan offline."""
     from evals.run.replay import scale_defaults
+    from evals.run.settings import Settings
     from evals.simulated import SimulatedModel
 
     scenario, _week = _competitive_options(options)
     strategy = options.strategy or "full"
-    params = {k: v for k, v in options.params.items() if "." in k}
+    settings = Settings.of(options.params).strategy
     model: str | Model
     if options.model == "simulated":
         model = SimulatedModel(scenario.plan, profile=scenario.profile, seed=scenario.seed)
@@ -230,7 +233,7 @@ def build_competitive(options: AgentOptions) -> Agent:
         max_steps=scenario.max_steps,
         step_runner=options.step_runner,
         strategy=strategy,
-        strategy_params={**scale_defaults(scenario, strategy), **params},
+        strategy_params=settings.over(scale_defaults(scenario, strategy)),
         skills=(scenario.skills_dir,) if scenario.skills_dir else (),
         subagents=scenario.subagents,
     )

@@ -32,7 +32,7 @@ from evals.analysis.metrics import Recommendation, summaries
 from evals.analysis.stability import Stability, stability
 from evals.analysis.stats import DEFAULT_SEEDS
 from evals.run.arms import arm_params
-from evals.run.cell import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
+from evals.run.settings import parse_grid as parse_grid  # `--grid`, shared with `eval --tuned`
 from evals.scoring.storage import save_or_dump
 from flows.interrupted import remember_flow_run
 from flows.labels import slug, tag_flow_run

@@ -19,6 +19,7 @@ from harness.middleware.subagents import SubAgent
 from harness.models.base import Model, ModelSettings
 from harness.profiles import ModelProfile
 from harness.run import RunPlace, RunResult, merge_tools, run_agent
+from harness.settings import StrategySettings
 from harness.steps import InlineRunner, StepRunner
 from harness.store import Store
 from harness.strategies import DEFAULT_STRATEGY, build_stack
@@ -42,7 +43,7 @@ class Agent:
         settings: ModelSettings,
         step_runner: StepRunner,
         strategy: str | None = None,
-        strategy_params: Mapping[str, Any] | None = None,
+        strategy_settings: StrategySettings | None = None,
         tool_timeout_s: float | None = DEFAULT_TOOL_TIMEOUT_S,
         connections: Sequence[Closable] = (),
         file_mounts: Mapping[str, FileBackend] | None = None,
@@ -61,7 +62,7 @@ class Agent:
         self.settings = settings
         self.step_runner = step_runner
         self.strategy = strategy
-        self.strategy_params = dict(strategy_params or {})
+        self.strategy_settings = strategy_settings or StrategySettings()
         self.tool_timeout_s = tool_timeout_s
         # What the agent holds open (its MCP servers), closed by `close`.
         self.connections = tuple(connections)
@@ -85,7 +86,7 @@ class Agent:
             counter=self.counter,
             tool_timeout_s=self.tool_timeout_s,
             strategy=self.strategy,
-            strategy_params=dict(self.strategy_params),
+            strategy_settings=self.strategy_settings,
             file_mounts=self.file_mounts,
         )
 
@@ -129,7 +130,7 @@ def create_agent(
     settings: ModelSettings | None = None,
     step_runner: StepRunner | None = None,
     strategy: str = DEFAULT_STRATEGY,
-    strategy_params: Mapping[str, Any] | None = None,
+    strategy_params: StrategySettings | Mapping[str, Any] | None = None,
     skills: Sequence[str | os.PathLike[str]] = (),
     subagents: Sequence[SubAgent] = (),
     memory: Sequence[str] = DEFAULT_MEMORY,
@@ -153,8 +154,8 @@ def create_agent(
     step_runner: runs each model call, tool call and acting hook; default inline.
     strategy: the compaction arm: "full" (offload + summarize), "summarize", "offload",
         "mask", "context-edit", "truncate" or "none" (see `harness.strategies`).
-    strategy_params: dotted constructor parameters of the stack's middleware, e.g.
-        {"summarize.trigger": 0.7, "offload.tool_token_limit": 5_000}.
+    strategy_params: the stack's middleware constructor parameters: a `StrategySettings`, or
+        dotted keys such as {"summarize.trigger": 0.7, "offload.tool_token_limit": 5_000}.
     skills: skill folders on disk, synced to `/skills/` at every run start.
     subagents: `SubAgent` specs for the `task` tool (a general-purpose one is always there).
     memory: long-term memory files injected into every call; () for none.
@@ -182,8 +183,9 @@ def create_agent(
         model = resolve_model(model, **({"profile": profile} if profile is not None else {}))
     elif profile is not None:
         raise ValueError("profile= is for a model given by name; a Model object has its own")
+    strategy_settings = StrategySettings.parse(strategy_params)
     stack = build_stack(
-        strategy, strategy_params, skills=skills, subagents=subagents, memory=memory,
+        strategy, strategy_settings, skills=skills, subagents=subagents, memory=memory,
         middleware=middleware, subagent_middleware=subagent_middleware,
     )  # fmt: skip
     file_mounts = mount_table(mounts or {})
@@ -211,7 +213,7 @@ def create_agent(
             settings=settings or ModelSettings(),
             step_runner=step_runner or InlineRunner(),
             strategy=strategy,
-            strategy_params=strategy_params,
+            strategy_settings=strategy_settings,
             tool_timeout_s=tool_timeout_s,
             connections=connections,
             file_mounts=file_mounts,

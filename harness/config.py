@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.files.mounts import FileBackend
 from harness.models.base import Model, ModelSettings
 from harness.profiles import ModelProfile
+from harness.settings import StrategySettings
 from harness.steps import StepRunner
 from harness.store import Store
 from harness.tokens import TokenCounter
@@ -35,7 +35,7 @@ class RunConfig:
     # Seconds a tool call may take unless the tool sets its own limit; None for no limit.
     tool_timeout_s: float | None
     strategy: str | None = None
-    strategy_params: Mapping[str, Any] = field(default_factory=dict)
+    strategy_settings: StrategySettings = field(default_factory=StrategySettings)
     # Virtual prefixes whose files live in a folder on disk (`harness.files.mounts`).
     file_mounts: Mapping[str, FileBackend] = field(default_factory=dict)
 

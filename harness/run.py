@@ -150,7 +150,7 @@ def _recorded_config(
     return {
         "max_steps": config.max_steps,
         "middleware": [m.name for m in middleware],
-        "strategy_params": dict(config.strategy_params),
+        "strategy_params": config.strategy_settings.dotted(),
         # What a replay of this run needs and the transcript does not hold
         # (`ctxlab scenarios import`): the prompt, the window and what was offered.
         "system_prompt": config.system_prompt,

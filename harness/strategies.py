@@ -24,9 +24,10 @@ add to the system prompt after them. A subagent runs with a fresh stack of its s
 then the user middleware subagents inherit (`create_agent(subagent_middleware=...)`, by
 default the user's own) and its spec's own middleware, in the place of the user's.
 
-Parameters are dotted keys, `<middleware>.<constructor parameter>`, for any middleware in the
-stack: {"summarize.trigger": 0.7, "summarize.keep": ("messages", 20), "offload.tool_token_limit":
-5_000, "mask.keep": 10, "truncate.trigger": 0.9, "truncate.target": 0.4,
+Parameters are a `StrategySettings` (harness/settings.py), parsed once from dotted keys,
+`<middleware>.<constructor parameter>`, for any middleware in the stack:
+{"summarize.trigger": 0.7, "summarize.keep": ("messages", 20), "offload.tool_token_limit": 5_000,
+"mask.keep": 10, "truncate.trigger": 0.9, "truncate.target": 0.4,
 "context-edit.trigger": 80_000, "memory.max_chars": 10_000}. A key for a middleware the strategy
 does not use, or a parameter its constructor does not take, is an error that lists the valid
 keys.
@@ -52,6 +53,7 @@ from harness.middleware.skills import Skills
 from harness.middleware.subagents import SubAgent, SubAgents
 from harness.middleware.summarization import Summarization
 from harness.middleware.truncate import Truncate
+from harness.settings import StrategySettings
 
 STRATEGIES: dict[str, tuple[str, ...]] = {
     "none": (),
@@ -119,31 +121,10 @@ def valid_params(names: Iterable[str]) -> list[str]:
     return keys
 
 
-def split_params(
-    params: Mapping[str, Any] | None, names: Sequence[str], *, strict: bool = True, label: str = ""
-) -> dict[str, dict[str, Any]]:
-    """`{"summarize.trigger": 0.7}` -> `{"summarize": {"trigger": 0.7}}`, checked against the
-    constructors of `names`. Keys for other middleware raise when `strict`, else are left out
-    (a subagent on another strategy ignores its parent's keys)."""
-    valid = set(valid_params(names))
-    grouped: dict[str, dict[str, Any]] = {}
-    for key, value in (params or {}).items():
-        owner, _, param = key.partition(".")
-        if key not in valid:
-            if strict or owner in names:
-                raise HarnessError(
-                    f"unknown strategy parameter {key!r} for {label or 'this stack'}; valid "
-                    f"keys: {', '.join(sorted(valid))}"
-                )
-            continue
-        grouped.setdefault(owner, {})[param] = value
-    return grouped
-
-
 def subagent_stack(
     strategy: str | None,
     middleware: Sequence[Middleware] = (),
-    params: Mapping[str, Any] | None = None,
+    settings: StrategySettings | None = None,
     *,
     strict: bool = True,
     inherited: Sequence[Middleware] = (),
@@ -155,7 +136,9 @@ def subagent_stack(
     strategy = strategy or DEFAULT_STRATEGY
     outer = ("skills", "memory")
     names = [n for n in middleware_names(strategy, with_subagents=False) if n not in outer]
-    grouped = split_params(params, names, strict=strict, label=f"strategy {strategy!r}")
+    grouped = (settings or StrategySettings()).for_stack(
+        valid_params(names), names, strict=strict, label=f"strategy {strategy!r}"
+    )
     stack: list[Middleware] = []
     for name in names:
         if name == "guard":
@@ -167,7 +150,7 @@ def subagent_stack(
 
 def build_stack(
     strategy: str,
-    params: Mapping[str, Any] | None = None,
+    settings: StrategySettings | Mapping[str, Any] | None = None,
     *,
     skills: Sequence[str | os.PathLike[str]] = (),
     subagents: Sequence[SubAgent] = (),
@@ -176,16 +159,18 @@ def build_stack(
     subagent_middleware: Sequence[Middleware] | None = None,
 ) -> list[Middleware]:
     """The whole middleware stack of `strategy`, in the documented order. Subagents run
-    `subagent_middleware` (None: the same `middleware` instances) unless their spec opts out."""
+    `subagent_middleware` (None: the same `middleware` instances) unless their spec opts out.
+    `settings` may be dotted keys, parsed here for callers without a `StrategySettings`."""
     names = middleware_names(strategy)
-    grouped = split_params(params, names, label=f"strategy {strategy!r}")
+    settings = StrategySettings.parse(settings)
+    grouped = settings.for_stack(valid_params(names), names, label=f"strategy {strategy!r}")
     supplied: dict[str, dict[str, Any]] = {
         "skills": {"sources": tuple(skills)},
         "memory": {"paths": tuple(memory)},
         "subagents": {
             "subagents": tuple(subagents),
             "strategy": strategy,
-            "stack": partial(subagent_stack, params=params, strict=False),
+            "stack": partial(subagent_stack, settings=settings, strict=False),
             "inherited": tuple(middleware if subagent_middleware is None else subagent_middleware),
         },
     }
@@ -215,7 +200,6 @@ __all__ = [
     "STRATEGIES",
     "build_stack",
     "middleware_names",
-    "split_params",
     "subagent_stack",
     "valid_params",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_provider import FakeProvider
+from helpers.fake_provider import FakeProvider
 
 
 class NetworkBlockedError(OSError):
@@ -74,7 +74,7 @@ def _block_network() -> Iterator[None]:
 
 @pytest.fixture
 def fake_provider() -> Iterator[FakeProvider]:
-    """A started local OpenAI/Anthropic fake (see tests/fake_provider.py)."""
+    """A started local OpenAI/Anthropic fake (see tests/helpers/fake_provider.py)."""
     with FakeProvider() as provider:
         yield provider
 
@@ -151,13 +151,13 @@ def _no_leaked_model_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # ---- end: command-line model profiles --------------------------------------------------------
 
-# ---- begin: MCP test servers (tests/mcp_server.py) ------------------------------------------
+# ---- begin: MCP test servers (tests/helpers/mcp_server.py) ----------------------------------
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-MCP_SERVER_SCRIPT = str(Path(__file__).parent / "mcp_server.py")
+MCP_SERVER_SCRIPT = str(Path(__file__).parent / "helpers" / "mcp_server.py")
 
 
 @pytest.fixture

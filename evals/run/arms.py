@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evals.run.replay import MiddlewareFactory
+from evals.run.settings import Settings
 from evals.scenarios.base import Scenario
 from harness.errors import HarnessError
 from harness.middleware.base import Middleware
@@ -109,13 +110,14 @@ def arm_params(name: str) -> list[str]:
 
 
 def params_by_arm(
-    params: Mapping[str, Any], arms: Sequence[str], *, strict: bool = True
-) -> dict[str, dict[str, Any]]:
+    params: Settings | Mapping[str, Any], arms: Sequence[str], *, strict: bool = True
+) -> dict[str, Settings]:
     """`params` split among `arms`: each arm gets the keys its stack takes (`summarize.trigger`
     goes to `summarize` and `full`, not to `none`). Raises HarnessError, when `strict`, on a
     key none of them takes, naming the arms that would. A key without a dot is the scenario's
     own (`weeks`): every arm gets it, and the scenario checks it."""
-    own = {k for k in params if "." not in k}
+    params = Settings.of(params)
+    own = set(params.scenario.as_dict())
     taken = {arm: set(arm_params(arm)) | own for arm in dict.fromkeys(arms)}
     for key in params:
         if not strict or any(key in keys for keys in taken.values()):
@@ -129,4 +131,4 @@ def params_by_arm(
             )
         keys = sorted(set().union(*taken.values()))
         raise HarnessError(f"unknown strategy parameter {key!r}; valid keys: {', '.join(keys)}")
-    return {arm: {k: v for k, v in params.items() if k in keys} for arm, keys in taken.items()}
+    return {arm: params.only(keys) for arm, keys in taken.items()}

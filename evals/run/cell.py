@@ -5,7 +5,6 @@ with its own in-memory store. This is what `ctxlab eval`, the CI gate and the Pr
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import Any
 from evals.run.arms import get_arm
 from evals.run.judge import Judge
 from evals.run.replay import MiddlewareFactory, Progress, replay
+from evals.run.settings import Settings
 from evals.scenarios import get_scenario
 from evals.scoring.results import EvalResult, from_replay
 from evals.simulated import DEFAULT_READER
@@ -23,8 +23,9 @@ from harness.models import Model
 @dataclass(frozen=True)
 class Cell:
     """One run to make: `scenario` under `strategy` (an arm of `evals.run.arms`: a harness
-    strategy, `none-unbounded` or `oracle`) with `params` (dotted keys such as
-    `{"summarize.trigger": 0.7}`) for one seed and scale.
+    strategy, `none-unbounded` or `oracle`) with `params` (a `Settings`, or a mapping of dotted
+    strategy keys such as `{"summarize.trigger": 0.7}` and scenario options such as
+    `{"weeks": 4}`, split once into one) for one seed and scale.
 
     reader: how the simulated model reads: "fallible" (default: misses with length and
     depth, confuses look-alikes, searches with the question's words) or "ideal".
@@ -37,7 +38,7 @@ class Cell:
 
     scenario: str
     strategy: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: Settings = field(default_factory=Settings)
     seed: int = 0
     scale: str = "small"
     model: str | Model = "simulated"
@@ -46,6 +47,9 @@ class Cell:
     label: str | None = None
     window: int | None = None
     judge: str | Model | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", Settings.of(self.params))
 
     def check(self) -> None:
         """Raise on an unknown scenario, scale, strategy, parameter or model (or a parameter
@@ -58,25 +62,15 @@ class Cell:
 
         scenario_summary(self.scenario)
         check_scale(self.scale)
-        check_options(self.scenario, scenario_options(self.params))
+        check_options(self.scenario, self.params.scenario.as_dict())
         # Building the stack checks every key and range-checks every value (a ValueError
         # naming the key), so `offload.tool_token_limit=-5` is refused before any run.
-        build_stack(get_arm(self.strategy).strategy, strategy_params(self.params))
+        build_stack(get_arm(self.strategy).strategy, self.params.strategy)
         if not isinstance(self.model, str):
             return
         if ":" not in self.model:  # a bare name resolves or fails at once, with no SDK call
             resolve_model(self.model)
         get_profile(self.model)
-
-
-def scenario_options(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The scenario's own parameters among a cell's: the keys without a dot (`weeks`)."""
-    return {k: v for k, v in params.items() if "." not in k}
-
-
-def strategy_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The strategy's parameters among a cell's: the dotted keys (`memory.policy`)."""
-    return {k: v for k, v in params.items() if "." in k}
 
 
 def check_cells(cells: Iterable[Cell]) -> None:
@@ -96,14 +90,14 @@ async def arun_cell(
     real-model calls (the judge's count against it)."""
     arm = get_arm(cell.strategy)
     scenario = get_scenario(
-        cell.scenario, seed=cell.seed, scale=cell.scale, options=scenario_options(cell.params)
+        cell.scenario, seed=cell.seed, scale=cell.scale, options=cell.params.scenario.as_dict()
     )
     built = arm.scenario(scenario)
     # An unbounded arm is the reference that keeps everything: a cap would make it overflow.
     window = None if arm.unbounded else cell.window
     start = time.perf_counter()
     outcome = await replay(
-        built, arm.strategy, strategy_params(cell.params), seed=cell.seed, model=cell.model,
+        built, arm.strategy, cell.params.strategy, seed=cell.seed, model=cell.model,
         reader=cell.reader, max_usd=max_usd, progress=progress,
         middleware=arm.with_middleware(built, cell.middleware),
         subagent_middleware=arm.subagent_middleware(cell.middleware), window=window,
@@ -147,7 +141,7 @@ def run_cell(
             Cell(
                 scenario,
                 strategy,
-                dict(params or {}),
+                Settings.of(params),
                 seed,
                 scale,
                 model,
@@ -200,32 +194,7 @@ def grid(
     reader: str = DEFAULT_READER,
 ) -> list[Cell]:
     return [
-        Cell(scenario, s, dict(params or {}), seed, scale, model, reader)
+        Cell(scenario, s, Settings.of(params), seed, scale, model, reader)
         for s in strategies
         for seed in seeds
     ]
-
-
-def parse_setting(text: str) -> tuple[str, Any]:
-    """`summarize.trigger=0.7` -> ("summarize.trigger", 0.7). Values are JSON when they parse
-    (numbers, true/false, lists), else strings ("messages:40" stays a string)."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise ValueError(f"expected key=value, got {text!r}")
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return key.strip(), value
-
-
-def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
-    """`["summarize.trigger=0.6,0.85"]` -> {"summarize.trigger": [0.6, 0.85]}: the `--grid`
-    options of `ctxlab sweep` and `ctxlab eval --tuned`."""
-    grid: dict[str, list[Any]] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--grid expects key=v1,v2; got {item!r}")
-        grid[key.strip()] = [parse_setting(f"{key}={v}")[1] for v in raw.split(",") if v]
-    return grid

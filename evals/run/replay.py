@@ -32,6 +32,7 @@ from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
 from harness.profiles import ModelProfile
 from harness.run import RunResult
+from harness.settings import StrategySettings
 from harness.strategies import middleware_names, valid_params
 
 Progress = Callable[[int, int], None]
@@ -74,7 +75,7 @@ def _capped(profile: ModelProfile, window: int | None) -> ModelProfile:
 async def replay(
     scenario: Scenario,
     strategy: str,
-    params: Mapping[str, Any] | None = None,
+    params: StrategySettings | Mapping[str, Any] | None = None,
     *,
     seed: int = 0,
     model: str | Model = "simulated",
@@ -88,10 +89,11 @@ async def replay(
     window: int | None = None,
     judge: Judge | None = None,
 ) -> Replay:
-    """Replay `scenario` under `strategy` with `params` (dotted keys over the scenario's
-    scale defaults). A fresh in-memory store unless one is given. `middleware` builds extra
-    middleware of yours for each session's agent (placed after the strategy's compaction);
-    its subagents run the same unless `subagent_middleware` builds theirs (`lambda: ()`: none).
+    """Replay `scenario` under `strategy` with `params` (strategy settings, or their dotted
+    keys, over the scenario's scale defaults). A fresh in-memory store unless one is given.
+    `middleware` builds extra middleware of yours for each session's agent (placed after the
+    strategy's compaction); its subagents run the same unless `subagent_middleware` builds
+    theirs (`lambda: ()`: none).
     `reader`: "fallible" (default) or "ideal"; `view`: a break arm of the sanity check.
     `window`: caps the model's window (see `build_model`) and scales the absolute-token
     thresholds the caller did not set (evals/run/thresholds.py). `judge`: an LLM judge that also
@@ -106,8 +108,9 @@ async def replay(
         scenario, model, seed=seed, reader=reader, max_usd=max_usd, view=view, window=window
     )
     defaults = scale_defaults(scenario, strategy)
-    scaled = scaled_thresholds(strategy, window, defaults, params or {})
-    merged = {**defaults, **scaled, **(params or {})}
+    given = StrategySettings.parse(params)
+    scaled = scaled_thresholds(strategy, window, defaults.dotted(), given.dotted())
+    merged = StrategySettings.parse({**defaults.dotted(), **scaled, **given.dotted()})
     out = Replay(store=store, thresholds=scaled)
     said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)
@@ -259,11 +262,11 @@ def _techniques(store: Store) -> tuple[int, int, int]:
     return skills, tasks, memory
 
 
-def scale_defaults(scenario: Scenario, strategy: str) -> dict[str, Any]:
+def scale_defaults(scenario: Scenario, strategy: str) -> StrategySettings:
     """The scenario's scaled thresholds that apply to `strategy`'s middleware (a small-scale
     offload limit means nothing to `truncate`)."""
     valid = set(valid_params(middleware_names(strategy)))
-    return {k: v for k, v in scenario.params.items() if k in valid}
+    return StrategySettings.parse({k: v for k, v in scenario.params.items() if k in valid})
 
 
 def _audit(

@@ -142,19 +142,7 @@ def import_path(
     items: Iterable[Trace | Skipped] = (
         _file_items(path, format) if path.is_file() else read_folder(path, format, strict=True)
     )
-    rows: list[dict[str, Any]] = []
-    names: set[str] = set()
-    for item in items:
-        if isinstance(item, Skipped):
-            summary.skipped.append(item)
-            continue
-        row = _write_one(item, folder, names, window, redactor, force, summary, min_probes)
-        if row is not None:
-            rows.append(row)
-    if rows:
-        summary.suite = _write_index(folder, rows, summary.skipped, force, path, redactor)
-    summary.seconds = time.perf_counter() - start
-    return summary
+    return _write_suite(items, summary, folder, window, redactor, force, start, min_probes)
 
 
 def _import_file(
@@ -190,17 +178,27 @@ def _import_file(
     folder = EXPORTS / f"traces-{_slug(_stem(path))}" if out is None else out
     _check_folder(folder, force)
     summary.out = folder
+    items = (item for item in (first, second, *traces) if item is not None)
+    return _write_suite(items, summary, folder, window, redactor, force, start, min_probes)
+
+
+def _write_suite(
+    items: Iterable[Trace | Skipped], summary: ImportSummary, folder: Path, window: int | None,
+    redactor: Sequence[str], force: bool, start: float, min_probes: int,
+) -> ImportSummary:  # fmt: skip
+    """One scenario file per sound trace into `folder`, then its `suite.json`."""
     rows: list[dict[str, Any]] = []
     names: set[str] = set()
-    for item in (first, second, *traces):
+    for item in items:
         if isinstance(item, Skipped):
             summary.skipped.append(item)
-        elif item is not None:
-            row = _write_one(item, folder, names, window, redactor, force, summary, min_probes)
-            if row is not None:
-                rows.append(row)
+            continue
+        row = _write_one(item, folder, names, window, redactor, force, summary, min_probes)
+        if row is not None:
+            rows.append(row)
     if rows:
-        summary.suite = _write_index(folder, rows, summary.skipped, force, path, redactor)
+        summary.suite = _write_index(folder, rows, summary.skipped, force, summary.source,
+                                     redactor)  # fmt: skip
     summary.seconds = time.perf_counter() - start
     return summary
 

@@ -184,14 +184,7 @@ def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
                                     Call(name, args)))  # fmt: skip
             if m.tool_call_id in subs:
                 continue  # the subagent's answer: a replay's task gives its own
-            walk.replies.append(
-                {
-                    "tool": name,
-                    "arguments": args,
-                    "occurrence": _occurrence(walk, name, args),
-                    "content": m.text,
-                }
-            )
+            walk.replies.append(_reply(walk, name, args, m.text))
             continue
         if m.role != "assistant":
             continue  # a system message mid-run: the replay's harness sends its own
@@ -256,14 +249,7 @@ def _task(walk: Walk, sub: Trace, call: TraceToolCall, names: dict[str, str],
             name, args = calls_by_id.get(m.tool_call_id or "", (m.tool_name or "tool", {}))
             inner.shown.append(Shown(Source(f"task {len(walk.tasks)} {name} result", "tool",
                                             m.text, 0), i, 0, 0, Call(name, args)))  # fmt: skip
-            walk.replies.append(
-                {
-                    "tool": name,
-                    "arguments": args,
-                    "occurrence": _occurrence(walk, name, args),
-                    "content": m.text,
-                }
-            )
+            walk.replies.append(_reply(walk, name, args, m.text))
             continue
         if m.role != "assistant":
             continue
@@ -280,6 +266,12 @@ def _task(walk: Walk, sub: Trace, call: TraceToolCall, names: dict[str, str],
         inner.agent.append((i, rendered_step(m.text, calls)))
     walk.tasks.append({"prompt": prompt, "steps": steps, "final": final})
     return prompt
+
+
+def _reply(walk: Walk, name: str, args: dict[str, Any], content: str) -> dict[str, Any]:
+    """A recorded tool result, with how many times the same call was answered before it."""
+    return {"tool": name, "arguments": args, "occurrence": _occurrence(walk, name, args),
+            "content": content}  # fmt: skip
 
 
 def _occurrence(walk: Walk, name: str, args: dict[str, Any]) -> int:

@@ -32,7 +32,9 @@ def server_options(parser: argparse.ArgumentParser, *, ephemeral: bool = True) -
 
 
 def parse_sets(items: Sequence[str]) -> dict[str, Any]:
-    from evals.run.cell import parse_setting
+    """`--set` of the agent commands, in the order given, as the session records it (plain
+    JSON); the agent splits it into a `Settings` when it builds."""
+    from evals.run.settings import parse_setting
 
     return dict(parse_setting(item) for item in items)
 

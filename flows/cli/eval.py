@@ -140,7 +140,8 @@ def add_parser(subparsers: Any) -> None:
 
 def eval_command(args: argparse.Namespace) -> int:
     from evals.run.arms import params_by_arm
-    from evals.run.cell import check_cells, grid, parse_setting
+    from evals.run.cell import check_cells, grid
+    from evals.run.settings import Settings
 
     if args.summary and not args.json:
         args.parser.error("--summary adds to --json output; give --json too")
@@ -162,7 +163,7 @@ def eval_command(args: argparse.Namespace) -> int:
     use_model_options(args)
     with usage_errors(args):
         check_scenario_path(args.scenario)
-        params = dict(parse_setting(s) for s in args.set)
+        params = Settings.parse(args.set)
         seeds = args.seeds.resolve() if args.seeds else (args.seed or range(DEFAULT_SEEDS))
         # A parameter goes to the arms whose stack takes it: `summarize.trigger` to
         # summarize and full, not to none (refused when no arm run here takes it).

@@ -20,7 +20,8 @@ from flows.cli.options import (
 def suite_command(args: argparse.Namespace) -> int:
     from evals.analysis.suite import suite_summary, trace_line
     from evals.run.arms import params_by_arm
-    from evals.run.cell import Cell, check_cells, parse_setting
+    from evals.run.cell import Cell, check_cells
+    from evals.run.settings import Settings
     from evals.scenarios.suite import load_suite
 
     if args.grid or args.train_seeds is not None:
@@ -29,20 +30,20 @@ def suite_command(args: argparse.Namespace) -> int:
     use_model_options(args)
     with usage_errors(args):
         suite = load_suite(args.scenario)
-        params = dict(parse_setting(s) for s in args.set)
+        params = Settings.parse(args.set)
         seeds = list(range(args.seeds) if args.seeds else (args.seed or [0]))
         by_arm = params_by_arm(params, args.strategy or STRATEGIES)
         planned: list[tuple[int, Cell]] = []
         for k, trace in enumerate(suite.traces):
             for arm, arm_params in by_arm.items():
                 for seed in seeds:
-                    cell = Cell(str(trace.file), arm, dict(arm_params), seed, args.scale,
+                    cell = Cell(str(trace.file), arm, arm_params, seed, args.scale,
                                 args.model, args.reader, window=args.window,
                                 judge=args.judge)  # fmt: skip
                     planned.append((k, cell))
                 # The ideal reader draws nothing, so one seed of it stands for all.
                 if args.model == "simulated" and args.reader == "fallible":
-                    ideal = Cell(str(trace.file), arm, dict(arm_params), seeds[0], args.scale,
+                    ideal = Cell(str(trace.file), arm, arm_params, seeds[0], args.scale,
                                  args.model, "ideal", window=args.window)  # fmt: skip
                     planned.append((k, ideal))
                 # A real model answering: the simulated reader answers the same probes

@@ -23,7 +23,8 @@ from flows.cli.options import (
 def tuned_command(args: argparse.Namespace) -> int:
     """Each arm at its best setting: its grid on the training seeds, the recommended setting on
     the held-out seeds (evals/run/tuning.py). Only the held-out runs are reported and stored."""
-    from evals.run.cell import Cell, check_cells, parse_grid, parse_setting
+    from evals.run.cell import Cell, check_cells
+    from evals.run.settings import Settings, parse_grid
     from evals.run.tuning import HELDOUT_SEEDS, plan, seed_span
     from harness.store import default_path
 
@@ -39,7 +40,7 @@ def tuned_command(args: argparse.Namespace) -> int:
     with usage_errors(args):
         check_scenario_path(args.scenario)
         base = Cell(
-            args.scenario, "full", dict(parse_setting(s) for s in args.set), scale=args.scale,
+            args.scenario, "full", Settings.parse(args.set), scale=args.scale,
             model=args.model, reader=args.reader, window=args.window, judge=args.judge,
         )  # fmt: skip
         tuning = plan(

@@ -23,6 +23,7 @@ from harness.middleware.offload import OffloadLargeResults
 from harness.middleware.params import flag, whole_or_none
 from harness.models.base import Model
 from harness.run import RunResult, merge_tools, run_agent
+from harness.settings import StrategySettings
 from harness.tokens import TokenCounter
 from harness.tools import Tool, ToolContext, as_tool, tool
 
@@ -184,7 +185,7 @@ class SubAgents(Middleware):
             max_steps=self.max_steps or config.max_steps,
             counter=TokenCounter(model.profile.encoding),
             strategy=spec.strategy or self.strategy,
-            strategy_params={},
+            strategy_settings=StrategySettings(),
         )
         result = await run_agent(
             child,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recorded_helpers import record_flagship
+from helpers.recorded import record_flagship
 
 from evals.sources.thread_import import import_run, write_scenario
 

@@ -171,7 +171,7 @@ on_given_model = AgentSpec(
 NEWS_SERVER = StdioServer(
     name="research",
     command=sys.executable,
-    args=[str(Path(__file__).resolve().parents[1] / "mcp_server.py"), "stdio"],
+    args=[str(Path(__file__).resolve().parents[1] / "helpers" / "mcp_server.py"), "stdio"],
 )
 
 

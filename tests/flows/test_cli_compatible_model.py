@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_helpers import one_line_error
-from fake_provider import FakeCall, FakeProvider, final, tool_turn
+from helpers.cli import one_line_error
+from helpers.fake_provider import FakeCall, FakeProvider, final, tool_turn
 
 from flows.cli import main
 from flows.server import ServerInfo

@@ -9,7 +9,7 @@ import logging
 from collections import Counter
 
 import pytest
-from flow_helpers import artifacts, flow_run_name, run_logs, task_runs_of
+from helpers.flows import artifacts, flow_run_name, run_logs, task_runs_of
 from prefect.logging.handlers import PrefectConsoleHandler
 
 from flows.agent_run import agent_run, artifact_key, session_name
@@ -199,7 +199,7 @@ def test_a_session_publishes_one_artifact_titled_by_what_it_ran(
 def test_flow_runs_are_tagged_with_ctxlab_and_the_command(
     prefect_server: ServerInfo, db: str
 ) -> None:
-    from flow_helpers import flow_run_tags
+    from helpers.flows import flow_run_tags
 
     result = asyncio.run(agent_run(agent=RECORDER, db=db))
     tags = set(flow_run_tags(result["flow_run_id"]))

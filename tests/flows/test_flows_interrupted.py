@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from flow_helpers import flow_run_state
+from helpers.flows import flow_run_state
 from prefect import flow
 from prefect.runtime import flow_run as current_flow_run
 

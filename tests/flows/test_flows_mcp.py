@@ -1,5 +1,5 @@
 """An MCP-backed weekly agent end to end: the Monday deployment of an agent spec that names an
-MCP server (tests/mcp_server.py over stdio), its flow run under the Prefect server, the
+MCP server (tests/helpers/mcp_server.py over stdio), its flow run under the Prefect server, the
 server's large result offloaded and read back."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mcp_server import KEY_FACT
+from helpers.mcp_server import KEY_FACT
 
 from flows.agent_run import agent_run
 from flows.agents import AgentOptions, AgentSpec, build_agent

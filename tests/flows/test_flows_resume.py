@@ -15,8 +15,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from flow_helpers import flow_run_state
-from store_helpers import events
+from helpers.flows import flow_run_state
+from helpers.store import events
 
 from flows.agent_run import agent_run
 from flows.server import ServerInfo

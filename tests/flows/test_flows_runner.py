@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from flow_helpers import task_runs_of
+from helpers.flows import task_runs_of
 from prefect import flow
 from prefect.context import FlowRunContext
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from flow_helpers import artifacts, flow_run_name, flow_run_tags, task_runs_of
+from helpers.flows import artifacts, flow_run_name, flow_run_tags, task_runs_of
 
 from evals import load_runs
 from evals.scoring.storage import results_from_frame

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from flow_helpers import task_runs_of
+from helpers.flows import task_runs_of
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.deployments import arun_deployment

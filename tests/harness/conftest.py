@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sdk_adapters import ADAPTERS, Adapter, set_keys
+from helpers.sdk_adapters import ADAPTERS, Adapter, set_keys
 
 # ---- snapshots (middleware) --------------------------------------------------------------
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import random
 
+from helpers.windows import make_state, model_call, small_model, tool_group
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from window_helpers import make_state, model_call, small_model, tool_group
 
 from harness.errors import ContextOverflowError
 from harness.messages import Message, ToolCall, assistant, new_id, tool_result, user

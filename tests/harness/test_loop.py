@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from window_helpers import RecordingRunner
+from helpers.windows import RecordingRunner
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
 from harness.errors import HarnessError
@@ -187,8 +187,7 @@ def test_a_sync_tool_cancelled_with_its_run_ends_before_the_run_returns() -> Non
 
         async def wrap_tool_call(self, request, handler):
             if request.call.arguments["n"] == 0:
-                while not started.is_set():
-                    await asyncio.sleep(0.01)
+                assert await asyncio.to_thread(started.wait, 10)
                 raise RuntimeError("middleware bug")
             return await handler(request)
 
@@ -343,11 +342,17 @@ def test_two_window_rewrites_in_one_step_resume_as_the_last_one() -> None:
 
 def test_a_failing_middleware_cancels_the_sibling_tool_calls() -> None:
     finished: list[int] = []
+    started, cancelled = asyncio.Event(), asyncio.Event()
 
     @tool
     async def slow(n: int) -> str:
         """Sleep, then note completion."""
-        await asyncio.sleep(0.3)
+        started.set()
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
         finished.append(n)
         return str(n)
 
@@ -356,6 +361,7 @@ def test_a_failing_middleware_cancels_the_sibling_tool_calls() -> None:
 
         async def wrap_tool_call(self, request, handler):
             if request.call.arguments["n"] == 0:
+                await started.wait()  # the sibling is running: its cancellation is observable
                 raise RuntimeError("middleware bug")
             return await handler(request)
 
@@ -365,7 +371,7 @@ def test_a_failing_middleware_cancels_the_sibling_tool_calls() -> None:
     async def caller_keeps_its_loop_running() -> None:
         with pytest.raises(RuntimeError, match="middleware bug"):
             await agent.run("go")
-        await asyncio.sleep(0.4)  # long enough for an orphaned call to finish
+        await asyncio.wait_for(cancelled.wait(), 10)
 
     asyncio.run(caller_keeps_its_loop_running())
     assert finished == []

@@ -1,5 +1,5 @@
-"""MCP servers as tools (tests/mcp_server.py, a real server on the official SDK): listed with
-their schemas, called like any tool (offloading, time limit, errors as text), and a server
+"""MCP servers as tools (tests/helpers/mcp_server.py, a real server on the official SDK): listed
+with their schemas, called like any tool (offloading, time limit, errors as text), and a server
 that fails, dies, hangs, garbles or floods is an error for the model and an `mcp` event."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from mcp_server import KEY_FACT
+from helpers.mcp_server import KEY_FACT
 
 from harness import create_agent
 from harness.mcp import HttpServer, MCPServerError, StdioServer

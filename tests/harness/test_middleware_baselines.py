@@ -4,7 +4,7 @@ dangling-call patch and the no-compaction guard."""
 from __future__ import annotations
 
 import pytest
-from window_helpers import make_state, model_call, small_model, tool_group
+from helpers.windows import make_state, model_call, small_model, tool_group
 
 from harness import ContextOverflowError, Store, create_agent, tool
 from harness.messages import Message, assistant, tool_result, user

@@ -3,7 +3,7 @@
 from pathlib import Path, PureWindowsPath
 
 import pytest
-from store_helpers import events
+from helpers.store import events
 
 from harness import Store, ToolContext, tool
 from harness.files.filesystem import FileSystem

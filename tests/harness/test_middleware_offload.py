@@ -4,7 +4,7 @@ import tracemalloc
 from datetime import timedelta
 
 import pytest
-import store_helpers
+from helpers import store as store_helpers
 
 from harness import Store, tool
 from harness.files.filesystem import FileSystem

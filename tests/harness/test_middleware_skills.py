@@ -4,7 +4,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from store_helpers import events
+from helpers.store import events
 
 from harness import Store
 from harness.files.filesystem import FileSystem

@@ -3,7 +3,7 @@
 import asyncio
 import time
 
-from store_helpers import events
+from helpers.store import events
 
 from harness import Store, tool
 from harness.files.filesystem import FileSystem

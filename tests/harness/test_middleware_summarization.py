@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from window_helpers import RecordingRunner, make_state, model_call, small_model, tool_group
+from helpers.windows import RecordingRunner, make_state, model_call, small_model, tool_group
 
 from harness import ContextOverflowError, Middleware, Store, create_agent, tool
 from harness.errors import ModelError

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from fake_provider import (
+from helpers.fake_provider import (
     FakeCall,
     FakeProvider,
     Turn,
@@ -18,7 +18,7 @@ from fake_provider import (
     too_large,
     tool_turn,
 )
-from model_helpers import ask
+from helpers.models import ask
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.messages import (

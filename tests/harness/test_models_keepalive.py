@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_provider import FakeCall, FakeProvider, final, tool_turn
-from sdk_adapters import ADAPTERS, KEYS, Adapter
+from helpers.fake_provider import FakeCall, FakeProvider, final, tool_turn
+from helpers.sdk_adapters import ADAPTERS, KEYS, Adapter
 
 from harness.agent import Agent
 from harness.messages import user
@@ -154,8 +154,8 @@ def test_a_loop_that_runs_again_after_shutdown_gets_a_new_client(
 
 EXIT_SCRIPT = """
 import asyncio
-from fake_provider import FakeProvider, final
-from sdk_adapters import ADAPTERS
+from helpers.fake_provider import FakeProvider, final
+from helpers.sdk_adapters import ADAPTERS
 from harness.messages import user
 from harness.models import ModelSettings, RequestParams
 
@@ -174,11 +174,12 @@ def test_no_event_loop_noise_at_exit() -> None:
     One interpreter for all three adapters: importing both SDKs is most of its cost."""
     done = subprocess.run(
         [sys.executable, "-W", "default", "-c", EXIT_SCRIPT],
-        cwd=Path(__file__).parent,  # where sdk_adapters is
+        cwd=Path(__file__).parent,
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, **KEYS, "PYTHONPATH": str(Path(__file__).parents[1])},  # fake_provider
+        # tests/ on the path, for the helpers package
+        env={**os.environ, **KEYS, "PYTHONPATH": str(Path(__file__).parents[1])},
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(2 * len(ADAPTERS))

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fake_provider import FakeProvider, Raw, final
-from model_helpers import ask
-from sdk_adapters import ADAPTERS
+from helpers.fake_provider import FakeProvider, Raw, final
+from helpers.models import ask
+from helpers.sdk_adapters import ADAPTERS
 
 from harness.errors import ContextOverflowError, ModelError
 

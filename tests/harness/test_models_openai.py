@@ -10,8 +10,8 @@ import socket
 import time
 
 import pytest
-from fake_provider import FakeCall, FakeProvider, Turn, final, overflow, tool_turn
-from model_helpers import ask
+from helpers.fake_provider import FakeCall, FakeProvider, Turn, final, overflow, tool_turn
+from helpers.models import ask
 
 from harness.errors import ContextOverflowError, UnknownModelError
 from harness.messages import Message, ModelResponse, ToolCall, Usage, system, tool_result, user

@@ -9,9 +9,9 @@ import traceback
 from collections.abc import Callable, Iterator
 
 import pytest
-from fake_provider import Failure, FakeProvider, echo_key, unauthorized
-from model_helpers import ask
-from sdk_adapters import Adapter
+from helpers.fake_provider import Failure, FakeProvider, echo_key, unauthorized
+from helpers.models import ask
+from helpers.sdk_adapters import Adapter
 
 from harness.agent import Agent
 from harness.errors import ModelError

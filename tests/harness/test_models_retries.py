@@ -9,9 +9,18 @@ import time
 from collections.abc import Callable
 
 import pytest
-from fake_provider import Failure, FakeProvider, Raw, Reply, final, rate_limited, server_error, slow
-from model_helpers import ask
-from sdk_adapters import ADAPTERS, Adapter
+from helpers.fake_provider import (
+    Failure,
+    FakeProvider,
+    Raw,
+    Reply,
+    final,
+    rate_limited,
+    server_error,
+    slow,
+)
+from helpers.models import ask
+from helpers.sdk_adapters import ADAPTERS, Adapter
 
 from harness.errors import ModelError
 from harness.models import Model, _common

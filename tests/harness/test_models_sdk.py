@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from fake_provider import (
+from helpers.fake_provider import (
     FakeProvider,
     final,
     rate_limited,
@@ -15,8 +15,8 @@ from fake_provider import (
     slow,
     unauthorized,
 )
-from model_helpers import ask
-from sdk_adapters import Adapter, Build
+from helpers.models import ask
+from helpers.sdk_adapters import Adapter, Build
 
 from harness.errors import ContextOverflowError, ModelError
 from harness.models import RequestParams

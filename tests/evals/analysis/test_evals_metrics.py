@@ -5,7 +5,7 @@ import argparse
 import json
 
 import pytest
-from eval_helpers import result
+from helpers.evals import result
 
 from evals import Aggregate, Cell, aggregate, pareto_front, recommend
 from evals.analysis.metrics import bootstrap

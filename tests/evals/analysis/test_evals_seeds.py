@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from eval_helpers import result
+from helpers.evals import result
 
 from evals.analysis.metrics import recommend
 from evals.analysis.stability import stability

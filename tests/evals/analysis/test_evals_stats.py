@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from eval_helpers import result
+from helpers.evals import result
 
 from evals import recommend
 from evals.analysis.metrics import paired_accuracy, summaries

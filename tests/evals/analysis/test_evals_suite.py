@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_line_error
-from eval_helpers import result
+from helpers.cli import one_line_error
+from helpers.evals import result
 
 from evals.analysis.stats import bootstrap, paired_trace_difference, trace_bootstrap
 from evals.analysis.suite import recall_at_tokens

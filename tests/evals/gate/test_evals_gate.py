@@ -1,6 +1,6 @@
-"""The CI gate's mutation test: each regression of tests/gate_mutations.py is patched into the
-harness inside the test, and the gate compares the broken run of the ci suite's cells where it
-must show with a baseline computed from the unbroken code in the same session (never the
+"""The CI gate's mutation test: each regression of tests/helpers/gate_mutations.py is patched
+into the harness inside the test, and the gate compares the broken run of the ci suite's cells
+where it must show with a baseline computed from the unbroken code in the same session (never the
 committed ci.json, so the test holds whenever the baseline is refreshed); harmless paraphrases
 must pass. The default suite runs a fast subset on the support-call cells (under a second a
 run); the full set, on the flagship's cells, is behind the `slow` marker."""
@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from eval_helpers import result
-from gate_mutations import (
+from helpers.evals import result
+from helpers.gate_mutations import (
     REGRESSIONS,
     reworded_summarizer_prompt,
     shorter_menu_intro,

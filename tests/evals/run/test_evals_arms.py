@@ -3,7 +3,7 @@
 import asyncio
 
 import pytest
-from window_helpers import make_state, tool_group
+from helpers.windows import make_state, tool_group
 
 from evals import run_cell
 from evals.run.arms import ARMS, arm_params, get_arm

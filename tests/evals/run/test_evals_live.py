@@ -8,7 +8,7 @@ import json
 
 import polars as pl
 import pytest
-from fake_provider import FakeProvider, final
+from helpers.fake_provider import FakeProvider, final
 
 from evals.run.cell import run_cell
 from evals.run.judge import PROMPT_PATH, Judge, parse_verdict

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import no_work, one_line_error
+from helpers.cli import no_work, one_line_error
 
 from evals.run.cell import Cell, run_cell
 from evals.run.tuning import WindowShare, check_seeds, plan, tuning_grid
@@ -203,7 +203,7 @@ def test_a_fixed_key_goes_only_to_the_arms_that_take_it() -> None:
 
 
 def test_a_choice_one_training_seed_decides_is_flagged_unstable() -> None:
-    from eval_helpers import result
+    from helpers.evals import result
 
     tuning = plan(Cell(TRANSCRIPT, "full"), ["summarize"],
                   overrides={"summarize.trigger": [0.7, 0.9], "summarize.keep": [0.1]})  # fmt: skip

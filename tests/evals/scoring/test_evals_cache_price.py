@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_helpers import result
+from helpers.evals import result
 
 from evals.analysis.metrics import aggregate, summaries
 from evals.report.markdown import render_table

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from recorded_helpers import record_flagship
+from helpers.recorded import record_flagship
 
 from evals.errors import ScenarioFileError
 from evals.scenarios.base import PROBE_KINDS

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from trace_helpers import counting_misses, write_ledger
+from helpers.traces import counting_misses, write_ledger
 
 from evals.run.cell import run_cell
 from evals.scenarios.from_file import load_scenario_file

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trace_helpers import write_ledger
+from helpers.traces import write_ledger
 
 from evals.scenarios.suite import load_suite
 from evals.sources.trace_import import import_path

@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from trace_helpers import write_ledger
+from helpers.traces import write_ledger
 
 from evals.sources.formats import read_traces
 from evals.sources.to_scenario import tool_names, trace_to_scenario

@@ -49,7 +49,7 @@ def test_the_sweep_table_shows_every_varying_parameter_in_full(
 def test_the_sweep_table_has_vs_full_tied_marks_and_intervals_in_percent(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from eval_helpers import result
+    from helpers.evals import result
 
     from evals import aggregate, pareto_front, recommend
     from flows.sweep import table_rows
@@ -76,7 +76,7 @@ def test_the_sweep_table_has_vs_full_tied_marks_and_intervals_in_percent(
 def test_the_sweep_table_marks_a_recommendation_a_seed_decides_as_unstable(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from eval_helpers import result
+    from helpers.evals import result
 
     from evals import aggregate, pareto_front, recommend
     from evals.analysis.stability import stability

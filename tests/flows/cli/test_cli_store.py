@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import no_work, one_line_error
+from helpers.cli import no_work, one_line_error
 
 from flows.cli import main
 
