@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from eval_helpers import result
+from helpers.evals import result
 
 from evals import aggregate, pareto_front, recommend
 from evals.analysis.stability import stability

@@ -3,7 +3,7 @@ lone setting is not "recommended", a lead is not called settled when subsets of 
 disagree, an arm that always overflowed is off the front, and a sanity bound that cannot
 fail is not counted as a pass."""
 
-from eval_helpers import result
+from helpers.evals import result
 
 from evals import pareto_front, recommend
 from evals.analysis.metrics import aggregate

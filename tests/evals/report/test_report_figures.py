@@ -5,7 +5,7 @@ every run is named with its overflow."""
 import struct
 from pathlib import Path
 
-from eval_helpers import result
+from helpers.evals import result
 
 from evals.report.markdown import write_plot, write_weeks_plot
 from evals.report.plot import recall_lines, style

@@ -3,7 +3,7 @@ each setting lost; every string from a scenario or trace escaped, no link leavin
 
 from dataclasses import replace
 
-from eval_helpers import result
+from helpers.evals import result
 
 from evals.report.html import markdown_html, write_eval_html
 from evals.scoring.records import ProbeResult

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from fake_provider import FakeProvider, RecordedRequest, Reply, final
+from helpers.fake_provider import FakeProvider, RecordedRequest, Reply, final
 from role_scenario import role_scenario
 
 from evals.scoring.answers import mentions, normalize
