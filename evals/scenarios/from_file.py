@@ -36,7 +36,6 @@ from evals.scenarios.base import (
 )
 from evals.scenarios.format import (
     FORMAT,
-    CompactionSpec,
     CueSpec,
     ProbeSpec,
     ReplySpec,
@@ -44,6 +43,7 @@ from evals.scenarios.format import (
     StepSpec,
     reply_key,
 )
+from evals.scenarios.recorded import recorded_compactions, relabelled
 from evals.scenarios.safe_yaml import read_yaml
 from evals.simulated.plan import Act, Answer, Cue, Plan, PlanTurn, Step
 from evals.simulated.shapes import role_cue
@@ -130,31 +130,9 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
         system_prompt=spec.system_prompt, window=spec.model.window, params=dict(spec.params),
         skills_dir=_skills_dir(spec), subagents=subagents, max_steps=spec.model.max_steps,
         memory=tuple((m.path, m.content) for m in spec.memory),
-        compactions=_compactions(spec, path),
+        compactions=recorded_compactions(spec, path),
         entities=relabelled(spec.probes),
     )  # fmt: skip
-
-
-def _compactions(spec: ScenarioFile, path: str) -> tuple[CompactionSpec, ...]:
-    """The recorded harness's compactions in `source.compactions`; refused in one line."""
-    raw = spec.source.get("compactions") or []
-    try:
-        if not isinstance(raw, list):
-            raise TypeError(f"a {type(raw).__name__}, not a list")
-        return tuple(CompactionSpec.model_validate(c) for c in raw)
-    except (pydantic.ValidationError, TypeError) as exc:
-        first = str(exc).splitlines()[0]
-        raise ScenarioFileError(f"{path}: source.compactions: {first}") from None
-
-
-def relabelled(probes: list[ProbeSpec]) -> tuple[str, ...]:
-    """What the sanity check's `relabel` swaps in a recorded run's tool results: the values
-    of its uncarried tool probes named by role, grouped by shape and, within a shape, by role
-    (the key or symbol), so values of the same role pair first (`entity_pairs` pairs
-    neighbours): a question then finds another value of its kind where its own stood."""
-    named = [p for p in probes if p.role is not None and p.source == "tool" and not p.carried]
-    named.sort(key=lambda p: (p.role.shape if p.role else "", p.role.terms[:1] if p.role else []))
-    return tuple(dict.fromkeys(p.answer for p in named))
 
 
 # A turn with probes asked inside it is replayed in parts: the part before a probe ends with
