@@ -113,7 +113,10 @@ def save_results(store: Store | str | Path, results: Sequence[EvalResult]) -> st
     with db.transaction() as con:
         for table, rows in (("eval_runs", runs), ("eval_probes", probes)):
             if rows:
-                con.register("incoming", pl.DataFrame(rows).to_arrow())
+                # Every row decides the types: a column None in the first hundred rows (a
+                # probe never retrieved) must not be taken for an all-null one.
+                frame = pl.DataFrame(rows, infer_schema_length=None)
+                con.register("incoming", frame.to_arrow())
                 con.execute(f"INSERT INTO {table} ({', '.join(rows[0])}) SELECT * FROM incoming")
                 con.unregister("incoming")
     return batch

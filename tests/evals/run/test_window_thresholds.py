@@ -66,7 +66,7 @@ def test_identical_replays_are_named_with_the_reason(scenario: str, capsys) -> N
 
 
 def test_arms_that_replayed_alike_are_grouped_per_run() -> None:
-    from eval_helpers import result
+    from helpers.evals import result
 
     runs = [
         result(s, seed, replay_digest=digest, offloads=0, summaries=0)

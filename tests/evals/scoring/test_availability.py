@@ -93,8 +93,12 @@ def test_availability_is_stored_and_an_older_store_still_reads(
     assert back.one_read == 1.0 and back.carried_probes == 1 and back.thresholds
 
 
-def test_probes_flag_lists_each_verdict_with_the_window_text(scenario: str, capsys) -> None:
+def test_probes_flag_lists_each_verdict_with_the_window_text(
+    scenario: str, capsys, monkeypatch
+) -> None:
     import argparse
+
+    monkeypatch.setenv("COLUMNS", "600")  # every column of the table on one line
 
     from flows.cli import add_eval_commands
 
