@@ -98,10 +98,16 @@ def tuned_command(args: argparse.Namespace) -> int:
                      f"{seed_span(heldout)}")  # fmt: skip
         from evals.report.terminal import say as wrapped
 
+        if args.probes:
+            from evals.report.eval_table import print_probes
+
+            print_probes(results)
         wrapped("Settings, chosen on the training seeds (recommendation over each arm's grid):")
         for choice in choices:
             wrapped(f"  {choice.describe()}")
+        _write_page(args, results)
         return 0
+    _write_page(args, results)
     for r in results:
         print(r.to_json(probes=args.probes))
     if args.summary:
@@ -119,3 +125,13 @@ def tuned_command(args: argparse.Namespace) -> int:
             }
             print(json.dumps({"summary": True, **row, **extra}, sort_keys=True))
     return 0
+
+
+def _write_page(args: argparse.Namespace, results: list) -> None:
+    """`--out DIR`: the held-out runs' page, as a plain eval writes its own."""
+    if not args.out:
+        return
+    from evals.report.html import write_eval_html
+
+    written = write_eval_html(results, args.out, title=f"{args.scenario}: tuned eval (held-out)")
+    running.say_written(written, quiet=args.json)

@@ -180,13 +180,18 @@ def test_the_setting_chosen_on_training_seeds_is_reported_on_held_out_seeds(
 
 
 def test_the_table_says_which_setting_each_arm_was_given(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     argv = ["eval", "--tuned", "--scenario", TRANSCRIPT, "--strategy", "none", "--strategy",
             "summarize", "--grid", f"summarize.trigger={WORSE},{BETTER}", "--grid",
-            "summarize.keep=0.1", "--train-seeds", "1", "--seed", "1", "--no-save"]  # fmt: skip
+            "summarize.keep=0.1", "--train-seeds", "1", "--seed", "1", "--no-save",
+            "--out", str(tmp_path / "page")]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
+    # --out writes the held-out runs' page, as a plain eval does (it was silently ignored)
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert f"wrote {tmp_path / 'page' / 'index.html'}" in out
+    assert "tuned eval (held-out)" in page and "summarize" in page
     assert "tuned on seeds 0, held-out seeds 1" in out
     assert f"summarize: chose summarize.keep=0.1, summarize.trigger={BETTER} of 2 settings" in out
     assert "Recommended: summarize [summarize.keep=0.1,summarize.trigger=0.99]" in out
