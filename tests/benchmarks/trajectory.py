@@ -136,7 +136,7 @@ def measure(companies: int, rows: int, backend: str, db_dir: str) -> dict[str, A
 # Where the time of a run goes, by the cumulative time of these functions under cProfile
 # (file, function name); `loop` is the rest: the loop, the middleware, the scripted model.
 PARTS = {
-    "store": [("harness/store/writes.py", "write")],
+    "store": [("harness/store/store.py", "write")],
     "offload": [("harness/middleware/offload.py", "_offload_tool_result")],
     "tokens": [("harness/middleware/offload.py", "_tokens_over"),
                ("harness/tokens.py", "count_message")],
