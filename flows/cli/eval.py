@@ -104,6 +104,10 @@ def add_parser(subparsers: Any) -> None:
         help="run the cells on up to N processes (default: a suite folder uses every core "
         "this process may use, a scenario one); the results do not depend on it",
     )
+    ev.add_argument("--runner", default="process", choices=("process", "dask"),
+                    help="where cells run: local processes (default) or Dask (a local "
+                    "cluster of --workers processes, or --address)")  # fmt: skip
+    ev.add_argument("--address", help="Dask scheduler address (with --runner dask)")
     ev.add_argument(
         "--out",
         metavar="DIR",
@@ -141,10 +145,12 @@ def add_parser(subparsers: Any) -> None:
 def eval_command(args: argparse.Namespace) -> int:
     from evals.run.arms import params_by_arm
     from evals.run.cell import check_cells, grid
+    from evals.run.pool import available_cores
     from evals.run.settings import Settings
 
     if args.summary and not args.json:
         args.parser.error("--summary adds to --json output; give --json too")
+    _check_runner(args)
     from pathlib import Path
 
     if Path(args.scenario).is_dir():
@@ -177,7 +183,9 @@ def eval_command(args: argparse.Namespace) -> int:
         if args.window is not None or args.judge is not None:
             cells = [replace(cell, window=args.window, judge=args.judge) for cell in cells]
         check_cells(cells)
-    results = running.run_and_store(args, cells, workers=args.workers or 1)
+    # A scenario's few cells run here; on Dask, a local cluster gets a worker per core.
+    workers = args.workers or (available_cores() if args.runner == "dask" else 1)
+    results = running.run_and_store(args, cells, workers=workers)
     if args.json:
         for r in results:
             print(r.to_json(probes=args.probes))
@@ -214,3 +222,16 @@ def _workers(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 process, got {value}")
     return value
+
+
+def _check_runner(args: argparse.Namespace) -> None:
+    """Dask runs cells side by side, wherever its workers are: a spending cap shared by the
+    batch would depend on their timing, and `--tuned` chooses settings in turn."""
+    if args.runner != "dask":
+        if args.address:
+            args.parser.error("--address names a Dask scheduler; give --runner dask too")
+        return
+    if args.max_usd is not None:
+        args.parser.error("--max-usd caps a batch run in turn; not with --runner dask")
+    if args.tuned:
+        args.parser.error("--tuned runs on this machine; not with --runner dask")

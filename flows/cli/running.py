@@ -87,10 +87,14 @@ def run_with_progress(
     quiet: bool,
     finished: list | None = None,
     workers: int = 1,
+    runner: str = "process",
+    address: str | None = None,
 ) -> list:
     """Run `cells` under a progress bar; each result is also appended to `finished` as it
     comes, so an interrupted batch still knows what it completed. `workers` > 1 runs them on
-    that many processes, unless a spending cap (shared by the batch) makes them run in turn."""
+    that many processes, unless a spending cap (shared by the batch) makes them run in turn.
+    `runner="dask"` runs them on the Dask scheduler at `address`, or on a local cluster of
+    `workers` processes."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -129,6 +133,10 @@ def run_with_progress(
                 piped.advance(count, f"last: {cell.label or cell.strategy} seed {cell.seed}")
 
         with interrupt_at_once():
+            if runner == "dask":
+                from evals.run.cluster import run_cells_on_dask
+
+                return run_cells_on_dask(cells, address=address, workers=workers, on_result=done)
             if workers > 1 and max_usd is None:
                 from evals.run.pool import run_cells_on
 
@@ -149,8 +157,9 @@ def run_and_store(args: argparse.Namespace, cells: list, *, workers: int = 1) ->
     finished: list = []
     try:
         results = run_with_progress(
-            cells, max_usd=args.max_usd, quiet=args.json, finished=finished, workers=workers
-        )
+            cells, max_usd=args.max_usd, quiet=args.json, finished=finished, workers=workers,
+            runner=args.runner, address=args.address,
+        )  # fmt: skip
     except KeyboardInterrupt:
         store_on_interrupt(args, None if args.no_save else db, cells, finished)
         raise

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from trajectory_texts import export_text, news_text, peak_rss_mb
+from trajectory_texts import export_text, news_text, peak_rss_mb, rss_by_mapping
 
 
 def measure(companies: int, rows: int) -> dict[str, Any]:
@@ -75,6 +75,7 @@ def measure(companies: int, rows: int) -> dict[str, Any]:
         "ms_per_step": elapsed * 1000 / steps,
         "cpu_ms_per_step": cpu * 1000 / steps,
         "peak_rss_mb": peak_rss_mb(),
+        "rss_mb_by_mapping": rss_by_mapping(),
         "offloaded": offloaded,
     }
 

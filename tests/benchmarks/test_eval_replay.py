@@ -1,8 +1,8 @@
-"""Replaying the flagship scenario at full scale under all seven arms (the issue's budget: under
-30 s and 500 MB on 2 cores).
+"""Replaying the flagship scenario at full scale under its default arms, the seven strategies
+and `none-unbounded` (the issue's budget: under 30 s and 500 MB on 2 cores).
 
 Run with `uv run pytest tests/benchmarks/test_eval_replay.py --benchmark-only`. One round =
-seven cells, each a whole two-week replay through the harness with its own in-memory store.
+eight cells, each a whole two-week replay through the harness with its own in-memory store.
 The numbers (time, peak RSS, accuracy and tokens per arm) go in the benchmark's extra info.
 """
 

@@ -51,7 +51,8 @@ def pair(companies: int, rows: int, tmp: Path) -> tuple[dict[str, Any], dict[str
     return ours, theirs
 
 
-@pytest.mark.parametrize("companies", [50, 100, 500])
+# 101, 201, 401 (where the issue reads peak RSS) and 1,001 steps.
+@pytest.mark.parametrize("companies", [50, 100, 200, 500])
 def test_side_by_side(benchmark: Any, companies: int, tmp_path: Path) -> None:
     pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
     benchmark.pedantic(
@@ -67,4 +68,8 @@ def test_side_by_side(benchmark: Any, companies: int, tmp_path: Path) -> None:
         cpu_ratio_median=statistics.median(cpu_ratios),
         ctxlab_peak_rss_mb=[round(o["peak_rss_mb"]) for o, _ in pairs],
         deepagents_peak_rss_mb=[round(t["peak_rss_mb"]) for _, t in pairs],
+        # Where each side's memory is at the end of its last run (trajectory_texts).
+        ctxlab_rss_mb_by_mapping=pairs[-1][0]["rss_mb_by_mapping"],
+        ctxlab_duckdb_memory_mb=pairs[-1][0]["duckdb_memory_mb"],
+        deepagents_rss_mb_by_mapping=pairs[-1][1]["rss_mb_by_mapping"],
     )
