@@ -129,3 +129,50 @@ def test_a_thread_and_its_export_give_the_same_probes(tmp_path: Path) -> None:
                                   "ZX-99812", "u000", 2, "tool", "json_key")]  # fmt: skip
     counts = from_store["probe_counts"]
     assert counts["candidates"] == 2 and counts["rejected_word"] == 1
+
+
+@tool
+def fetch(n: int) -> str:
+    """Fetch market-data document n.
+
+    Args:
+        n: the document's number.
+    """
+    return "\n".join(f"doc {n} row {i}: revenue {n * 1000 + i} EUR" for i in range(40))
+
+
+def test_the_harness_compactions_are_the_traces(tmp_path: Path) -> None:
+    """A summary the harness wrote is a compaction of the thread's trace, where it fell, with
+    the messages it kept: the scenario records it for the `original` arm, as a trace's."""
+    from harness.models import FunctionModel, call, reply
+    from harness.profiles import ModelProfile
+
+    fetched: list[int] = []
+
+    def researcher(messages: list, params: object) -> ModelResponse | str:
+        if "summar" in messages[-1].content.lower() and messages[-1].role == "user":
+            return "SUMMARY: fetched documents, revenue in EUR."
+        fetched.append(len(fetched) + 1)
+        return reply(f"Looking at document {fetched[-1]}.", call("fetch", n=fetched[-1])) \
+            if len(fetched) <= 8 else "All documents read."  # fmt: skip
+
+    db = tmp_path / "summarized.duckdb"
+    store = Store(str(db))
+    profile = ModelProfile(name="researcher", context_window=8_000)
+    model = FunctionModel(researcher, name="researcher", profile=profile)
+    agent = create_agent(model, [fetch], store=store, strategy="summarize", memory=(),
+                         strategy_params={"summarize.trigger": 0.6})  # fmt: skip
+    run_id = agent.run_sync("Study Acme's revenue.", thread_id="acme").run_id
+    rows = store.summaries.all()
+    store.close()
+
+    trace = run_trace(str(db), run_id)
+    assert len(trace.compactions) == len(rows) >= 1
+    assert all("SUMMARY" in c.summary for c in trace.compactions)
+    assert [c.tokens_before for c in trace.compactions] == [r["tokens_before"] for r in rows]
+    first = trace.compactions[0]
+    assert 0 < first.kept < first.index  # the recent messages it kept verbatim
+    assert all("SUMMARY" not in m.text for m in trace.messages)  # not the run's conversation
+    specs = trace_to_scenario(trace)["source"]["compactions"]
+    assert [s["kept"] for s in specs] == [c.kept for c in trace.compactions]
+    assert specs[0]["tokens_before"] == rows[0]["tokens_before"]
