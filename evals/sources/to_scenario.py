@@ -1,13 +1,14 @@
-"""A parsed trace of another harness (evals/sources/trace.py) as a replayable `ctxlab-scenario/1`
-scenario (evals/scenarios/format.py), the same document `ctxlab scenarios import`
-writes for a ctxlab run.
+"""A parsed trace (evals/sources/trace.py) as a replayable `ctxlab-scenario/1` scenario
+(evals/scenarios/format.py): the one path of every source, another harness's trace or a ctxlab
+thread (thread_trace.py, whose file tools and `task` are `native`: the replay runs them).
 
 The original model's decisions are the plan: each user message is a turn, each assistant
 message that called tools a step (its calls and its text as the note), its last plain answer
 the turn's final text. Values the agent passes on that it was shown earlier are slots
 (walk.py). The recorded results are the tools' replies, in order (`occurrence` for repeated
 identical calls). Subagent runs (Claude Code sidechains) are tasks the parent's call starts.
-Probes come from evals/sources/trace_probes.py. Every string is redacted before anything is built.
+Probes come from evals/sources/trace_probes.py, file checks from file_checks.py. Every string
+is redacted before anything is built.
 """
 
 from __future__ import annotations
