@@ -41,13 +41,12 @@ class Source:
 
 @dataclass(frozen=True)
 class Found:
-    """A cue for a value, the wrong values its look-alikes show, and where it appeared."""
+    """A cue for a value, the wrong values its look-alikes show, and the kinds of text it
+    appeared in."""
 
     cue: Cue
     distractors: tuple[str, ...]
-    refs: tuple[str, ...]
     kinds: tuple[SourceKind, ...]
-    labels: tuple[str, ...] = ()
     unique: bool = True  # some pattern shows this value and no other
 
 
@@ -137,7 +136,6 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
     patterns: list[str] = []
     lookalikes: list[str] = []
     anchors: dict[str, str] = {}
-    refs: list[str] = []
     labels: list[str] = []
     kinds: list[SourceKind] = []
     for source in sources:
@@ -150,7 +148,6 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
                 continue
             anchors[pattern] = made.anchor
             patterns.append(pattern)
-            refs.append(source.ref)
             kinds.append(source.kind)
             labels.append(label)
             if label:
@@ -162,9 +159,7 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
         return None
     if context:
         keep = _closest(labels, kinds, context)
-        patterns, refs, kinds, labels = (
-            [xs[i] for i in keep] for xs in (patterns, refs, kinds, labels)
-        )  # type: ignore[assignment]
+        patterns, kinds, labels = ([xs[i] for i in keep] for xs in (patterns, kinds, labels))  # type: ignore[assignment]
     # A label that also shows other values ("file_path: ") cannot tell the fact apart: it is
     # kept only when nothing better is found, and its other values count as distractors.
     ambiguous = {p for p in patterns if _values([p], sources, anchors) - {value}}
@@ -172,9 +167,7 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
     if unique:
         keep = [i for i, p in enumerate(patterns) if p not in ambiguous]
         patterns = [patterns[i] for i in keep]
-        refs = [refs[i] for i in keep]
         kinds = [kinds[i] for i in keep]
-        labels = [labels[i] for i in keep]
     patterns = patterns[-MAX_PATTERNS:]  # the newest forms: the ones a replay meets last
     # A look-alike showing many values swapped something generic (a sentence's first word),
     # not a name: it would make every name in the coverage a distractor.
@@ -186,9 +179,7 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
     return Found(
         Cue(tuple(patterns), tuple(lookalikes)),
         tuple(sorted(wrong)),
-        tuple(dict.fromkeys(refs)),
         tuple(dict.fromkeys(kinds)),
-        tuple(label.strip() for label in labels if label.strip()),
         unique,
     )
 

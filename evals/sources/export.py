@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from evals.sources.redact import Redactor
-from evals.sources.trace import ToolDef, Trace, TraceMessage, TraceToolCall
+from evals.sources.trace import Trace, TraceMessage, TraceToolCall
 
 EXPORT_FORMATS = ("openai-chat", "anthropic", "otel-genai", "langchain")
 
 
 def run_trace(db: str, run_id: str) -> Trace:
-    """The thread of `run_id` (a run, session or thread id) in the store `db` as a `Trace`.
-    Raises `RunNotFoundError` when the store has no such run."""
+    """The thread of `run_id` (a run, session or thread id) in the store `db` as a `Trace`
+    (thread_trace.py). Raises `RunNotFoundError` when the store has no such run."""
     from evals.errors import RunNotFoundError
-    from evals.sources.recording import resolve
+    from evals.sources.thread_trace import resolve, thread_trace
     from harness.store import read_store
 
     if not Path(db).is_file():
@@ -33,39 +33,9 @@ def run_trace(db: str, run_id: str) -> Trace:
     con = read_store(db)
     try:
         thread_id, first = resolve(con, run_id, None)
-        runs = con.runs.of_thread(thread_id)
-        rows = con.messages.transcript(thread_id)
+        return thread_trace(con, thread_id, first, db)
     finally:
         con.close()
-    config = json.loads(runs[0]["config"] or "{}") if runs else {}
-    trace = Trace(first, "ctxlab", db, model=runs[0]["model"] if runs else None)
-    trace.system = str(config.get("system_prompt") or "")
-    trace.tools = [
-        ToolDef(t["name"], t.get("description", ""), t.get("parameters", {}))
-        for t in config.get("tools", [])
-    ]
-    trace.metadata = {"thread": thread_id, "runs": [r["run_id"] for r in runs]}
-    for row in rows:
-        if row.kind != "message":  # a summary or placeholder compaction added: not the run's
-            continue
-        text = row.full_content if row.full_content is not None else row.content
-        if row.role == "system":
-            trace.system = trace.system or text
-            continue
-        trace.messages.append(
-            TraceMessage(
-                row.role,
-                text,
-                [
-                    TraceToolCall(c.id, c.name, dict(c.arguments), c.raw_arguments)
-                    for c in row.tool_calls
-                ],
-                tool_call_id=row.tool_call_id,
-                tool_name=row.name if row.role == "tool" else None,
-                is_error=row.is_error,
-            )
-        )
-    return trace
 
 
 def export_trace(trace: Trace, format: str, *, redact: bool = True) -> str:

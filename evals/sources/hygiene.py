@@ -14,10 +14,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import Any
 
 from harness.tokens import TokenCounter
 
 MIN_TOKENS_BETWEEN = 200
+# Fewer probes than this make a run's accuracy noise: its import is refused, with the reasons
+# its candidates were rejected (a ctxlab thread and a foreign trace alike).
+MIN_PROBES = 5
 # Why a candidate value made no probe, as the summary counts them.
 REASONS = {
     "word": "a dictionary word or English phrase",
@@ -90,3 +94,30 @@ class Rejections(Counter[str]):
 
     def as_counts(self) -> dict[str, int]:
         return {f"rejected_{k}": v for k, v in sorted(self.items()) if v}
+
+
+def rejected_counts(counts: dict[str, int]) -> Counter[str]:
+    """The rejections by reason in a scenario's `probe_counts` (its `rejected_<reason>` keys)."""
+    return Counter({k.removeprefix("rejected_"): v for k, v in counts.items()
+                    if k.startswith("rejected_")})  # fmt: skip
+
+
+def rejections_line(candidates: int, rejected: Counter[str]) -> str:
+    """One line of an import summary: the candidates and how many each rule rejected."""
+    said = ", ".join(f"{n} {reason}" for reason, n in rejected.most_common() if n)
+    return f"probes: {candidates} candidates, rejected {said or 'none'}"
+
+
+def require_probes(doc: dict[str, Any], what: str, least: int) -> None:
+    """Refuses the scenario `doc` of `what` ("trace ID", "run ID") when it has fewer than
+    `least` probes (at least one): its accuracy would be noise. The reason names what its
+    candidates were rejected for. Raises `ValueError`."""
+    n = len(doc["probes"])
+    if n >= max(1, least):
+        return
+    counts = doc["probe_counts"]
+    rejected = sorted(((v, k) for k, v in rejected_counts(counts).items() if v), reverse=True)
+    why = ", ".join(f"{v} {k}" for v, k in rejected) or "nothing it used was read earlier"
+    found = "no probes" if n == 0 else f"only {n} probe{'s' * (n != 1)} (under {least})"
+    raise ValueError(f"{what}: {found} from {counts.get('candidates', 0)} "
+                     f"candidates (rejected: {why})")  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evals.sources.cues import Found, Source, find_cue, spans
@@ -19,15 +19,11 @@ _FIGURE = re.compile(r"(?<![\w.\-/])-?\d[\d,]*(?:\.\d+)?(?![\w\-/]|\.\d)")
 
 @dataclass
 class NotedValue:
-    """A value the agent wrote down that it had read in a tool result."""
+    """A value the agent wrote down that it had read in a tool result, and its slot."""
 
     slot: str
     value: str
     found: Found
-    read_turn: int
-    uses: list[tuple[int, str]] = field(default_factory=list)  # (turn, where)
-    decision: str | None = None  # the decision sentence it is the reason of, if any
-    context: str = ""  # the line it was first written in
 
 
 # -- the agent's steps as intentions -------------------------------------------------------
@@ -39,22 +35,18 @@ class Planner:
     def __init__(self, literal: Sequence[str]) -> None:
         self.literal = literal  # replayed verbatim: the system prompt first, the user turns
         self.facts: dict[str, NotedValue] = {}
-        # (value, turn, where, line) of what the user said and the agent wrote down later
-        self.user_said: list[tuple[str, int, str, str]] = []
 
     def step(
-        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
-        turn: int, where: str,
-    ) -> dict[str, Any]:  # fmt: skip
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source]
+    ) -> dict[str, Any]:
         slots: dict[str, Found] = {}
-        self._user_uses(note, calls, sources, turn, where)
-        note = self._slotted(note, sources, turn, where, slots)
+        note = self._slotted(note, sources, slots)
         out_calls = []
         for name, args in calls:
             args = dict(args)
             for key in WRITTEN_ARGS.get(name, ()):
                 if isinstance(args.get(key), str):
-                    args[key] = self._slotted(args[key], sources, turn, f"{where} {name}", slots)
+                    args[key] = self._slotted(args[key], sources, slots)
             out_calls.append({"tool": name, "arguments": args})
         step: dict[str, Any] = {"note": note, "calls": out_calls}
         if slots:
@@ -64,27 +56,11 @@ class Planner:
             }
         return step
 
-    def _user_uses(
-        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
-        turn: int, where: str,
-    ) -> None:  # fmt: skip
-        """What the agent wrote down now that the user had said in an earlier turn."""
-        said = [s.text for s in sources if s.kind == "user" and s.turn < turn]
-        if not said:
-            return
-        texts = [note, *(str(a.get(k, "")) for n, a in calls for k in WRITTEN_ARGS.get(n, ()))]
-        for text in texts:
-            for value in candidates(text, said, self.literal[:1]):
-                at = spans(value, text)
-                self.user_said.append((value, turn, where, _line_around(text, at[0])))
-
-    def _slotted(
-        self, text: str, sources: list[Source], turn: int, where: str, slots: dict[str, Found]
-    ) -> str:
+    def _slotted(self, text: str, sources: list[Source], slots: dict[str, Found]) -> str:
         chosen: list[tuple[int, int, NotedValue]] = []
         for value in self._candidates(text, sources):
             at = spans(value, text)
-            fact = self._fact(value, sources, turn, _line_around(text, at[0]) if at else "")
+            fact = self._fact(value, sources, _line_around(text, at[0]) if at else "")
             if fact is None:
                 continue
             for start in spans(value, text):
@@ -98,8 +74,6 @@ class Planner:
             out += [text[last:start], "{{" + fact.slot + "}}"]
             last = end
             slots[fact.slot] = fact.found
-            fact.uses.append((turn, where))
-            fact.decision = fact.decision or _decision_of(text, start)
         out.append(text[last:])
         return "".join(out)
 
@@ -107,9 +81,7 @@ class Planner:
         """Values in `text` that a tool result showed and the user or the prompt did not."""
         return candidates(text, [s.text for s in sources if s.kind == "tool"], self.literal)
 
-    def _fact(
-        self, value: str, sources: list[Source], turn: int, context: str
-    ) -> NotedValue | None:
+    def _fact(self, value: str, sources: list[Source], context: str) -> NotedValue | None:
         fact = self.facts.get(value)
         found = find_cue(value, sources, context)
         if found is None or "tool" not in found.kinds:
@@ -119,8 +91,7 @@ class Planner:
             # whichever firm the reader met first. Figures are slotted whatever the label.
             return fact
         if fact is None:
-            read = min(s.turn for s in sources if s.kind == "tool" and spans(value, s.text))
-            fact = NotedValue(f"fact_{len(self.facts) + 1}", value, found, read, context=context)
+            fact = NotedValue(f"fact_{len(self.facts) + 1}", value, found)
             self.facts[value] = fact
         else:
             fact.found = found  # every form it has been written in so far
@@ -164,21 +135,6 @@ def _phrase_like(words: list[str]) -> bool:
         return True
     named = all(w[:1].isupper() for w in words) and any(c.islower() for c in text)
     return named and len(words) <= 4 and len(text) >= 4
-
-
-# A value after one of these, in a sentence of the agent's, is the reason of a decision.
-_DECISION = re.compile(r"(?i)\b(reason|because|due to|since)\b")
-
-
-def _decision_of(text: str, start: int) -> str | None:
-    """The decision sentence a value at `start` gives the reason of (it follows a decision
-    marker in the same sentence), else None."""
-    line_start = max(text.rfind("\n", 0, start), text.rfind(". ", 0, start)) + 1
-    head = text[line_start:start]
-    markers = list(_DECISION.finditer(head))
-    if not markers:
-        return None
-    return head[: markers[-1].start()].strip(" -;:,")
 
 
 def rendered_step(note: str, calls: list[tuple[str, dict[str, Any]]]) -> str:

@@ -4,9 +4,10 @@ a person would (evals/README.md "Roles, hygiene and carried values").
 A role is found only where the value stands under one: a leaf of a JSON result under its key
 path (an entry of a list or of an id-keyed map named by a field that tells it apart), a line
 of a grep or of a line-numbered listing (the file and what the line says), a traceback frame,
-a `label: value` line, a path a listing printed, or the one token of its shape a command
-printed. A value that stands in its source only as part of other text (`50` of "Reading
-database ... 50%") has no role there: that sighting is a coincidence, not its source.
+a cell of a table under its header row (table_roles.py), a `label: value` line, a path a
+listing printed, or the one token of its shape a command printed. A value that stands in its
+source only as part of other text (`50` of "Reading database ... 50%") has no role there:
+that sighting is a coincidence, not its source.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from evals.sources.cues import spans
 from evals.sources.redact import MASK
+from evals.sources.table_roles import table_role
 from evals.sources.text_roles import noun, only_of_shape, role, text_role
 
 # Keys that name an entry of a list or map (what a person calls it by), best first.
@@ -48,8 +50,10 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
         return None
     else:
         body = _body(text)
-        found = _json(value, body, call) or text_role(
-            value, body, call.tool, call.arguments, _result(call)
+        found = (
+            _json(value, body, call)
+            or table_role(value, body, _result(call))
+            or text_role(value, body, call.tool, call.arguments, _result(call))
         )
     if found is None or spans(value, found["phrase"]) or MASK in found["phrase"]:
         return None  # a role that states the value, or names what redaction took out

@@ -1,12 +1,13 @@
 """`ctxlab scenarios import`: a recorded run (its thread in a ctxlab store) as a replayable
 scenario file (format `ctxlab-scenario/1`, format.py; evals/README.md "Recorded scenarios").
 
-What the store holds (recording.py) becomes the scenario: the user turns; the agent's steps as
-intentions (plan.py), where every figure, name or phrase it wrote down that came from a tool
-result is a `{{slot}}` with a cue (cues.py), so a replay writes what *its* context still shows;
-the recorded tool results as the tools' replies; the subagents' tasks, the skills and the
-memory it started with; the window and the step limit; and probes derived from the run
-(probes.py). Every string passes through a `Redactor` (redact.py) before it is written.
+The thread is read as a `Trace` (thread_trace.py) and imported through the one path every
+trace takes (to_scenario.py): the same walk, the same roles, hygiene and carried values, the
+same probes. What only a ctxlab store knows is added to that document: the run's config (its
+window, step limit, strategy parameters and tool definitions), the subagents' prompts, the
+skills, and the memory the thread started with; the file tools and `task` stay the replay's
+own (`native`), so a replay writes and reads its own files and memory. Every string passes
+through one `Redactor` (redact.py) before it is written.
 """
 
 from __future__ import annotations
@@ -22,27 +23,11 @@ import pydantic
 import yaml
 
 from evals.errors import RunNotFoundError
-from evals.scenarios.format import (
-    FORMAT,
-    ModelSpec,
-    ScenarioFile,
-    SubagentSpec,
-    TaskSpec,
-    TurnSpec,
-)
-from evals.sources.leaks import drop_leaks
-from evals.sources.recording import (
-    BUILTIN_TOOLS,
-    RecordedTurn,
-    file_text,
-    read_recording,
-    read_replies,
-    read_tasks,
-    resolve,
-    text_files,
-)
+from evals.scenarios.format import FORMAT, ScenarioFile, SubagentSpec
+from evals.sources.hygiene import MIN_PROBES, require_probes
 from evals.sources.redact import Redactor
-from evals.sources.thread_probes import derive_probes
+from evals.sources.thread_trace import BUILTIN_TOOLS, resolve, text_files, thread_trace
+from evals.sources.to_scenario import original_window, trace_to_scenario
 from harness.store import read_store
 
 
@@ -52,10 +37,12 @@ def import_run(
     *,
     thread: str | None = None,
     redactor: Redactor | None = None,
+    min_probes: int = MIN_PROBES,
 ) -> dict[str, Any]:
     """The scenario document (a dict in the `ctxlab-scenario/1` format) of the thread that
     `run_id` (or `thread`) names in the store `db`. Raises `RunNotFoundError` when the store has
-    no such run or thread."""
+    no such run or thread, `ValueError` when it makes no valid file or fewer than `min_probes`
+    probes (naming the reasons its candidates were rejected, as a trace import does)."""
     if run_id is None and thread is None:
         raise ValueError("give a run id or a thread")
     redactor = redactor or Redactor()
@@ -65,129 +52,78 @@ def import_run(
     try:
         thread_id, first = resolve(con, run_id, thread)
         runs = con.runs.of_thread(thread_id)
-        config = redactor.value(json.loads(runs[0]["config"] or "{}"))
-        system_prompt = str(config.get("system_prompt") or "")
-        recording = read_recording(con, thread_id, system_prompt, redactor)
-        run_ids = [r["run_id"] for r in runs]
-        tasks = read_tasks(con, run_ids, redactor)
-        task_threads = [r["thread_id"] for r in con.runs.children(run_ids)]
-        replies = read_replies(con, [thread_id, *task_threads], redactor)
-        skills = redactor.value(text_files(con, "/skills/"))
+        trace = thread_trace(con, thread_id, first, db)
+        children = con.runs.children([r["run_id"] for r in runs])
+        skills = text_files(con, "/skills/")
         # the memory files as they stood when the thread's first run started
-        memory = redactor.value(con.memory.at(runs[0]["started_at"]))
-        for path in recording.files:
-            turn, _ = recording.files[path]
-            recording.files[path] = (turn, redactor.text(file_text(con, thread_id, path)))
+        memory = con.memory.at(runs[0]["started_at"])
     finally:
         con.close()
-    probes = derive_probes(recording)  # first: a question it cannot score stays a turn
-    probes, leaked = drop_leaks(probes)
-    tools = [t for t in config.get("tools", []) if t["name"] not in BUILTIN_TOOLS]
-    if not tools:
-        tools = _tools_from_calls(replies)
-    used = {t["subagent"] for t in tasks}
+    config = json.loads(runs[0]["config"] or "{}")
+    window = config.get("context_window") or original_window(runs[0]["model"])
+    doc = trace_to_scenario(trace, window=window, redactor=redactor, native=BUILTIN_TOOLS)
+    require_probes(doc, f"run {first}", min_probes)
+    shared = doc["source"]
+    doc.update(
+        name=f"recorded:{first}",
+        title=f"Recorded run {first}",
+        description=f"Imported from thread {thread_id} of {Path(db).name}: "
+        f"{len(doc['turns'])} user turns, {len(doc['replies'])} recorded tool replies.",
+        source={
+            "run_id": first,
+            "thread": thread_id,
+            "runs": [r["run_id"] for r in runs],
+            "agent": runs[0]["agent"],
+            "model": runs[0]["model"],
+            "strategy": runs[0]["strategy"],
+            "params": config.get("strategy_params", {}),
+            "created_at": str(runs[0]["started_at"]),
+            "db": Path(db).name,  # the name only: where it lives is the user's business
+            "imported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            **{k: shared[k] for k in ("format", "skipped", "compactions") if shared.get(k)},
+        },  # fmt: skip
+        params=dict(config.get("strategy_params", {})),
+        subagents=[
+            _subagent(s, children, doc)
+            for s in config.get("subagents", [])
+            if any(s["name"] == k["name"] for k in doc.get("subagents", []))
+        ],  # fmt: skip
+        skills=skills,
+        memory=memory,
+    )
+    doc["model"]["max_steps"] = int(config.get("max_steps") or doc["model"]["max_steps"])
     # The one model the loader validates with: what it would refuse is refused here, in a line.
     try:
-        subagents = [
-            _subagent_spec(s, tasks) for s in config.get("subagents", []) if s["name"] in used
-        ]
-        spec = ScenarioFile(
-            format=FORMAT,
-            name=f"recorded:{first}",
-            title=f"Recorded run {first}",
-            description=f"Imported from thread {thread_id} of {Path(db).name}: "
-            f"{len(recording.turns)} user turns, {len(replies)} recorded tool replies.",
-            source={
-                "run_id": first,
-                "thread": thread_id,
-                "runs": run_ids,
-                "agent": runs[0]["agent"],
-                "model": runs[0]["model"],
-                "strategy": runs[0]["strategy"],
-                "params": config.get("strategy_params", {}),
-                "created_at": str(runs[0]["started_at"]),
-                "db": Path(db).name,  # the name only: where it lives is the user's business
-                "imported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            },  # fmt: skip
-            model=ModelSpec(
-                window=config.get("context_window") or profile_window(runs[0]["model"]),
-                max_steps=int(config.get("max_steps") or 100),
-            ),
-            params=dict(config.get("strategy_params", {})),
-            system_prompt=system_prompt,
-            tools=tools,
-            subagents=subagents,
-            skills=skills,
-            memory=memory,
-            turns=[_turn_spec(t) for t in recording.turns if not t.question],
-            tasks=[
-                TaskSpec.model_validate({k: t[k] for k in ("prompt", "steps", "final")})
-                for t in tasks
-            ],
-            replies=replies,
-            probe_counts=probe_counts(probes, leaked),
-            probes=probes,
-        )
+        spec = ScenarioFile.model_validate(redactor.value(doc))
     except pydantic.ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(k) for k in err["loc"])
         raise ValueError(f"the run makes no valid {FORMAT} file: {where}: {err['msg']}") from None
-    # Everything was redacted as it was read; this pass catches what joining texts made
-    # (a description naming the store's path), and the count covers both. The document
-    # holds what was given (`exclude_unset`): a step without slots writes no `slots: {}`.
-    redacted: dict[str, Any] = redactor.value(spec.model_dump(exclude_unset=True))
+    # The document holds what was given (`exclude_unset`): a step without slots writes no
+    # `slots: {}`. The count covers the trace, the config and the files alike.
+    redacted: dict[str, Any] = spec.model_dump(exclude_unset=True)
     redacted["source"]["redactions"] = redactor.count
     return redacted
 
 
-PROBE_KINDS = ("recall", "artifact", "continuation", "decision")
-
-
-def probe_counts(probes: list[dict[str, Any]], leaked: int) -> dict[str, int]:
-    """The probes of each kind, and `dropped_leaks`: those the leak check (leaks.py) dropped
-    because their question or cue gave a probe's answer away."""
-    counts = {k: sum(p["kind"] == k for p in probes) for k in PROBE_KINDS}
-    counts["dropped_leaks"] = leaked
-    return counts
-
-
-def _turn_spec(turn: RecordedTurn) -> TurnSpec:
-    return TurnSpec.model_validate(
-        {"id": turn.id, "text": turn.text, "steps": turn.steps, "final": turn.final}
-    )
-
-
-def _subagent_spec(kind: dict[str, Any], tasks: list[dict[str, Any]]) -> SubagentSpec:
-    """A subagent kind of the run's config, with the prompt and tools its recorded tasks had."""
-    mine = [t for t in tasks if t["subagent"] == kind["name"]]
+def _subagent(
+    kind: dict[str, Any], children: list[dict[str, Any]], doc: dict[str, Any]
+) -> dict[str, Any]:
+    """A subagent kind of the run's config, with the prompt and tools its recorded runs had
+    (the tools the walk saw it call, when no run's config lists them)."""
+    configs = [json.loads(c["config"] or "{}") for c in children
+               if str(c["agent"]).rsplit("/", 1)[-1] == kind["name"]]  # fmt: skip
+    walked = next(s for s in doc["subagents"] if s["name"] == kind["name"])
+    own = [t["name"] for c in configs[:1] for t in c.get("tools", [])
+           if t["name"] not in BUILTIN_TOOLS]  # fmt: skip
     return SubagentSpec(
         name=kind["name"],
         description=kind["description"],
-        system_prompt=next((t["system_prompt"] for t in mine if t["system_prompt"]), ""),
-        tools=mine[0]["tools"] if mine else [],
-    )
-
-
-def profile_window(model: str) -> int:
-    from harness.profiles import get_profile
-
-    try:
-        return int(get_profile(model).context_window or 128_000)
-    except LookupError:
-        return 128_000
-
-
-def _tools_from_calls(replies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tool definitions for a run recorded before runs kept them: names and argument names."""
-    tools: dict[str, dict[str, Any]] = {}
-    for r in replies:
-        props = tools.setdefault(r["tool"], {})
-        props.update({k: {} for k in r["arguments"]})
-    return [
-        {"name": n, "description": f"The recorded {n} tool.",
-         "parameters": {"type": "object", "properties": p}}
-        for n, p in tools.items()
-    ]  # fmt: skip
+        system_prompt=next(
+            (str(c["system_prompt"]) for c in configs if c.get("system_prompt")), ""
+        ),  # fmt: skip
+        tools=own if configs else walked["tools"],
+    ).model_dump(exclude_unset=True)
 
 
 # -- writing the file ----------------------------------------------------------------------

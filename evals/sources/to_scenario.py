@@ -1,13 +1,14 @@
-"""A parsed trace of another harness (evals/sources/trace.py) as a replayable `ctxlab-scenario/1`
-scenario (evals/scenarios/format.py), the same document `ctxlab scenarios import`
-writes for a ctxlab run.
+"""A parsed trace (evals/sources/trace.py) as a replayable `ctxlab-scenario/1` scenario
+(evals/scenarios/format.py): the one path of every source, another harness's trace or a ctxlab
+thread (thread_trace.py, whose file tools and `task` are `native`: the replay runs them).
 
 The original model's decisions are the plan: each user message is a turn, each assistant
 message that called tools a step (its calls and its text as the note), its last plain answer
 the turn's final text. Values the agent passes on that it was shown earlier are slots
 (walk.py). The recorded results are the tools' replies, in order (`occurrence` for repeated
 identical calls). Subagent runs (Claude Code sidechains) are tasks the parent's call starts.
-Probes come from evals/sources/trace_probes.py. Every string is redacted before anything is built.
+Probes come from evals/sources/trace_probes.py, file checks from file_checks.py. Every string
+is redacted before anything is built.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from evals.scenarios.format import (
     TurnSpec,
 )
 from evals.sources.compactions import compaction_specs
+from evals.sources.file_checks import file_checks
 from evals.sources.leaks import drop_leaks
-from evals.sources.recording import BUILTIN_TOOLS
 from evals.sources.redact import Redactor
-from evals.sources.thread_import import probe_counts, profile_window
+from evals.sources.thread_trace import BUILTIN_TOOLS
 from evals.sources.trace import GroundTruth, ToolDef, Trace, TraceMessage, TraceToolCall
 from evals.sources.trace_probes import drop_leaking_cues, in_asked_order, trace_probes
 from evals.sources.walk import walk_trace
@@ -48,21 +49,25 @@ RESERVED_TOOLS = frozenset({*BUILTIN_TOOLS, "compact_conversation"})
 
 
 def trace_to_scenario(
-    trace: Trace, *, window: int | None = None, redactor: Redactor | None = None
-) -> dict[str, Any]:
+    trace: Trace, *, window: int | None = None, redactor: Redactor | None = None,
+    native: frozenset[str] = frozenset(),
+) -> dict[str, Any]:  # fmt: skip
     """The `ctxlab-scenario/1` document (a dict, validated through `ScenarioFile`) that
-    replays `trace`. Raises `ValueError` naming the field when the trace makes no valid file."""
+    replays `trace`. `native` names the tools the replay's harness runs itself (a ctxlab
+    thread's file tools and `task`): they keep their names and no recorded reply. Raises
+    `ValueError` naming the field when the trace makes no valid file."""
     redactor = redactor or Redactor()
     trace = redact_trace(trace, redactor)
-    names = tool_names(trace)
-    walk = walk_trace(trace, names)
+    names = tool_names(trace, native)
+    walk = walk_trace(trace, names, native)
     probes, rejected = trace_probes(walk, _renamed_truth(trace.ground_truth, names))
     # Ordered: a role names its entity (a flight number, a file), which a later probe may ask
     # for; a question asked after that probe was answered gives nothing away.
     drop_leaking_cues(probes)
     probes, leaked = drop_leaks(in_asked_order(probes, walk), ordered=True)
     rejected["leak"] += leaked
-    tools = _tools(trace, names, walk)
+    checks = file_checks(trace, probes, native)
+    tools = _tools(trace, names, walk, native)
     declared = {t["name"] for t in tools}
     steps = sum(len(t["steps"]) for t in walk.turns) + sum(len(t["steps"]) for t in walk.tasks)
     try:
@@ -104,12 +109,12 @@ def trace_to_scenario(
                 tasks=[TaskSpec.model_validate(t) for t in walk.tasks],
                 replies=walk.replies,
                 probe_counts={
-                    **probe_counts(probes, leaked),
+                    **probe_counts(probes + checks, leaked),
                     "candidates": rejected.candidates,
                     "carried": sum(p["carried"] for p in probes),
                     **rejected.as_counts(),
                 },
-                probes=probes,
+                probes=probes + checks,
             )
         )
     except pydantic.ValidationError as exc:
@@ -125,6 +130,24 @@ def trace_to_scenario(
     doc: dict[str, Any] = spec.model_dump(exclude_unset=True)
     doc["source"]["redactions"] = redactor.count
     return doc
+
+
+PROBE_KINDS = ("recall", "artifact", "continuation", "decision")
+
+
+def probe_counts(probes: list[dict[str, Any]], leaked: int) -> dict[str, int]:
+    """The probes of each kind, and `dropped_leaks`: those the leak check (leaks.py) dropped
+    because their question or cue gave a probe's answer away."""
+    counts = {k: sum(p["kind"] == k for p in probes) for k in PROBE_KINDS}
+    counts["dropped_leaks"] = leaked
+    return counts
+
+
+def profile_window(model: str) -> int:
+    """The context window of ctxlab's profile of `model`. Raises `UnknownModelError`."""
+    from harness.profiles import get_profile
+
+    return int(get_profile(model).context_window or DEFAULT_WINDOW)
 
 
 def original_window(model: str | None) -> int:
@@ -198,10 +221,10 @@ def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
     )
 
 
-def tool_names(trace: Trace) -> dict[str, str]:
+def tool_names(trace: Trace, native: frozenset[str] = frozenset()) -> dict[str, str]:
     """Each tool name of the trace (and its subagents) -> the name the scenario gives it: valid
-    for a tool (`^[a-zA-Z0-9_-]{1,64}$`), never one of the harness's own (`_recorded` is added),
-    and never two tools one name."""
+    for a tool (`^[a-zA-Z0-9_-]{1,64}$`), never one of the harness's own (`_recorded` is added)
+    unless `native` names it, and never two tools one name."""
     seen: list[str] = [t.name for t in trace.tools]
     for t in (trace, *trace.subagents):
         seen += [c.name for m in t.messages for c in m.tool_calls]
@@ -209,7 +232,9 @@ def tool_names(trace: Trace) -> dict[str, str]:
     taken: set[str] = set()
     for name in dict.fromkeys(seen):
         new = re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_") or "tool"
-        if new.lower() in RESERVED_TOOLS:
+        if name in native:
+            new = name
+        elif new.lower() in RESERVED_TOOLS:
             new = f"{new}_recorded"
         new = new[:64]
         base, n = new, 2
@@ -226,11 +251,16 @@ def _renamed_truth(truth: GroundTruth, names: dict[str, str]) -> GroundTruth:
     return dataclasses.replace(truth, actions=actions)
 
 
-def _tools(trace: Trace, names: dict[str, str], walk: Walk) -> list[dict[str, Any]]:
+def _tools(
+    trace: Trace, names: dict[str, str], walk: Walk, native: frozenset[str]
+) -> list[dict[str, Any]]:
     """The trace's tools where it lists them, else as its calls show them; every argument a
-    call passed is a property (the replay refuses arguments its tool does not declare)."""
+    call passed is a property (the replay refuses arguments its tool does not declare). The
+    `native` ones are the replay's harness's own, not the scenario's."""
     defs: dict[str, dict[str, Any]] = {}
     for t in trace.tools:
+        if t.name in native:
+            continue
         params = t.parameters if isinstance(t.parameters, dict) else {}
         props = params.get("properties")
         defs[names[t.name]] = {

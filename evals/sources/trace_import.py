@@ -25,7 +25,13 @@ from typing import Any
 from evals.errors import TraceFormatError
 from evals.scenarios.suite import SUITE_FORMAT, SUITE_INDEX
 from evals.sources.formats import FORMATS, read_folder, read_traces
-from evals.sources.hygiene import FLAG_BELOW
+from evals.sources.hygiene import (
+    FLAG_BELOW,
+    MIN_PROBES,
+    rejected_counts,
+    rejections_line,
+    require_probes,
+)
 from evals.sources.redact import Redactor
 from evals.sources.thread_import import check_scenario_path, write_scenario
 from evals.sources.to_scenario import trace_to_scenario
@@ -33,8 +39,6 @@ from evals.sources.trace import Skipped, Trace, Where
 
 EXPORTS = Path("exports")
 MAX_SUMMARY_LINES = 20
-# Fewer probes than this make a trace's accuracy noise: it is skipped, with its rejections.
-MIN_PROBES = 5
 
 
 @dataclass
@@ -71,7 +75,7 @@ class ImportSummary:
             f"imported {self.traces} trace{'s' * (self.traces != 1)} from {self.source} into "
             f"{where}: {self.probes} probes, {self.redactions} redactions, "
             f"{len(self.skipped)} skipped, in {self.seconds:.1f} s",
-            self._rejections(),
+            rejections_line(self.candidates, self.rejected),
         ]
         if self.flagged:
             names = ", ".join(self.flagged[:5]) + (" ..." if len(self.flagged) > 5 else "")
@@ -83,11 +87,6 @@ class ImportSummary:
             rest = len(self.skipped) - MAX_SUMMARY_LINES
             out.append(f"... and {rest} more skipped (listed in {where})")
         return out
-
-    def _rejections(self) -> str:
-        """One line: the candidates and how many of them each rule rejected."""
-        said = ", ".join(f"{n} {reason}" for reason, n in self.rejected.most_common() if n)
-        return f"probes: {self.candidates} candidates, rejected {said or 'none'}"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -160,7 +159,7 @@ def _import_file(
         check_scenario_path(target, force=force)
         try:
             doc = trace_to_scenario(first, window=window, redactor=Redactor(redactor))
-            _has_probes(doc, first, min_probes)
+            require_probes(doc, f"trace {first.id}", min_probes)
         except ValueError as exc:
             summary.skipped += [*first.skipped, Skipped(Where(str(path)), str(exc))]
             return summary
@@ -226,7 +225,7 @@ def _write_one(
     names.add(name)
     try:
         doc = trace_to_scenario(trace, window=window, redactor=Redactor(redactor))
-        _has_probes(doc, trace, min_probes)
+        require_probes(doc, f"trace {trace.id}", min_probes)
         doc["name"] = f"trace:{name}"  # a suite refuses two files of one name
         path = write_scenario(doc, folder / f"trace-{name}.yaml", force=force)
     except (ValueError, FileExistsError) as exc:
@@ -252,21 +251,6 @@ def _unforeseen(trace: Trace, exc: Exception) -> Skipped:
                    f"({type(exc).__name__}: {first})")  # fmt: skip
 
 
-def _has_probes(doc: dict[str, Any], trace: Trace, least: int) -> None:
-    """Refuses a trace with fewer than `least` probes (at least one): its accuracy would be
-    noise in a suite. The reason names what its candidates were rejected for."""
-    n = len(doc["probes"])
-    if n >= max(1, least):
-        return
-    counts = doc["probe_counts"]
-    rejected = sorted(((v, k.removeprefix("rejected_")) for k, v in counts.items()
-                       if k.startswith("rejected_") and v), reverse=True)  # fmt: skip
-    why = ", ".join(f"{v} {k}" for v, k in rejected) or "nothing it used was read earlier"
-    found = "no probes" if n == 0 else f"only {n} probe{'s' * (n != 1)} (under {least})"
-    raise ValueError(f"trace {trace.id}: {found} from {counts.get('candidates', 0)} "
-                     f"candidates (rejected: {why})")  # fmt: skip
-
-
 def _count(summary: ImportSummary, trace: Trace, doc: dict[str, Any]) -> None:
     summary.traces += 1
     summary.probes += len(doc["probes"])
@@ -274,8 +258,7 @@ def _count(summary: ImportSummary, trace: Trace, doc: dict[str, Any]) -> None:
     summary.skipped += trace.skipped
     counts = doc["probe_counts"]
     summary.candidates += counts.get("candidates", 0)
-    summary.rejected.update({k.removeprefix("rejected_"): v for k, v in counts.items()
-                             if k.startswith("rejected_")})  # fmt: skip
+    summary.rejected.update(rejected_counts(counts))
     if len(doc["probes"]) < counts.get("candidates", 0) * FLAG_BELOW:
         summary.flagged.append(trace.id)
 

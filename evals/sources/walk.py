@@ -47,14 +47,13 @@ class TracePlanner(Planner):
 
     def trace_step(
         self, note: str, calls: list[tuple[str, dict[str, Any]]], walk: Walk, message: int,
-        turn: int, where: str,
+        turn: int,
     ) -> dict[str, Any]:  # fmt: skip
         sources = [
             *walk.before(message),
             *(Source(f"agent {i}", "agent", t, turn) for i, t in walk.agent if i < message),
         ]
-        step = self.step(escape_slots(note), [(n, _escaped(a)) for n, a in calls], sources, turn,
-                         where)  # fmt: skip
+        step = self.step(escape_slots(note), [(n, _escaped(a)) for n, a in calls], sources)
         slots = dict(step.get("slots", {}))
         for call in step["calls"]:
             if call["tool"] == "task":
@@ -64,7 +63,7 @@ class TracePlanner(Planner):
                     continue
                 if key in CONTENT_ARGS:  # what it writes: the figures and names it repeats
                     found: dict[str, Found] = {}
-                    value = self._slotted(value, sources, turn, where, found)
+                    value = self._slotted(value, sources, found)
                     slots.update({name: {"patterns": list(f.cue.patterns),
                                          "lookalikes": list(f.cue.lookalikes)}
                                   for name, f in found.items()})  # fmt: skip
@@ -144,9 +143,10 @@ def _uses_slot(step: dict[str, Any], slot: str) -> bool:
     return slot in _used_slots(step)
 
 
-def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
-    """The trace's turns, steps, tasks and replies, and every use of a value shown earlier."""
-    walk = Walk(system=trace.system)
+def walk_trace(trace: Trace, names: dict[str, str], native: frozenset[str] = frozenset()) -> Walk:
+    """The trace's turns, steps, tasks and replies, and every use of a value shown earlier.
+    A `native` tool's results are shown but not recorded: the replay's harness runs it."""
+    walk = Walk(system=trace.system, native=native)
     counter = TokenCounter()
     subs = {s.parent_call_id: s for s in trace.subagents if s.parent_call_id}
     users = [m.text for m in trace.messages if m.role == "user"]
@@ -182,8 +182,8 @@ def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
             walk.shown.append(Shown(Source(f"step {steps_so_far} {name} result", "tool", m.text,
                                            index), i, walk.tokens, steps_so_far,
                                     Call(name, args)))  # fmt: skip
-            if m.tool_call_id in subs:
-                continue  # the subagent's answer: a replay's task gives its own
+            if m.tool_call_id in subs or name in native:
+                continue  # the subagent's answer or a native tool's: the replay's harness gives it
             walk.replies.append(_reply(walk, name, args, m.text))
             continue
         if m.role != "assistant":
@@ -215,8 +215,7 @@ def walk_trace(trace: Trace, names: dict[str, str]) -> Walk:
             note = f"{pending_note}\n{note}".strip()
             turn["final"] = "Done."
         pending_note = ""
-        where = f"turn {index + 1} step {len(turn['steps']) + 1}"
-        turn["steps"].append(planner.trace_step(note, calls, walk, i, index, where))
+        turn["steps"].append(planner.trace_step(note, calls, walk, i, index))
         steps_so_far += 1
         walk.agent.append((i, rendered_step(m.text, calls)))
     return walk
@@ -249,7 +248,8 @@ def _task(walk: Walk, sub: Trace, call: TraceToolCall, names: dict[str, str],
             name, args = calls_by_id.get(m.tool_call_id or "", (m.tool_name or "tool", {}))
             inner.shown.append(Shown(Source(f"task {len(walk.tasks)} {name} result", "tool",
                                             m.text, 0), i, 0, 0, Call(name, args)))  # fmt: skip
-            walk.replies.append(_reply(walk, name, args, m.text))
+            if name not in walk.native:
+                walk.replies.append(_reply(walk, name, args, m.text))
             continue
         if m.role != "assistant":
             continue
@@ -262,7 +262,7 @@ def _task(walk: Walk, sub: Trace, call: TraceToolCall, names: dict[str, str],
             calls_by_id[c.id] = (name, c.arguments)
             calls.append((name, c.arguments))
             used.add(name)
-        steps.append(planner.trace_step(m.text, calls, inner, i, 0, f"task {len(walk.tasks)}"))
+        steps.append(planner.trace_step(m.text, calls, inner, i, 0))
         inner.agent.append((i, rendered_step(m.text, calls)))
     walk.tasks.append({"prompt": prompt, "steps": steps, "final": final})
     return prompt

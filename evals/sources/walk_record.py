@@ -65,6 +65,7 @@ class Walk:
     calls: list[tuple[ReplayPoint, str, dict[str, Any]]] = field(default_factory=list)
     system: str = ""
     tokens: int = 0
+    native: frozenset[str] = frozenset()  # tools the replay's harness runs: no recorded reply
 
     def before(self, message: int) -> list[Source]:
         """The tool results and user messages shown before trace message `message`."""

@@ -80,7 +80,7 @@ def add_import_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=5,
         metavar="N",
-        help="trace import: skip a trace that yields fewer probes, saying why (default 5)",
+        help="refuse a run, or skip a trace, that yields fewer probes, saying why (default 5)",
     )
     group.add_argument("--db", help="the store holding the run (default $CTXLAB_DB or "
                        "./ctxlab.duckdb)")  # fmt: skip
@@ -93,12 +93,14 @@ def import_command(args: argparse.Namespace) -> int:
     import time
 
     from evals.errors import RunNotFoundError
+    from evals.sources.hygiene import rejected_counts, rejections_line
     from evals.sources.redact import Redactor
     from evals.sources.thread_import import (
         check_scenario_path,
         import_run,
         write_scenario,
     )
+    from evals.sources.to_scenario import PROBE_KINDS
     from harness.store import default_path
 
     if not args.name and not args.thread:
@@ -115,7 +117,8 @@ def import_command(args: argparse.Namespace) -> int:
     try:
         if args.out:  # before the import's work, not after
             check_scenario_path(args.out, force=args.force)
-        doc = import_run(db, args.name, thread=args.thread, redactor=Redactor(args.redact))
+        doc = import_run(db, args.name, thread=args.thread, redactor=Redactor(args.redact),
+                         min_probes=args.min_probes)  # fmt: skip
     except (RunNotFoundError, ValueError, FileExistsError) as exc:
         args.parser.error(f"{exc} ({db})" if isinstance(exc, RunNotFoundError) else str(exc))
     out = args.out or f"exports/{doc['name'].replace(':', '-')}.yaml"
@@ -131,15 +134,19 @@ def import_command(args: argparse.Namespace) -> int:
         "file": str(path), "name": doc["name"], "bytes": path.stat().st_size,
         "turns": len(doc["turns"]), "replies": len(doc["replies"]),
         "probes": len(doc["probes"]), "probe_counts": doc["probe_counts"],
+        "candidates": doc["probe_counts"].get("candidates", 0),
+        "rejected": dict(rejected_counts(doc["probe_counts"])),
         "redactions": doc["source"]["redactions"], "seconds": round(took, 2),
     }  # fmt: skip
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    counts = ", ".join(f"{k} {v}" for k, v in doc["probe_counts"].items())
+    counts = doc["probe_counts"]
+    kinds = ", ".join(f"{k} {counts[k]}" for k in PROBE_KINDS if counts.get(k))
     print(f"wrote {path} ({info['bytes']:,} bytes): {doc['name']}, {info['turns']} turns, "
-          f"{info['replies']} recorded tool replies, {info['probes']} probes ({counts}), "
+          f"{info['replies']} recorded tool replies, {info['probes']} probes ({kinds}), "
           f"{info['redactions']} redactions, in {took:.1f} s")  # fmt: skip
+    print(rejections_line(counts.get("candidates", 0), rejected_counts(counts)))
     print(f"replay it: ctxlab eval --scenario {path} --strategy full --strategy mask --seed 0")
     return 0
 

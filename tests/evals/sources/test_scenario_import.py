@@ -66,27 +66,25 @@ def test_import_writes_a_versioned_file_with_intentions_not_values(
     assert figure in json.dumps(doc["replies"])
 
 
-def test_probes_cover_every_kind_with_provenance(flagship: tuple[Path, str, Path]) -> None:
+def test_probes_are_asked_by_role_as_a_traces_are(flagship: tuple[Path, str, Path]) -> None:
+    """A ctxlab thread takes the one path of every trace (to_scenario.py): its questions
+    name roles, and its counts say how many candidates each hygiene rule rejected."""
     doc = yaml.safe_load(flagship[2].read_text())
     counts = doc["probe_counts"]
-    assert set(counts) == {*PROBE_KINDS, "dropped_leaks"}
-    # The flagship's decision questions quote the figures recall probes ask for (#20 item 1):
-    # the leak check drops them, and counts them.
-    assert all(counts[k] > 0 for k in PROBE_KINDS if k != "decision")
-    assert counts["dropped_leaks"] > 0
-    assert sum(counts[k] for k in PROBE_KINDS) == len(doc["probes"])
-    for p in doc["probes"]:
-        if p.get("check") is None:
-            assert p["cue"]["patterns"] and p["provenance"]["from"], p["id"]
-            # a cue recognises the fact by the words around it, never holds it
-            assert all(p["answer"] not in pat for pat in p["cue"]["patterns"]), p["id"]
-    recalls = [p for p in doc["probes"] if p["kind"] == "recall"]
-    assert any(p["after"] == "end" or p["after"] == doc["turns"][-1]["id"] for p in recalls)
-    assert any(p["distractors"] for p in recalls)  # the export's look-alike firms
-    said = [p for p in recalls if p["source"] == "user"]
-    assert said and all(p["provenance"]["from"] == ["turn 0 user message"] for p in said)
-    files = {p["answer"] for p in doc["probes"] if p["kind"] == "artifact"}
-    assert "/notes/fjordline-shipping.md" in files or any(f.startswith("/notes/") for f in files)
+    assert {*PROBE_KINDS, "dropped_leaks", "candidates", "carried"} <= set(counts)
+    assert sum(counts[k] for k in PROBE_KINDS) == len(doc["probes"]) >= 5
+    assert counts["candidates"] > counts["recall"]
+    assert {k for k in counts if k.startswith("rejected_")} >= {"rejected_word", "rejected_no_role"}
+    questions = [p for p in doc["probes"] if p.get("check") is None]
+    assert questions and all(p["kind"] == "recall" and p["role"] for p in questions)
+    assert all(p["question"] == f"What is {p['role']['phrase']}?" for p in questions)
+    assert all(p["provenance"]["from"] == "trace" for p in questions)
+    # the export's figures, asked by the row of the table that printed them
+    assert any(p["role"]["kind"] == "table_cell" and p["answer"] == "849.7" for p in questions)
+    # each note the agent wrote is checked for the probed figures it wrote there
+    checks = {p["check"]["path"]: p["check"]["contains"] for p in doc["probes"] if p.get("check")}
+    assert "/notes/fjordline-shipping.md" in checks
+    assert all(set(v) <= {p["answer"] for p in questions} for v in checks.values())
 
 
 def test_eval_replays_the_file_under_any_arm(
@@ -99,7 +97,7 @@ def test_eval_replays_the_file_under_any_arm(
     runs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["strategy"] for r in runs] == ["full", "mask"]
     assert all(r["scenario"] == f"recorded:{run_id}" for r in runs)
-    assert all(r["probes"] > 10 and r["input_tokens"] > 0 for r in runs)
+    assert all(r["probes"] >= 5 and r["input_tokens"] > 0 for r in runs)
     assert runs[0]["accuracy"] >= 0.6
 
 
@@ -279,6 +277,7 @@ def test_keys_and_addresses_never_reach_the_file(
     model = ScriptedModel([
         ModelResponse(text="Looking it up.",
                       tool_calls=(ToolCall("c1", "lookup", {"account": "Acme Internal"}),)),
+        ModelResponse(text="Checking my notes.", tool_calls=(ToolCall("c3", "ls", {"path": "/"}),)),
         ModelResponse(text="Noting the balance: 1234.5 EUR.",
                       tool_calls=(ToolCall("c2", "write_file", note),)),
         "Balance noted. Next step: write to the owner.",
@@ -291,7 +290,7 @@ def test_keys_and_addresses_never_reach_the_file(
     store.close()
     out = tmp_path / "private.yaml"
     argv = ["scenarios", "import", result.run_id, "--db", str(db), "--out", str(out),
-            "--redact", "Acme Internal", "--json"]  # fmt: skip
+            "--redact", "Acme Internal", "--json", "--min-probes", "1"]  # fmt: skip
     assert main(argv) == 0
     info = json.loads(capsys.readouterr().out)
     text = out.read_text()
@@ -301,7 +300,8 @@ def test_keys_and_addresses_never_reach_the_file(
     assert FAKE_MAIL not in text and "example" not in text and "jane" not in text
     assert "Acme Internal" not in text and "[REDACTED]" in text
     assert info["redactions"] >= 6  # key and address in the user turn and the tool result
-    assert import_run(str(db), result.run_id)["source"]["redactions"] >= 4
+    assert info["probes"] >= 1  # the balance, asked by its label: the file is the whole path's
+    assert import_run(str(db), result.run_id, min_probes=1)["source"]["redactions"] >= 4
 
 
 def test_the_memory_a_run_started_with_is_in_the_replays_store(
@@ -338,8 +338,7 @@ def test_every_derived_probe_is_answerable_with_everything_in_view(
     assert main(argv) == 0
     (run,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     wrong = [(p["id"], p["answer"]) for p in run["probe_results"] if not p["correct"]]
-    # 15-20: the import drops the decision probes whose questions quote recall answers.
-    assert wrong == [] and run["probes"] >= 12
+    assert wrong == [] and run["probes"] >= 5
 
 
 def test_a_missing_scenario_file_is_named(
@@ -351,10 +350,10 @@ def test_a_missing_scenario_file_is_named(
 
 
 def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
-    # Files over 256 KiB live in `file_chunks`; the import read them as empty before.
+    # Files over 256 KiB live in `file_chunks` (a skill here); the import read them as empty.
     from datetime import UTC, datetime
 
-    from evals.sources.recording import file_text, text_files
+    from evals.sources.thread_trace import text_files
     from harness import Store
     from harness.files.storage import CHUNK_CHARS, store_content
     from harness.store import read_store
@@ -365,12 +364,10 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
     with store.unit() as uow:
         now = datetime.now(UTC)
         store_content(uow.files, "shared", "/skills/big/SKILL.md", big, None, now)
-        store_content(uow.files, "thread:t1", "/notes/big.md", big, None, now)
     store.close()
     con = read_store(str(tmp_path / "big.duckdb"))
     try:
         assert text_files(con, "/skills/") == [{"path": "/skills/big/SKILL.md", "content": big}]
-        assert file_text(con, "t1", "/notes/big.md") == big
     finally:
         con.close()
 
