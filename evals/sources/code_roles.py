@@ -29,6 +29,8 @@ _NOT_CALLS = frozenset(
 def import_role(value: str, line: str, where: str) -> tuple[str, list[str]] | None:
     """The role of `value` on an import `line` of the code `where` names ("`a.py`", "the
     user's code"): the module it takes a name from, or the one name it takes."""
+    if value.replace(".", "/") in where:
+        return None  # `django.contrib.auth` in `django/contrib/auth/forms.py`: a guess, not recall
     if m := _FROM.match(line):
         names = [n for n in re.split(r"[\s,]+", m["names"]) if n and n != "as"]
         if value == m["module"] and names:

@@ -19,6 +19,11 @@ def test_the_module_an_import_line_takes_a_name_from() -> None:
     assert phrase == "the module that line 2 of `shop/cart.py` imports `round_cents` from"
 
 
+def test_a_module_the_files_own_path_spells_is_no_recall() -> None:
+    text = "from shop.money import round_cents\n"
+    assert _bash("shop.money", text, "cat shop/money/cart.py") is None
+
+
 def test_the_one_name_an_import_line_takes() -> None:
     text = "import os\nfrom shop.tax_tables import lookup_rate\n"
     phrase = _bash("lookup_rate", text, "cat shop/cart.py")
