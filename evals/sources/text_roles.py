@@ -189,8 +189,9 @@ def noun(value: str) -> str:
 
 
 def whole_token(value: str, text: str) -> bool:
-    """`value` stands in `text` as a word of its own, not glued to a sign (`50%`, `sm_50`)."""
-    pattern = rf"(?:^|[\s\"'`(\[{{,=]){re.escape(value)}(?:$|[\s\"'`)\]}},;:]|\.(?:\s|$))"
+    """`value` stands in `text` as a word of its own, not glued to a sign (`50%`, `sm_50`); a
+    currency sign before an amount (`$600`) is no glue: the amount is the value."""
+    pattern = rf"(?:^|[\s\"'`(\[{{,=$€£]){re.escape(value)}(?:$|[\s\"'`)\]}},;:]|\.(?:\s|$))"
     return re.search(pattern, text) is not None
 
 

@@ -1,6 +1,7 @@
 """Roles that code gives a value (evals/sources/code_roles.py): the module an import takes a
 name from, the value a line assigns or passes by keyword, the one function a numbered line
-calls, in a file a command printed or in code the user pasted."""
+calls, in a file a command printed or in code the user pasted; and an amount after a currency
+sign, which stands as a value of its own."""
 
 from __future__ import annotations
 
@@ -76,3 +77,8 @@ def test_code_the_user_pasted_names_what_it_assigns_and_passes() -> None:
 def test_a_name_assigned_twice_in_the_users_code_names_no_value() -> None:
     issue = "cfg.level_name = 'LEVEL_ONE'\nrun()\ncfg.level_name = 'LEVEL_TWO'\n"
     assert role_of("LEVEL_ONE", issue, "user", None, None) is None
+
+
+def test_an_amount_after_a_currency_sign_stands_as_its_own_value() -> None:
+    said = "I'm willing to pay up to $600 for the upgrade."
+    assert role_of("600", said, "user", None, None)["phrase"] == "the number the user gave"
