@@ -29,4 +29,19 @@ def relabelled(probes: list[ProbeSpec]) -> tuple[str, ...]:
     neighbours): a question then finds another value of its kind where its own stood."""
     named = [p for p in probes if p.role is not None and p.source == "tool" and not p.carried]
     named.sort(key=lambda p: (p.role.shape if p.role else "", p.role.terms[:1] if p.role else []))
-    return tuple(dict.fromkeys(p.answer for p in named))
+    return _apart(list(dict.fromkeys(p.answer for p in named)))
+
+
+def _apart(values: list[str]) -> tuple[str, ...]:
+    """`values` reordered so that no neighbour pair (a swap) holds one value inside the other:
+    swapping `cls.keys` with `cls.keys.add` turns `cls.keys.add(k)` into `cls.keys(k)`, where
+    the first value still stands, and a question about it is answered as if nothing moved."""
+    rest, out = list(values), []
+    while rest:
+        a = rest.pop(0)
+        b = next((v for v in rest if a not in v and v not in a), None)
+        out.append(a)
+        if b is not None:
+            rest.remove(b)
+            out.append(b)
+    return tuple(out)

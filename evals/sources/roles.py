@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evals.sources.code_roles import code_role
 from evals.sources.cues import spans
 from evals.sources.redact import MASK
 from evals.sources.table_roles import table_role
@@ -179,6 +180,9 @@ def _user(value: str, text: str, use_argument: str | None) -> dict[str, Any] | N
         return role("user_text", f"the {label} the user gave", [label], value)
     if only_of_shape(value, text):
         return role("user_text", f"the {noun(value)} the user gave", [], value)
+    for line in text.splitlines():  # code the user pasted (an issue's example)
+        if spans(value, line) and (found := code_role(value, line, text, "the user's code")):
+            return role("user_text", found[0], found[1], value)
     return None
 
 

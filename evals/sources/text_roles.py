@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evals.sources.code_roles import call_role, code_role, import_role
 from evals.sources.cues import spans
 from evals.sources.values import shape_of
 
@@ -51,9 +52,12 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
     for n, line in enumerate(text.splitlines()):
         if not spans(value, line):
             continue
-        found = _line_role(value, line, file, printed)
+        found = _line_role(value, line, file, printed, text)
         if found is None and first is not None:
             found = _code_role(value, line, first + n, file)
+        if found is None and first is None:
+            code = code_role(value, line, text, f"the code {printed} printed")
+            found = ("listing", *code) if code else None
         if found is not None:
             kind, phrase, terms = found
             return role(kind, phrase, [*terms, *([file] if file else [])], value)
@@ -64,6 +68,23 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
     label = _inline_label(value, text)
     if label:
         return role("command_output", f"the `{label}` {printed} printed", [label], value)
+    return _called(value, text, file, first)
+
+
+def _called(value: str, text: str, file: str, first: int | None) -> dict[str, Any] | None:
+    """The role of `value` as the one function a line of a listing calls (the weakest role
+    a listing gives, so tried last: a line that defines or assigns a name says more)."""
+    for n, line in enumerate(text.splitlines()):
+        if not spans(value, line):
+            continue
+        if m := _GREP.match(line) or _NUMBERED.match(line):
+            at, number, code = m.groupdict().get("file") or file, int(m["line"]), m["text"]
+        elif first is not None:
+            at, number, code = file, first + n, line
+        else:
+            continue
+        if at and (found := call_role(value, code, f"line {number} of `{at}`")):
+            return role("listing", found[0], [*found[1], at], value)
     return None
 
 
@@ -88,7 +109,7 @@ def _first_line(command: str, file: str) -> int | None:
     return int(m[1]) if m else None
 
 
-def _line_role(value: str, line: str, file: str, printed: str) -> \
+def _line_role(value: str, line: str, file: str, printed: str, text: str) -> \
         tuple[str, str, list[str]] | None:  # fmt: skip
     if m := _FRAME.search(line):
         where = f" in `{m['fn']}`" if m["fn"] else ""
@@ -105,6 +126,8 @@ def _line_role(value: str, line: str, file: str, printed: str) -> \
             return None
         if value == m["line"]:
             said = _what_line_says(m["text"], value)
+            if said and said == m["text"].strip()[:60] and text.count(said) > 1:
+                return None  # the same line stands twice in the listing: which is meant?
             return ("listing", f"the line number of `{said}` in `{at}`", [said, at]) if said \
                 else None  # fmt: skip
         if value == at:
@@ -130,17 +153,19 @@ def _line_role(value: str, line: str, file: str, printed: str) -> \
 
 def _code_role(value: str, text: str, line: int, file: str) -> tuple[str, str, list[str]] | None:
     """A name on line `line` of `file`: the one the line defines, the value of a keyword it
-    passes, or the one value of its shape on the line."""
+    passes, the one value of its shape on the line, or the module or name it imports."""
     where = f"line {line} of `{file}`"
     stripped = text.strip()
     m = _SYMBOL.match(stripped) or _ASSIGNED.match(stripped)
     if m and m.group(m.lastindex or 0) == value:
         return "listing", f"the name that {where} defines", [file]
-    if k := re.search(rf"\b([A-Za-z_]\w*)\s*=\s*['\"]?{re.escape(value)}(?![\w.])", stripped):
+    # `x = f()` gives `x` what `f` returns, not `f`: a call is no value of `x`.
+    if k := re.search(rf"\b([A-Za-z_]\w*)\s*=\s*['\"]?{re.escape(value)}(?![\w.(])", stripped):
         return "listing", f"the value of `{k[1]}` on {where}", [k[1], file]
     if only_of_shape(value, stripped):
         return "listing", f"the {noun(value)} on {where}", [file]
-    return None
+    found = import_role(value, stripped, where)
+    return ("listing", found[0], [*found[1], file]) if found else None
 
 
 def _what_line_says(text: str, value: str) -> str:
@@ -149,10 +174,10 @@ def _what_line_says(text: str, value: str) -> str:
     stripped = text.strip()
     if m := _SYMBOL.match(stripped):
         said = f"{m[1]} {m[2]}"
-    elif m := _ASSIGNED.match(stripped):
+    elif (m := _ASSIGNED.match(stripped)) and len(re.findall(r"\w", m[1])) >= 6:
         said = m[1]
     else:
-        said = stripped[:60]
+        said = stripped[:60]  # a short name (`val = f()`) says less than the whole line
     if len(re.findall(r"\w", said)) < 6 or spans(value, said):
         return ""  # `if (`, `)`: a line that says nothing a person would name it by
     return said
@@ -164,8 +189,9 @@ def noun(value: str) -> str:
 
 
 def whole_token(value: str, text: str) -> bool:
-    """`value` stands in `text` as a word of its own, not glued to a sign (`50%`, `sm_50`)."""
-    pattern = rf"(?:^|[\s\"'`(\[{{,=]){re.escape(value)}(?:$|[\s\"'`)\]}},;:]|\.(?:\s|$))"
+    """`value` stands in `text` as a word of its own, not glued to a sign (`50%`, `sm_50`); a
+    currency sign before an amount (`$600`) is no glue: the amount is the value."""
+    pattern = rf"(?:^|[\s\"'`(\[{{,=$€£]){re.escape(value)}(?:$|[\s\"'`)\]}},;:]|\.(?:\s|$))"
     return re.search(pattern, text) is not None
 
 

@@ -67,7 +67,9 @@ class ImportSummary:
         """The summary for a terminal: one line of totals (or of why nothing imported), then
         one per skipped record, at most `MAX_SUMMARY_LINES`."""
         if not self.files:
-            why = "; ".join(_said(s, self.source) for s in self.skipped[:3]) or "no traces"
+            # A whole file's or trace's reason first: the records it dropped say less.
+            first = sorted(self.skipped, key=lambda s: s.where.line is not None)
+            why = "; ".join(_said(s, self.source) for s in first[:3]) or "no traces"
             more = f" (and {len(self.skipped) - 3} more)" if len(self.skipped) > 3 else ""
             return [f"nothing imported from {self.source}: {why}{more}"]
         where = self.suite or self.files[0]

@@ -1,7 +1,7 @@
 """Claude Code session logs: JSONL, one event a line, linked by `uuid`/`parentUuid`.
 
-The conversation is the chain of parents ending at the last leaf (the last message no other
-message descends from), not the line order: a session that was rewound or edited has
+The conversation is the chain of parents ending at the last leaf the model answered on (a
+local command's branch off the root is none), not the line order: a session rewound or edited has
 branches, and the ones off that chain are recorded in `skipped`. Progress and hook events
 sit in the chain but make no leaf. Claude Code writes one event per content block, so the
 assistant events of one API message (same `message.id`) are merged back into one message;
@@ -11,13 +11,12 @@ first (a tool-written log, a compaction whose `logicalParentUuid` the file lacks
 the line before it. `claude -p --output-format stream-json` output has no parent links and
 marks a subagent's events by `parent_tool_use_id`: read in line order, one subagent a call.
 
-Sidechain events (a subagent's own conversation) become
-`subagents`, whether in the session file (older versions) or each in its own
-`<session>/subagents/agent-<id>.jsonl` beside it (newer), each linked to the parent's `Task`
-call whose result names the agent's id, or else whose prompt started it. A
-`compact_boundary` system event, with the summary the next user event carries, is a
-`Compaction` (its `compactMetadata`: what triggered it, the tokens before); a `summary`
-event (the title of a conversation in Claude Code's session list) goes to
+Sidechain events (a subagent's own conversation) become `subagents`, whether in the session
+file (older versions) or each in its own `<session>/subagents/agent-<id>.jsonl` beside it
+(newer), each linked to the parent's `Task` call whose result names the agent's id, or else
+whose prompt started it. A `compact_boundary` system event, with the summary the next user
+event carries, is a `Compaction` (its `compactMetadata`: what triggered it, the tokens before);
+a `summary` event (the title of a conversation in Claude Code's session list) goes to
 `metadata["summaries"]`. Each assistant message keeps its call's `usage` (cache read and
 creation tokens included).
 
@@ -238,7 +237,11 @@ def _chain(events: dict[str, _Event], main: list[str], trace: Trace) -> list[str
     parents = _conversation_parents(events, main)
     has_child = set(parents.values())
     leaves = [u for u in parents if u not in has_child]
-    last = leaves[-1] if leaves else main[-1]
+    # The last leaf the model answered on: a local command (`/export`) branches off the root.
+    answered: dict[str, bool] = {}
+    for u, e in events.items():  # file order: a parent before its children
+        answered[u] = e.kind == "assistant" or answered.get(e.parent or "", False)
+    last = ([u for u in leaves if answered.get(u)] or leaves or main)[-1]
     beside = _beside(events, parents, last)
     leaves = [u for u in leaves if u not in beside or u == last]
     chain: list[str] = []

@@ -8,8 +8,11 @@ from role_scenario import OTHER_PAYMENT, PAYMENT, role_scenario
 
 from evals.gate.sanity import check_scenario, relabel_middleware
 from evals.run.replay import replay
+from evals.scenarios.format import ProbeSpec
 from evals.scenarios.from_file import load_scenario_file
+from evals.scenarios.recorded import relabelled
 from evals.simulated import BREAKS
+from evals.simulated.breaks import entity_pairs
 
 
 def test_breaks_pass_on_a_sound_trace_with_a_carried_value(tmp_path) -> None:
@@ -33,3 +36,19 @@ def test_relabel_swaps_role_named_values_of_an_imported_trace(tmp_path) -> None:
         out.store.close()
     answers = {p.id: p.answer for p in out.probes}
     assert answers["pay"] == OTHER_PAYMENT and answers["gift"] == PAYMENT
+
+
+def test_relabel_never_pairs_a_value_with_one_that_holds_it() -> None:
+    def probe(n: int, answer: str) -> ProbeSpec:
+        return ProbeSpec.model_validate({
+            "id": f"p{n}", "kind": "recall", "question": f"Which name {n}?", "answer": answer,
+            "after": "u000", "source": "tool",
+            "role": {"kind": "listing", "phrase": f"the name {n}", "terms": ["set_output"],
+                     "shape": "identifier"},
+        })  # fmt: skip
+
+    # Sorted by role, `cls.wrap_keys` and `cls.wrap_keys.add` would be neighbours: partners.
+    values = ["cls.wrap_keys", "cls.wrap_keys.add", "get_config", "est_output_config"]
+    pairs = entity_pairs(relabelled([probe(n, v) for n, v in enumerate(values)]))
+    assert pairs["cls.wrap_keys"] != "cls.wrap_keys.add"
+    assert all(a not in b and b not in a for a, b in pairs.items())

@@ -171,3 +171,35 @@ def test_claude_code_subagent_files_beside_the_session_are_its_subagents(tmp_pat
     (sub,) = trace.subagents
     assert sub.parent_call_id == "toolu_9"  # by the agent id its result names, not the prompt
     assert sub.id == "s1/agent-a7f3" and [m.text for m in sub.messages][-1] == "12"
+
+
+def test_claude_code_a_local_command_branch_off_the_root_is_no_conversation(
+    tmp_path: Path,
+) -> None:
+    # Claude Code hangs a local command run after the session (`/export`) off the first
+    # event: the last leaf is then that two-event branch, not the conversation the model had.
+    def event(uuid: str, parent: str | None, kind: str, content: object) -> str:
+        role = "assistant" if kind == "assistant" else "user"
+        message: dict[str, object] = {"role": role, "content": content}
+        if kind == "assistant":
+            message |= {"id": f"msg_{uuid}", "type": "message", "model": "claude-sonnet-4-5"}
+        return json.dumps({"parentUuid": parent, "isSidechain": False, "sessionId": "s1",
+                           "type": kind, "message": message, "uuid": uuid})  # fmt: skip
+
+    call = [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]
+    result = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "src\ntests"}]
+    lines = [
+        event("u0", None, "user", "Caveat: local command output below."),
+        event("u1", "u0", "user", "List the repository."),
+        event("a1", "u1", "assistant", call),
+        event("u2", "a1", "user", result),
+        event("a2", "u2", "assistant", [{"type": "text", "text": "It holds src and tests."}]),
+        event("u3", "u0", "user", "<command-name>/export</command-name>"),
+        event("u4", "u3", "user", "<local-command-stdout>Exported.</local-command-stdout>"),
+    ]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    (trace,) = read_traces(path, "claude-code")
+    assert _roles(trace) == ["user", "user", "assistant", "tool", "assistant"]
+    assert trace.messages[-1].text == "It holds src and tests."
+    assert any("branch" in s.reason for s in trace.skipped)  # the command's branch, said so

@@ -13,7 +13,8 @@ import yaml
 from helpers.traces import write_ledger
 
 from evals.scenarios.suite import load_suite
-from evals.sources.trace_import import import_path
+from evals.sources.trace import Skipped, Where
+from evals.sources.trace_import import ImportSummary, import_path
 from flows.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -282,3 +283,11 @@ def test_a_trace_where_most_candidates_are_rejected_is_flagged(tmp_path: Path) -
     summary = import_path(trace, tmp_path / "t.yaml", min_probes=1)
     assert summary.traces == 1 and summary.flagged == ["t"]
     assert any(line.startswith("flagged 1 trace where fewer than half") for line in summary.lines())
+
+
+def test_nothing_imported_names_the_traces_reason_before_the_records_it_dropped() -> None:
+    records = [Skipped(Where("s.jsonl", n), "a branch off the conversation") for n in (5, 7, 9)]
+    trace = Skipped(Where("s.jsonl"), "trace s1: only 2 probes (under 5) from 9 candidates")
+    summary = ImportSummary(Path("traces"), Path("suite"), skipped=[*records, trace])
+    (line,) = summary.lines()
+    assert "only 2 probes (under 5)" in line  # not hidden in "(and 1 more)"
