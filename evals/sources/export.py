@@ -24,19 +24,11 @@ EXPORT_FORMATS = ("openai-chat", "anthropic", "otel-genai", "langchain")
 def run_trace(db: str, run_id: str) -> Trace:
     """The thread of `run_id` (a run, session or thread id) in the store `db` as a `Trace`.
     Raises `RunNotFoundError` when the store has no such run."""
-    from evals.errors import RunNotFoundError
-    from evals.sources.recording import resolve
-    from harness.store import read_store
+    from evals.sources.recording import stored_thread
 
-    if not Path(db).is_file():
-        raise RunNotFoundError(f"no store at {db}")
-    con = read_store(db)
-    try:
-        thread_id, first = resolve(con, run_id, None)
-        runs = con.runs.of_thread(thread_id)
-        rows = con.messages.transcript(thread_id)
-    finally:
-        con.close()
+    with stored_thread(db, run_id, None) as stored:
+        thread_id, first, runs = stored.thread_id, stored.first_run, stored.runs
+        rows = stored.con.messages.transcript(thread_id)
     config = json.loads(runs[0]["config"] or "{}") if runs else {}
     trace = Trace(first, "ctxlab", db, model=runs[0]["model"] if runs else None)
     trace.system = str(config.get("system_prompt") or "")

@@ -6,8 +6,10 @@ as it is read, so no cue or slot is built from what the redaction took out."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.errors import RunNotFoundError
@@ -55,6 +57,32 @@ class Recording:
 
 
 # -- reading the store ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredThread:
+    """The thread an import or export names, in the store it reads from."""
+
+    con: Reader
+    thread_id: str
+    first_run: str
+    runs: list[dict[str, Any]]
+
+
+@contextmanager
+def stored_thread(db: str, run_id: str | None, thread: str | None) -> Iterator[StoredThread]:
+    """The thread of `run_id` (or `thread`, see `resolve`) in the store `db`, opened read-only
+    and closed after. Raises `RunNotFoundError` when there is no such store, run or thread."""
+    from harness.store import read_store
+
+    if not Path(db).is_file():
+        raise RunNotFoundError(f"no store at {db}")
+    con = read_store(db)
+    try:
+        thread_id, first = resolve(con, run_id, thread)
+        yield StoredThread(con, thread_id, first, con.runs.of_thread(thread_id))
+    finally:
+        con.close()
 
 
 def resolve(con: Reader, run_id: str | None, thread: str | None) -> tuple[str, str]:

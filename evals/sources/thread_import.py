@@ -21,7 +21,6 @@ from typing import Any
 import pydantic
 import yaml
 
-from evals.errors import RunNotFoundError
 from evals.scenarios.format import (
     FORMAT,
     ModelSpec,
@@ -38,12 +37,11 @@ from evals.sources.recording import (
     read_recording,
     read_replies,
     read_tasks,
-    resolve,
+    stored_thread,
     text_files,
 )
 from evals.sources.redact import Redactor
 from evals.sources.thread_probes import derive_probes
-from harness.store import read_store
 
 
 def import_run(
@@ -59,12 +57,8 @@ def import_run(
     if run_id is None and thread is None:
         raise ValueError("give a run id or a thread")
     redactor = redactor or Redactor()
-    if not Path(db).is_file():
-        raise RunNotFoundError(f"no store at {db}")
-    con = read_store(db)
-    try:
-        thread_id, first = resolve(con, run_id, thread)
-        runs = con.runs.of_thread(thread_id)
+    with stored_thread(db, run_id, thread) as stored:
+        con, thread_id, first, runs = stored.con, stored.thread_id, stored.first_run, stored.runs
         config = redactor.value(json.loads(runs[0]["config"] or "{}"))
         system_prompt = str(config.get("system_prompt") or "")
         recording = read_recording(con, thread_id, system_prompt, redactor)
@@ -78,8 +72,6 @@ def import_run(
         for path in recording.files:
             turn, _ = recording.files[path]
             recording.files[path] = (turn, redactor.text(file_text(con, thread_id, path)))
-    finally:
-        con.close()
     probes = derive_probes(recording)  # first: a question it cannot score stays a turn
     probes, leaked = drop_leaks(probes)
     tools = [t for t in config.get("tools", []) if t["name"] not in BUILTIN_TOOLS]
