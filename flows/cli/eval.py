@@ -20,6 +20,7 @@ from flows.cli.options import (
     seeds_arg,
     usage_errors,
     use_model_options,
+    whole_number,
 )
 
 
@@ -205,12 +206,4 @@ def eval_command(args: argparse.Namespace) -> int:
 
 
 def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of processes, got {text!r}"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 process, got {value}")
-    return value
+    return whole_number(text, 1, "processes", "must be at least 1 process")
