@@ -407,19 +407,12 @@ def test_a_session_stopped_at_any_step_boundary_resumes_to_the_uninterrupted_res
         _compare(expected, got, crashed)
 
 
+@pytest.mark.parametrize("stop", ["interrupt_after_commit", "raise_after_commit"])
 def test_a_session_interrupted_after_any_commit_resumes_to_the_uninterrupted_result(
-    reference: tuple[Outcome, int, int],
+    reference: tuple[Outcome, int, int], stop: str
 ) -> None:
+    # Ctrl-C delivered to the process, or a KeyboardInterrupt raised inside the commit
     expected, commits, _steps = reference
     for k in range(1, commits + 1):
-        got, crashed = _session_with_a_crash(interrupt_after_commit=k)
-        _compare(expected, got, f"{crashed} of {commits}")
-
-
-def test_a_keyboard_interrupt_raised_after_any_commit_resumes_to_the_uninterrupted_result(
-    reference: tuple[Outcome, int, int],
-) -> None:
-    expected, commits, _steps = reference
-    for k in range(1, commits + 1):
-        got, crashed = _session_with_a_crash(raise_after_commit=k)
+        got, crashed = _session_with_a_crash(**{stop: k})
         _compare(expected, got, f"{crashed} of {commits}")
