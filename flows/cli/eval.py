@@ -14,6 +14,7 @@ from flows.cli.options import (
     STRATEGIES,
     TRAIN_SEEDS,
     add_model_options,
+    add_scale_option,
     check_scenario_path,
     one_way_to_seeds,
     seed_arg,
@@ -51,8 +52,7 @@ def add_parser(subparsers: Any) -> None:
         help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS}), or the seeds listed: 10,11,12 or "
         "10-14; not with --seed",
     )
-    ev.add_argument("--scale", default="small", choices=("small", "full"),
-                    help="data size (default small)")  # fmt: skip
+    add_scale_option(ev)
     ev.add_argument(
         "--model",
         default="simulated",

@@ -140,6 +140,13 @@ def usage_errors(args: argparse.Namespace) -> Iterator[None]:
         args.parser.error(str(exc))
 
 
+def add_scale_option(
+    parser: argparse.ArgumentParser, default: str = "small", help: str = "data size (default small)"
+) -> None:
+    """`--scale`: how much data a generated scenario has."""
+    parser.add_argument("--scale", default=default, choices=("small", "full"), help=help)
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """--window, --max-output, --price and --profile: run a model ctxlab has no profile for."""
     group = parser.add_argument_group("a model without a built-in profile, or served elsewhere")
