@@ -1,14 +1,17 @@
 """Progress of a long command when its output is piped (CI logs, `| tee`): a line on stderr at
 most every `every` seconds with what is done and an estimate of what is left, so a run of
 minutes is never silent (and one of seconds adds nothing). On a terminal the commands draw a
-Rich bar instead."""
+Rich bar instead (`rich_bar`)."""
 
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 class PipedProgress:
@@ -58,3 +61,20 @@ def _duration(seconds: float) -> str:
         if minutes < 60
         else f"{minutes // 60} h {minutes % 60:02d} min"
     )
+
+
+def rich_bar(head: str, tail: str | None = None, **options: Any) -> Progress:
+    """The terminal's bar of a batch (eval runs, sweep cells): `head`, the bar, done of total,
+    the time taken and the time left, then `tail`; `options` go to `rich.progress.Progress`."""
+    from rich.progress import (  # Rich only once a bar is drawn: the CLI starts faster
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = [TextColumn(head), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn(), *([TextColumn(tail)] if tail else [])]  # fmt: skip
+    return Progress(*columns, **options)

@@ -241,23 +241,11 @@ async def eval_sweep(
 def terminal_progress(total: int) -> Iterator[OnCell]:
     """A progress bar on stderr, advanced once per finished cell."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
-    from flows.progress import PipedProgress
+    from flows.progress import PipedProgress, rich_bar
 
     console = Console(stderr=True)
-    bar = Progress(
-        TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TimeRemainingColumn(), TextColumn("{task.description}"), console=console,
-        transient=True,
-    )  # fmt: skip
+    bar = rich_bar("[bold]sweep", "{task.description}", console=console, transient=True)
     # Piped, a cleared bar would still leave a line: say where the sweep is now and then.
     piped = None if console.is_terminal else PipedProgress("sweep", total, unit="cells")
     with bar if console.is_terminal else nullcontext():

@@ -154,8 +154,9 @@ def _no_leaked_model_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
 # ---- begin: MCP test servers (tests/helpers/mcp_server.py) ----------------------------------
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from helpers.waiting import wait_until  # noqa: E402
 
 MCP_SERVER_SCRIPT = str(Path(__file__).parent / "helpers" / "mcp_server.py")
 
@@ -188,13 +189,13 @@ def mcp_http_process() -> Iterator[tuple[Any, subprocess.Popen[bytes]]]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
+
+        def listening() -> bool:
+            assert process.poll() is None, "the MCP server exited"
             with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert process.poll() is None and time.monotonic() < deadline, "no MCP server"
-            time.sleep(0.05)
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        wait_until(listening, 60, "the MCP server to listen")
         yield HttpServer(name="research", url=f"http://127.0.0.1:{port}/mcp"), process
     finally:
         process.kill()

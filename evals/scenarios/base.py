@@ -294,3 +294,41 @@ def act(
 
 def call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
     return (name, arguments)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generated scenario's `build`: its seed, its checked scale and the spec's sizes at
+    that scale. `scenario` fills in what every generated scenario takes from these."""
+
+    name: str
+    seed: int
+    scale: Scale
+    spec: ScenarioSpec
+
+    @property
+    def sizes(self) -> ScaleSpec:
+        return self.spec.scales[self.scale]
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The sizes that belong to the scenario (beyond `window` and `params`)."""
+        return dict(self.sizes.model_extra or {})
+
+    def script(self) -> Script:
+        return Script(self.name, self.seed)
+
+    def scenario(self, script: Script, **rest: Any) -> Scenario:
+        """The scenario of `script`'s sessions, plan and probes; `rest` is what the scenario
+        adds of its own (tools, system prompt, subagents, ...)."""
+        sessions, plan, probes = script.build()
+        return Scenario(
+            name=self.name, title=self.spec.title, description=self.spec.description,
+            seed=self.seed, scale=self.scale, sessions=sessions, plan=plan, probes=probes,
+            window=self.sizes.window, params=dict(self.sizes.params), **rest,
+        )  # fmt: skip
+
+
+def generation(name: str, seed: int, scale: str) -> Generation:
+    """Where a generated scenario's `build` starts: `scale` checked, the spec loaded."""
+    return Generation(name, seed, check_scale(scale), load_spec(name))

@@ -28,9 +28,8 @@ from evals.scenarios.base import (
     Script,
     act,
     call,
-    check_scale,
     datasets_dir,
-    load_spec,
+    generation,
 )
 from evals.scenarios.competitive_probes import (
     NAME,
@@ -299,9 +298,9 @@ PARAMS = {"weeks": check_weeks}
 def build(seed: int = 0, scale: str = "full", weeks: int | None = None) -> Scenario:
     """Generate the scenario for `seed` at `scale` ("small" or "full"); with `weeks`, the
     recurring family over that many weekly sessions (evals/scenarios/weekly.py)."""
-    sizes = load_spec(NAME).scales[check_scale(scale)]
-    world = World(seed, dict(sizes.model_extra or {}))
-    script = Script(NAME, seed)
+    g = generation(NAME, seed, scale)
+    world = World(seed, g.extra)
+    script = g.script()
     if weeks is None:
         script.session("week-1")
         week_1(script, world)
@@ -310,7 +309,6 @@ def build(seed: int = 0, scale: str = "full", weeks: int | None = None) -> Scena
     else:
         briefs, exports = build_weeks(script, world, check_weeks(weeks))
         world.articles.update(briefs)
-    sessions, plan, probes = script.build()
     tools = make_tools(world)
     data_files = world.files
     if weeks is not None:
@@ -327,11 +325,8 @@ def build(seed: int = 0, scale: str = "full", weeks: int | None = None) -> Scena
         system_prompt=RESEARCHER_PROMPT,
         tools=tools[1:3],  # search_news, read_article
     )
-    spec = load_spec(NAME)
-    return Scenario(
-        name=NAME, title=spec.title, description=spec.description, seed=seed,
-        scale=check_scale(scale), sessions=sessions, plan=plan, probes=probes, tools=tools,
-        system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
+    return g.scenario(
+        script, tools=tools, system_prompt=SYSTEM_PROMPT,
         skills_dir=skill_dir(), subagents=(researcher,),
         max_steps=60, data_files=data_files, recurring=weeks is not None,
         # The companies first, so each is swapped with another company (its rows, articles

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from evals.scenarios.base import rng
-from evals.scenarios.market import METRIC_RANGES, WEEK_1, Company, World
+from evals.scenarios.market import METRIC_RANGES, WEEK_1, Company, World, matching_rows
 from evals.scenarios.text import person
 from evals.simulated.plan import Cue
 from harness.tools import Tool, tool
@@ -212,13 +212,7 @@ class WeeklyExports:
             if date not in dates:
                 return (f"Error: no export dated {date!r}; there is one each Monday from "
                         f"{monday(1)} to {monday(self.weeks)}.")  # fmt: skip
-            df = self.frame(target, dates[date]).filter(
-                pl.col("company").str.to_lowercase().str.contains(company.lower(), literal=True)
-            )
-            if metric:
-                df = df.filter(pl.col("metric") == metric)
-            if region:
-                df = df.filter(pl.col("region") == region)
+            df = matching_rows(self.frame(target, dates[date]), company, metric, region)
             if df.is_empty():
                 return f"No rows in the {target.name} export of {date} match these filters."
             return f"{target.name} export, {date}: {df.height} rows match.\n" + df.write_csv()

@@ -11,17 +11,7 @@ from __future__ import annotations
 
 import random
 
-from evals.scenarios.base import (
-    Probe,
-    Scenario,
-    Script,
-    act,
-    call,
-    check_scale,
-    load_data,
-    load_spec,
-    rng,
-)
+from evals.scenarios.base import Probe, Scenario, act, call, generation, load_data, rng
 from evals.scenarios.text import person
 from evals.simulated.plan import Cue
 from harness.tools import Tool, tool
@@ -109,13 +99,12 @@ def make_tools(queue: Queue) -> tuple[Tool, ...]:
 
 def build(seed: int = 0, scale: str = "full") -> Scenario:
     """Generate the scenario for `seed` at `scale` ("small" or "full")."""
-    spec = load_spec(NAME)
-    sizes = spec.scales[check_scale(scale)]
-    q = Queue(seed, dict(sizes.model_extra or {}))
-    n, batch = sizes.get("tickets"), sizes.get("batch")
+    g = generation(NAME, seed, scale)
+    q = Queue(seed, g.extra)
+    n, batch = g.sizes.get("tickets"), g.sizes.get("batch")
     batches = [(b, min(b + batch - 1, n)) for b in range(1, n + 1, batch)]
     probes = _probes(q, n, len(batches), rng(seed, NAME, "probes"))
-    script = Script(NAME, seed)
+    script = g.script()
     script.session("queue")
     for k, (first, last) in enumerate(batches):
         path = f"/notes/batch-{k + 1:02d}.md"
@@ -140,12 +129,8 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
             script.ask(Probe(f"next-{k + 1:02d}", "continuation",
                              f"Status check {k + 1}: what is your next step?", nxt, NEXT,
                              planted=f"batch {k + 1}", source="agent"))  # fmt: skip
-    sessions, plan, all_probes = script.build()
-    return Scenario(
-        name=NAME, title=spec.title, description=spec.description, seed=seed,
-        scale=check_scale(scale), sessions=sessions, plan=plan, probes=all_probes,
-        tools=make_tools(q), system_prompt=SYSTEM_PROMPT, window=sizes.window,
-        params=dict(sizes.params), max_steps=batch + 20,
+    return g.scenario(
+        script, tools=make_tools(q), system_prompt=SYSTEM_PROMPT, max_steps=batch + 20,
         data_files=lambda: {"tickets.txt": "\n\n".join(q.tickets.values()) + "\n"},
     )  # fmt: skip
 

@@ -270,6 +270,23 @@ class World:
         return files
 
 
+def matching_rows(
+    export: pl.DataFrame, company: str, metric: str, region: str, quarter: str = ""
+) -> pl.DataFrame:
+    """The rows of an export that a `query_market_export` call asks for (an empty filter
+    keeps every row), the flagship's and each drifting week's alike."""
+    df = export.filter(
+        pl.col("company").str.to_lowercase().str.contains(company.lower(), literal=True)
+    )
+    if quarter:
+        df = df.filter(pl.col("quarter").str.starts_with(quarter))
+    if metric:
+        df = df.filter(pl.col("metric") == metric)
+    if region:
+        df = df.filter(pl.col("region") == region)
+    return df
+
+
 def make_tools(world: World) -> tuple[Tool, ...]:
     """The agent's domain tools: export query, news search, article reading, publishing."""
 
@@ -291,15 +308,7 @@ def make_tools(world: World) -> tuple[Tool, ...]:
         if target is None:
             names = ", ".join(c.name for c in world.companies)
             return f"Error: no export for {company!r} this week. Exports: {names}."
-        df = world.exports[target.name].filter(
-            pl.col("company").str.to_lowercase().str.contains(company.lower(), literal=True)
-        )
-        if quarter:
-            df = df.filter(pl.col("quarter").str.starts_with(quarter))
-        if metric:
-            df = df.filter(pl.col("metric") == metric)
-        if region:
-            df = df.filter(pl.col("region") == region)
+        df = matching_rows(world.exports[target.name], company, metric, region, quarter)
         if df.is_empty():
             return f"No rows in the {target.name} export match these filters."
         return f"{target.name} export, {WEEK_1}: {df.height} rows match.\n" + df.write_csv()

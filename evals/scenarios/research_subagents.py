@@ -10,17 +10,7 @@ from __future__ import annotations
 
 import re
 
-from evals.scenarios.base import (
-    Probe,
-    Scenario,
-    Script,
-    act,
-    call,
-    check_scale,
-    load_data,
-    load_spec,
-    rng,
-)
+from evals.scenarios.base import Probe, Scenario, act, call, generation, load_data, rng
 from evals.scenarios.text import news_sentence
 from evals.simulated.plan import Cue, ReportFindings, Step
 from harness.middleware.subagents import SubAgent
@@ -155,11 +145,10 @@ def sweep(corpus: Corpus, topic: dict) -> tuple[Step, ...]:
 
 def build(seed: int = 0, scale: str = "full") -> Scenario:
     """Generate the scenario for `seed` at `scale` ("small" or "full")."""
-    spec = load_spec(NAME)
-    sizes = spec.scales[check_scale(scale)]
-    corpus = Corpus(seed, dict(sizes.model_extra or {}))
+    g = generation(NAME, seed, scale)
+    corpus = Corpus(seed, g.extra)
     topics = corpus.topics
-    script = Script(NAME, seed)
+    script = g.script()
     script.session("research")
     asked: dict[int, list[Probe]] = {}
     for t, topic in enumerate(topics):
@@ -194,7 +183,6 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
     script.ask(Probe("brief", "artifact", "Which file holds the research brief?", BRIEF,
                      Cue(patterns=(r"Brief written to (/\S+\.md)",)), planted="brief",
                      source="agent"))  # fmt: skip
-    sessions, plan, probes = script.build()
     tools = make_tools(corpus)
     researcher = SubAgent(
         name="researcher",
@@ -202,10 +190,8 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
         system_prompt=RESEARCHER_PROMPT,
         tools=tools,
     )
-    return Scenario(
-        name=NAME, title=spec.title, description=spec.description, seed=seed,
-        scale=check_scale(scale), sessions=sessions, plan=plan, probes=probes, tools=(),
-        system_prompt=SYSTEM_PROMPT, window=sizes.window, params=dict(sizes.params),
+    return g.scenario(
+        script, tools=(), system_prompt=SYSTEM_PROMPT,
         subagents=(researcher,), max_steps=80, entities=corpus.firms,
         data_files=lambda: {f"pages/{pid}.md": text for pid, text in corpus.pages.items()},
     )  # fmt: skip

@@ -10,18 +10,7 @@ from __future__ import annotations
 
 import random
 
-from evals.scenarios.base import (
-    Probe,
-    Scenario,
-    Script,
-    act,
-    call,
-    check_scale,
-    load_data,
-    load_spec,
-    rng,
-    slug,
-)
+from evals.scenarios.base import Probe, Scenario, act, call, generation, load_data, rng, slug
 from evals.scenarios.text import person
 from evals.simulated.plan import Cue
 from harness.tokens import TokenCounter
@@ -161,12 +150,11 @@ def make_tools(call_: Call) -> tuple[Tool, ...]:
 
 def build(seed: int = 0, scale: str = "full") -> Scenario:
     """Generate the scenario for `seed` at `scale` ("small" or "full")."""
-    spec = load_spec(NAME)
-    sizes = spec.scales[check_scale(scale)]
-    c = Call(seed, dict(sizes.model_extra or {}))
+    g = generation(NAME, seed, scale)
+    c = Call(seed, g.extra)
     notes = f"/notes/call-{slug(c.customer)}.md"
     weekday = c.slots["weekday"]
-    script = Script(NAME, seed)
+    script = g.script()
     script.session("call")
     prompt = (
         f"Transcript of the support call with {c.customer}, {CALL_DATE} (pasted below). Log the "
@@ -213,12 +201,8 @@ def build(seed: int = 0, scale: str = "full") -> Scenario:
     script.ask(
         Probe("next", "continuation", question, answer, nxt, planted="follow-ups", source="agent")
     )
-    sessions, plan, all_probes = script.build()
-    return Scenario(
-        name=NAME, title=spec.title, description=spec.description, seed=seed,
-        scale=check_scale(scale), sessions=sessions, plan=plan, probes=all_probes,
-        tools=make_tools(c), system_prompt=SYSTEM_PROMPT, window=sizes.window,
-        params=dict(sizes.params), max_steps=20,
+    return g.scenario(
+        script, tools=make_tools(c), system_prompt=SYSTEM_PROMPT, max_steps=20,
         data_files=lambda: {"transcript.txt": c.text() + "\n"},
     )  # fmt: skip
 

@@ -14,12 +14,14 @@ from flows.cli.options import (
     STRATEGIES,
     TRAIN_SEEDS,
     add_model_options,
+    add_scale_option,
     check_scenario_path,
     one_way_to_seeds,
     seed_arg,
     seeds_arg,
     usage_errors,
     use_model_options,
+    whole_number,
 )
 
 
@@ -50,8 +52,7 @@ def add_parser(subparsers: Any) -> None:
         help=f"run seeds 0..N-1 (default {DEFAULT_SEEDS}), or the seeds listed: 10,11,12 or "
         "10-14; not with --seed",
     )
-    ev.add_argument("--scale", default="small", choices=("small", "full"),
-                    help="data size (default small)")  # fmt: skip
+    add_scale_option(ev)
     ev.add_argument(
         "--model",
         default="simulated",
@@ -213,15 +214,7 @@ def eval_command(args: argparse.Namespace) -> int:
 
 
 def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of processes, got {text!r}"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 process, got {value}")
-    return value
+    return whole_number(text, 1, "processes", "must be at least 1 process")
 
 
 def _check_runner(args: argparse.Namespace) -> None:

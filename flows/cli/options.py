@@ -24,7 +24,7 @@ __all__ = ["DEFAULT_SEEDS", "STRATEGIES", "SUITE_NAMES", "TRAIN_SEEDS"]
 
 def count_arg(text: str) -> int:
     """An argparse type: a number of seeds, 1 or more (`--seeds 0` would run nothing)."""
-    return _whole_arg(text, 1)
+    return whole_number(text, 1)
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def seeds_arg(text: str) -> Seeds:
     0 or more and none twice."""
     text = text.strip()
     if re.fullmatch(r"-?\d+", text):
-        return Seeds(text, count=_whole_arg(text, 1))
+        return Seeds(text, count=whole_number(text, 1))
     seeds: list[int] = []
     for part in text.split(","):
         span = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
@@ -76,29 +76,25 @@ def seeds_arg(text: str) -> Seeds:
 
 def seed_arg(text: str) -> int:
     """An argparse type: a seed, 0 or more."""
-    return _whole_arg(text, 0)
+    return whole_number(text, 0)
 
 
-def _whole_arg(text: str, minimum: int) -> int:
+def whole_number(text: str, minimum: int, unit: str = "", too_small: str = "") -> int:
+    """The core of an argparse type: `text` as a whole number of at least `minimum`, refused
+    in a message that names the `unit` (and says `too_small` when it is below)."""
+    of = f" of {unit}" if unit else ""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number{of}, got {text!r}") from None
     if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+        said = too_small or f"must be {minimum} or more"
+        raise argparse.ArgumentTypeError(f"{said}, got {value}")
     return value
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of tokens, got {text!r}"
-        ) from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
-    return value
+    return whole_number(text, 1, "tokens", "must be a positive number of tokens")
 
 
 def one_way_to_seeds(args: argparse.Namespace) -> None:
@@ -142,6 +138,13 @@ def usage_errors(args: argparse.Namespace) -> Iterator[None]:
         )
     except (ValueError, LookupError, HarnessError) as exc:
         args.parser.error(str(exc))
+
+
+def add_scale_option(
+    parser: argparse.ArgumentParser, default: str = "small", help: str = "data size (default small)"
+) -> None:
+    """`--scale`: how much data a generated scenario has."""
+    parser.add_argument("--scale", default=default, choices=("small", "full"), help=help)
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

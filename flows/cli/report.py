@@ -8,7 +8,14 @@ import sys
 from typing import Any
 
 from flows.cli import running
-from flows.cli.options import DEFAULT_SEEDS, STRATEGIES, count_arg, usage_errors, writable_store
+from flows.cli.options import (
+    DEFAULT_SEEDS,
+    STRATEGIES,
+    add_scale_option,
+    count_arg,
+    usage_errors,
+    writable_store,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -32,9 +39,8 @@ def add_parser(subparsers: Any) -> None:
     )
     # Reports are made at full scale, where the strategies differ most; the commands a user
     # runs by hand default to small, which takes seconds.
-    rp.add_argument("--scale", default="full", choices=("small", "full"),
-                    help="with --run: data size (default full, unlike eval and sweep: the "
-                    "reports are measured at full scale)")  # fmt: skip
+    add_scale_option(rp, "full", "with --run: data size (default full, unlike eval and sweep: "
+                     "the reports are measured at full scale)")  # fmt: skip
     rp.add_argument("--seeds", type=count_arg, default=DEFAULT_SEEDS,
                     help=f"with --run: seeds 0..N-1 (default {DEFAULT_SEEDS})")  # fmt: skip
     rp.add_argument("--json", action="store_true", help="print the reported settings as JSON")

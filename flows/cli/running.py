@@ -95,25 +95,14 @@ def run_with_progress(
     that many processes, unless a spending cap (shared by the batch) makes them run in turn.
     `runner="dask"` runs them on the Dask scheduler at `address`, or on a local cluster of
     `workers` processes."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from evals.run.cell import run_cells
-    from flows.progress import PipedProgress
+    from flows.progress import PipedProgress, rich_bar
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TimeRemainingColumn())  # fmt: skip
     console = _console()
     hidden = quiet or not console.is_terminal  # else a stray blank line when piped
     # Piped, a long batch says where it is every few seconds instead of nothing for minutes.
     piped = PipedProgress("eval", len(cells)) if not quiet and not console.is_terminal else None
-    with Progress(*columns, transient=True, disable=hidden, console=console) as bar:
+    with rich_bar("{task.description}", transient=True, disable=hidden, console=console) as bar:
         overall = bar.add_task("runs", total=len(cells))
         turns = bar.add_task("turns", total=1)
         count = 0

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from flows.cli.options import seed_arg, usage_errors
+from flows.cli.options import add_scale_option, seed_arg, usage_errors
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,8 +30,7 @@ def add_parser(subparsers: Any) -> None:
         "RUN_ID or session id (import)",
     )
     sc.add_argument("--seed", type=seed_arg, default=0, help="generation seed (default 0)")
-    sc.add_argument("--scale", default="small", choices=("small", "full"),
-                    help="data size (default small)")  # fmt: skip
+    add_scale_option(sc)
     sc.add_argument(
         "--out",
         metavar="PATH",

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from flows.cli import common
-from flows.cli.options import DEFAULT_SEEDS, add_model_options, seeds_arg
+from flows.cli.options import DEFAULT_SEEDS, add_model_options, add_scale_option, seeds_arg
 
 
 def add_parser(subparsers: Any) -> None:
@@ -29,8 +29,7 @@ def add_parser(subparsers: Any) -> None:
         help=f"seeds per setting: a count (0..N-1, default {DEFAULT_SEEDS}) or the seeds "
         "themselves (10,11,12 or 10-14)",
     )
-    sweep.add_argument("--scale", default="small", choices=("small", "full"),
-                       help="data size (default small)")  # fmt: skip
+    add_scale_option(sweep)
     sweep.add_argument(
         "--model", default="simulated", help="simulated | openai:... | anthropic:..."
     )

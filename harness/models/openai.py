@@ -124,7 +124,7 @@ class OpenAIResponsesModel(_OpenAIAdapter):
         return ModelResponse(
             text=content,
             tool_calls=calls,
-            usage=_responses_usage(response.usage),
+            usage=_usage(response.usage, "responses"),
             stop_reason=stop,
             model_name=text(response.model, "model") or self.model,
             provider_items=tuple(items) if keep else (),
@@ -172,7 +172,7 @@ class OpenAIChatModel(_OpenAIAdapter):
         return ModelResponse(
             text=text(choice.message.content, "message.content"),
             tool_calls=calls,
-            usage=_chat_usage(completion.usage),
+            usage=_usage(completion.usage, "chat"),
             stop_reason="tool_calls" if calls and stop == "end_turn" else stop,
             model_name=text(completion.model, "model") or self.model,
         )
@@ -271,27 +271,22 @@ def _arguments(call: ToolCall) -> str:
     return call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
 
 
-def _responses_usage(usage: Any) -> Usage:
+def _usage(usage: Any, api: str) -> Usage:
+    """A Responses or Chat Completions `usage`: the same counts under other field names
+    (only Responses reports cache writes)."""
     if usage is None:
         return Usage(requests=1)
-    details = getattr(usage, "input_tokens_details", None)
-    return Usage(
-        input_tokens=count(usage.input_tokens, "usage.input_tokens"),
-        output_tokens=count(usage.output_tokens, "usage.output_tokens"),
-        cached_tokens=count(getattr(details, "cached_tokens", None), "cached_tokens"),
-        cache_write_tokens=count(getattr(details, "cache_write_tokens", None), "cache writes"),
-        requests=1,
+    chat = api == "chat"
+    inputs, outputs = (
+        ("prompt_tokens", "completion_tokens") if chat else ("input_tokens", "output_tokens")
     )
-
-
-def _chat_usage(usage: Any) -> Usage:
-    if usage is None:
-        return Usage(requests=1)
-    details = getattr(usage, "prompt_tokens_details", None)
+    details = getattr(usage, f"{inputs}_details", None)
+    writes = None if chat else getattr(details, "cache_write_tokens", None)
     return Usage(
-        input_tokens=count(usage.prompt_tokens, "usage.prompt_tokens"),
-        output_tokens=count(usage.completion_tokens, "usage.completion_tokens"),
+        input_tokens=count(getattr(usage, inputs), f"usage.{inputs}"),
+        output_tokens=count(getattr(usage, outputs), f"usage.{outputs}"),
         cached_tokens=count(getattr(details, "cached_tokens", None), "cached_tokens"),
+        cache_write_tokens=count(writes, "cache writes"),
         requests=1,
     )
 

@@ -6,10 +6,25 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from harness.messages import Message, ToolCall
 from harness.store.schema import COLUMN_NAMES, JSON_COLUMNS, now
+
+
+class RunStart(TypedDict):
+    """What a `runs` row starts with: the keyword arguments of `Store.start_run` (and of
+    `RunStore.start_run`, `Runs.start`), spelled once for the three."""
+
+    run_id: str
+    thread_id: str
+    agent: str
+    model: str
+    strategy: str | None
+    parent_run_id: NotRequired[str | None]
+    parent_step: NotRequired[int | None]
+    config: NotRequired[dict[str, Any] | None]
+
 
 # -- text DuckDB can store --------------------------------------------------------------------
 # A lone surrogate (from `"\ud800"` in JSON, or bytes decoded with errors="surrogateescape") has

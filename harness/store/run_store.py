@@ -3,10 +3,10 @@ runner. `Store` is the implementation; a test double needs only these."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol, Unpack
 
 from harness.messages import Message, Usage
-from harness.store.rows import StepBatch
+from harness.store.rows import RunStart, StepBatch
 
 
 class RunStore(Protocol):
@@ -20,18 +20,7 @@ class RunStore(Protocol):
         """The transcript position the thread's next message takes."""
         ...
 
-    def start_run(
-        self,
-        *,
-        run_id: str,
-        thread_id: str,
-        agent: str,
-        model: str,
-        strategy: str | None,
-        parent_run_id: str | None = None,
-        parent_step: int | None = None,
-        config: dict[str, Any] | None = None,
-    ) -> None:
+    def start_run(self, **run: Unpack[RunStart]) -> None:
         """Record the run as `running`."""
         ...
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from harness.messages import Usage
-from harness.store.rows import storable_json, storable_text
+from harness.store.rows import RunStart, storable_json, storable_text
 from harness.store.schema import RUN_TREE, now
 
 if TYPE_CHECKING:
@@ -117,23 +117,13 @@ class Runs:
 
     # -- writes --------------------------------------------------------------------------
 
-    def start(
-        self,
-        *,
-        run_id: str,
-        thread_id: str,
-        agent: str,
-        model: str,
-        strategy: str | None,
-        parent_run_id: str | None = None,
-        parent_step: int | None = None,
-        config: dict[str, Any] | None = None,
-    ) -> None:
+    def start(self, **run: Unpack[RunStart]) -> None:
         self._sql.execute(
             "INSERT INTO runs (run_id, thread_id, parent_run_id, parent_step, agent, model, "
             "strategy, status, started_at, config) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
-            [run_id, thread_id, parent_run_id, parent_step, agent, model, strategy, now(),
-             storable_json(json.dumps(config or {}, default=str))[0]],
+            [run["run_id"], run["thread_id"], run.get("parent_run_id"), run.get("parent_step"),
+             run["agent"], run["model"], run["strategy"], now(),
+             storable_json(json.dumps(run.get("config") or {}, default=str))[0]],
         )  # fmt: skip
 
     def mark_ended(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from harness.errors import StoreError
 from harness.messages import Message, Usage
@@ -24,7 +24,7 @@ from harness.store.files import Files
 from harness.store.memory import Memory
 from harness.store.messages import Messages
 from harness.store.pending import PendingRows, Rows
-from harness.store.rows import StepBatch
+from harness.store.rows import RunStart, StepBatch
 from harness.store.runs import Runs
 from harness.store.schema import WRITE_LOG_VERSION, migrate
 from harness.store.sql import OnConnection, Sql
@@ -138,23 +138,9 @@ class Store:
     def next_seq(self, thread_id: str) -> int:
         return self.messages.next_seq(thread_id)
 
-    def start_run(
-        self,
-        *,
-        run_id: str,
-        thread_id: str,
-        agent: str,
-        model: str,
-        strategy: str | None,
-        parent_run_id: str | None = None,
-        parent_step: int | None = None,
-        config: dict[str, Any] | None = None,
-    ) -> None:
+    def start_run(self, **run: Unpack[RunStart]) -> None:
         """Record a run as `running` (`Runs.start`)."""
-        self.runs.start(
-            run_id=run_id, thread_id=thread_id, agent=agent, model=model, strategy=strategy,
-            parent_run_id=parent_run_id, parent_step=parent_step, config=config,
-        )  # fmt: skip
+        self.runs.start(**run)
 
     def finish_run(
         self, run_id: str, *, status: str, steps: int, usage: Usage, error: str | None = None

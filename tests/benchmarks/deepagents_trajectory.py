@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from trajectory_texts import export_text, news_text, peak_rss_mb, rss_by_mapping
+from trajectory_texts import peak_rss_mb, rss_by_mapping, tool_calls, tool_functions
 
 
 def measure(companies: int, rows: int) -> dict[str, Any]:
@@ -24,24 +24,11 @@ def measure(companies: int, rows: int) -> dict[str, Any]:
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.tools import tool
 
-    @tool
-    def market_export(company: str) -> str:
-        """Download the market export of a company."""
-        return export_text(company, rows)
-
-    @tool
-    def news(company: str) -> str:
-        """Fetch the latest news page of a company."""
-        return news_text(company)
-
-    script: list[AIMessage] = []
-    for c in range(companies):
-        name = f"company-{c}"
-        for tid, tname in ((f"x{c}", "market_export"), (f"n{c}", "news")):
-            script.append(
-                AIMessage(content="", tool_calls=[{"id": tid, "name": tname,
-                                                   "args": {"company": name}}])
-            )  # fmt: skip
+    tools = [tool(f) for f in tool_functions(rows)]
+    script = [
+        AIMessage(content="", tool_calls=[{"id": tid, "name": name, "args": {"company": company}}])
+        for tid, name, company in tool_calls(companies)
+    ]
     script.append(AIMessage(content="Done: every company reviewed."))
 
     class Scripted(BaseChatModel):
@@ -60,7 +47,7 @@ def measure(companies: int, rows: int) -> dict[str, Any]:
             return ChatResult(generations=[ChatGeneration(message=reply)])
 
     model = Scripted(profile={"max_input_tokens": 100_000_000})
-    agent = create_deep_agent(model=model, tools=[market_export, news])
+    agent = create_deep_agent(model=model, tools=tools)
     start, cpu = time.perf_counter(), time.process_time()
     out = agent.invoke(
         {"messages": [{"role": "user", "content": "Review every company: export, then news."}]},

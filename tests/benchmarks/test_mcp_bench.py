@@ -8,7 +8,7 @@ Run with `uv run pytest tests/benchmarks/test_mcp_bench.py --benchmark-only`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -27,6 +27,16 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
+def time_rounds(benchmark: Any, loop: Any, one_call: Callable[[], Awaitable[object]]) -> None:
+    """Time `ROUNDS` awaits of `one_call` in `loop`, three times."""
+
+    async def calls() -> None:
+        for _ in range(ROUNDS):
+            await one_call()
+
+    benchmark.pedantic(lambda: loop.run_until_complete(calls()), rounds=3, iterations=1)
+
+
 def test_sdk_client_call(benchmark: Any, mcp_stdio: StdioServer, loop: Any) -> None:
     from mcp import Client, StdioServerParameters
 
@@ -42,12 +52,8 @@ def test_sdk_client_call(benchmark: Any, mcp_stdio: StdioServer, loop: Any) -> N
     holder = loop.create_task(hold())
     client = loop.run_until_complete(opened)
 
-    async def calls() -> None:
-        for _ in range(ROUNDS):
-            await client.call_tool("add", {"a": 1, "b": 2})
-
     try:
-        benchmark.pedantic(lambda: loop.run_until_complete(calls()), rounds=3, iterations=1)
+        time_rounds(benchmark, loop, lambda: client.call_tool("add", {"a": 1, "b": 2}))
     finally:
         stop.set()
         loop.run_until_complete(holder)
@@ -56,12 +62,8 @@ def test_sdk_client_call(benchmark: Any, mcp_stdio: StdioServer, loop: Any) -> N
 def test_connection_call(benchmark: Any, mcp_stdio: StdioServer, loop: Any) -> None:
     (connection,), _tools = open_servers([mcp_stdio])
 
-    async def calls() -> None:
-        for _ in range(ROUNDS):
-            await connection.call("add", {"a": 1, "b": 2})
-
     try:
-        benchmark.pedantic(lambda: loop.run_until_complete(calls()), rounds=3, iterations=1)
+        time_rounds(benchmark, loop, lambda: connection.call("add", {"a": 1, "b": 2}))
     finally:
         connection.close()
 
@@ -71,11 +73,10 @@ def test_tool_call(benchmark: Any, mcp_stdio: StdioServer, loop: Any) -> None:
     add = next(t for t in tools if t.name == "add")
     ctx = ToolContext(state=None, call=ToolCall("c", "add", {}))  # type: ignore[arg-type]
 
-    async def calls() -> None:
-        for _ in range(ROUNDS):
-            assert await add.run({"a": 1, "b": 2}, ctx) == "3"
+    async def one_call() -> None:
+        assert await add.run({"a": 1, "b": 2}, ctx) == "3"
 
     try:
-        benchmark.pedantic(lambda: loop.run_until_complete(calls()), rounds=3, iterations=1)
+        time_rounds(benchmark, loop, one_call)
     finally:
         connection.close()

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trajectory_texts import export_text, news_text, peak_rss_mb, rss_by_mapping
+from trajectory_texts import peak_rss_mb, rss_by_mapping, tool_calls, tool_functions
 
 from harness import Store, create_agent, tool
 from harness.messages import ModelResponse, ToolCall
@@ -34,28 +34,16 @@ WINDOW = ModelProfile(name="bench-traj", context_window=100_000_000, encoding="c
 
 
 def build_agent(companies: int, rows: int, store: Store) -> Any:
-    @tool
-    def market_export(company: str) -> str:
-        """Download the market export of a company."""
-        return export_text(company, rows)
-
-    @tool
-    def news(company: str) -> str:
-        """Fetch the latest news page of a company."""
-        return news_text(company)
-
-    script: list[ModelResponse] = []
-    for c in range(companies):
-        name = f"company-{c}"
-        script.append(
-            ModelResponse(tool_calls=(ToolCall(f"x{c}", "market_export", {"company": name}),))
-        )
-        script.append(ModelResponse(tool_calls=(ToolCall(f"n{c}", "news", {"company": name}),)))
+    tools = [tool(f) for f in tool_functions(rows)]
+    script = [
+        ModelResponse(tool_calls=(ToolCall(tid, name, {"company": company}),))
+        for tid, name, company in tool_calls(companies)
+    ]
     script.append(ModelResponse(text="Done: every company reviewed."))
     model = ScriptedModel(script, profile=WINDOW)
     return create_agent(
         model,
-        [market_export, news],
+        tools,
         store=store,
         strategy="full",
         max_steps=len(script) + 1,

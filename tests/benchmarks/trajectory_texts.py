@@ -1,4 +1,4 @@
-"""The tool outputs of the benchmark trajectory, and how its peak RSS is read, shared by
+"""The tools and calls of the benchmark trajectory, and how its peak RSS is read, shared by
 `trajectory.py` (ctxlab) and `deepagents_trajectory.py` (which runs in an interpreter without
 ctxlab): nothing here imports beyond the standard library, so both sides replay exactly the
 same texts and are measured alike."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import re
 import resource
+from collections.abc import Callable, Iterator
 from functools import cache
 
 REGIONS = ["EMEA", "APAC", "NA", "LATAM"]
@@ -38,6 +39,30 @@ def news_text(company: str) -> str:
     words = ["revenue", "growth", "market", "share", "launch", "quarter", "guidance", "margin"]
     body = " ".join(rng.choice(words) for _ in range(220))
     return f"# {company} news\n\n{body}"
+
+
+def tool_functions(rows: int) -> list[Callable[[str], str]]:
+    """The trajectory's two tools as plain functions, for each side's own `tool` decorator
+    (their docstrings are the descriptions the model sees)."""
+
+    def market_export(company: str) -> str:
+        """Download the market export of a company."""
+        return export_text(company, rows)
+
+    def news(company: str) -> str:
+        """Fetch the latest news page of a company."""
+        return news_text(company)
+
+    return [market_export, news]
+
+
+def tool_calls(companies: int) -> Iterator[tuple[str, str, str]]:
+    """(call id, tool, company) of every call the scripted model makes, in order: per company
+    its market export, then its news page."""
+    for c in range(companies):
+        name = f"company-{c}"
+        yield f"x{c}", "market_export", name
+        yield f"n{c}", "news", name
 
 
 def peak_rss_mb() -> float:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 from collections import Counter
+from typing import Any
 
 import pytest
 from helpers.flows import artifacts, flow_run_name, run_logs, task_runs_of
@@ -80,13 +81,16 @@ def test_each_run_publishes_a_markdown_artifact(prefect_server: ServerInfo, db: 
     assert "kept out of the window" in text
 
 
+def _two_input_session(db: str, thread: str) -> dict[str, Any]:
+    """The recorder's session of two inputs on `thread`."""
+    inputs = ["Record the findings.", "Anything else?"]
+    return asyncio.run(agent_run(agent=RECORDER, inputs=inputs, db=db, thread_id=thread))
+
+
 def test_a_session_runs_its_inputs_in_turn_on_one_thread(
     prefect_server: ServerInfo, db: str
 ) -> None:
-    result = asyncio.run(
-        agent_run(agent=RECORDER, inputs=["Record the findings.", "Anything else?"], db=db,
-                  thread_id="findings")
-    )  # fmt: skip
+    result = _two_input_session(db, "findings")
     assert [r["status"] for r in result["runs"]] == ["completed", "completed"]
     assert {r["thread_id"] for r in result["runs"]} == {"findings"}
     store = Store(db, hold=False)
@@ -181,10 +185,7 @@ def test_run_weeks_runs_each_week_as_its_own_flow_run_on_its_own_thread(
 def test_a_session_publishes_one_artifact_titled_by_what_it_ran(
     prefect_server: ServerInfo, db: str
 ) -> None:
-    result = asyncio.run(
-        agent_run(agent=RECORDER, inputs=["Record the findings.", "Anything else?"], db=db,
-                  thread_id="titled")
-    )  # fmt: skip
+    result = _two_input_session(db, "titled")
     key = f"session-flow-test-agents-recorder-{result['session_id'].replace('_', '-')}"
     (page,) = artifacts(key)
     assert page.description == "flow_test_agents:recorder session on titled: 2 runs"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from helpers.flows import flow_run_name
+from helpers.waiting import poll_async
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
     DeploymentFilter,
@@ -34,17 +34,18 @@ def test_the_weekly_deployment_registers_with_its_schedule_and_a_triggered_run_c
 ) -> None:
     async def scheduled(client: object, deployment_id: object) -> list[datetime]:
         """The runs the server's scheduler created for the coming Mondays."""
-        deadline = time.monotonic() + 30
-        while True:
-            runs = await client.read_flow_runs(  # type: ignore[attr-defined]
+        runs = await poll_async(
+            lambda: client.read_flow_runs(  # type: ignore[attr-defined]
                 deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id])),
                 flow_run_filter=FlowRunFilter(
                     state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Scheduled"]))
                 ),
-            )
-            if runs or time.monotonic() > deadline:
-                return sorted(r.expected_start_time for r in runs)
-            await asyncio.sleep(0.5)
+            ),
+            bool,
+            30,
+            0.5,
+        )
+        return sorted(r.expected_start_time for r in runs)
 
     async def scenario() -> tuple[object, object, list[datetime]]:
         deployment = await weekly_deployment(timezone="Europe/Paris", db=db)

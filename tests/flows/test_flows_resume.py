@@ -17,20 +17,13 @@ import duckdb
 import pytest
 from helpers.flows import flow_run_state
 from helpers.store import events
+from helpers.waiting import wait_until
 
 from flows.agent_run import agent_run
 from flows.server import ServerInfo
 from harness.store import Store
 
 CLI = [sys.executable, "-m", "flows.cli"]
-
-
-def _wait_for(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("stop", ["SIGKILL", "Ctrl-C", "Ctrl-C twice"])
@@ -53,14 +46,14 @@ def test_a_stopped_run_resumes_from_the_store_without_redoing_steps(
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_for(marker.exists, 90, "the hanging tool call")
+        wait_until(marker.exists, 90, "the hanging tool call")
 
         def finding_2_journaled() -> bool:  # it runs beside finding 3 and completes
             return bool(
                 store.scalar("SELECT count(*) FROM step_journal WHERE key = 'tool:record:call-2'")
             )
 
-        _wait_for(finding_2_journaled, 30, "finding 2 to complete")
+        wait_until(finding_2_journaled, 30, "finding 2 to complete")
         doomed.send_signal(signal.SIGKILL if stop == "SIGKILL" else signal.SIGINT)
         if stop == "Ctrl-C twice":
             time.sleep(0.3)  # while the flow engine reports the first one
@@ -140,7 +133,7 @@ def test_the_simulated_weekly_agent_resumes_to_the_same_transcript(
             env=subprocess_env, stdout=subprocess.DEVNULL, stderr=err,
         )  # fmt: skip
     try:
-        _wait_for(lambda: _mid_second_run(store) or doomed.poll() is not None, 120, "run 2")
+        wait_until(lambda: _mid_second_run(store) or doomed.poll() is not None, 120, "run 2")
         assert doomed.poll() is None, log.read_text()[-3000:]
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(timeout=30)
@@ -244,14 +237,14 @@ def test_a_week_killed_under_run_weeks_resumes_and_the_next_weeks_go_on_from_its
             env={**subprocess_env, "CTXLAB_TEST_HANG_ON": "brief-2026-01-19"},
         )  # fmt: skip
     try:
-        _wait_for(lambda: marker.exists() or doomed.poll() is not None, 90, "week 2's brief")
+        wait_until(lambda: marker.exists() or doomed.poll() is not None, 90, "week 2's brief")
         assert doomed.poll() is None, log.read_text()[-3000:]
 
         def exports_journaled() -> bool:  # they run beside the brief's read and complete
             return bool(store.scalar("SELECT count(*) >= 3 FROM step_journal "
                                      "WHERE key LIKE 'tool:query_market_export:%'"))  # fmt: skip
 
-        _wait_for(exports_journaled, 30, "week 2's export queries")
+        wait_until(exports_journaled, 30, "week 2's export queries")
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(timeout=30)
     finally:

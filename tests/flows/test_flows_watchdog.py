@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 from conftest import free_port
+from helpers.waiting import poll
 
 from flows.server import api_url_for, is_healthy
 
@@ -54,12 +54,7 @@ def gone(pid: int) -> bool:
 
 
 def wait_until_gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if gone(pid):
-            return True
-        time.sleep(0.1)
-    return gone(pid)
+    return poll(lambda: gone(pid), bool, seconds, 0.1)
 
 
 def start_parent(code: str, *args: str) -> subprocess.Popen[str]:

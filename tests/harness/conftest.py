@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from helpers.sdk_adapters import ADAPTERS, Adapter, set_keys
 
+from harness import Store
+from harness.files.filesystem import FileSystem
+
 # ---- snapshots (middleware) --------------------------------------------------------------
 
 SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
@@ -46,3 +49,9 @@ def sdk_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def adapter(request: pytest.FixtureRequest) -> Adapter:
     """Each SDK adapter in turn."""
     return ADAPTERS[request.param]
+
+
+@pytest.fixture
+def fs() -> FileSystem:
+    """An empty virtual filesystem on thread `t1` of an in-memory store."""
+    return FileSystem(Store(":memory:"), "t1")

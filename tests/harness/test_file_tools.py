@@ -2,66 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import json
 import re
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from helpers.file_tools import numbered_lines, read_all, run_tool
 
 from harness import Store, create_agent
 from harness.files.filesystem import FileSystem
 from harness.files.tools import FILE_TOOL_NAMES, file_tools
-from harness.messages import ToolCall
 from harness.models import ScriptedModel, call, reply
-from harness.tools import ToolArgumentError, ToolContext
+from harness.tools import ToolArgumentError
 
 FOOTER = re.compile(
     r"\[Read (\d+) lines \(lines (\d+)-(\d+) of (\d+) total\)\. (\d+) lines remaining from "
     r"offset (\d+)\. Use offset=(\d+) to continue\.\]$"
 )
-
-
-@pytest.fixture
-def fs() -> FileSystem:
-    return FileSystem(Store(":memory:"), "t1")
-
-
-def run_tool(
-    fs: FileSystem, name: str, char_limit: int = 80_000, search_seconds: float = 10.0, **args: Any
-) -> str:
-    """Call a file tool the way the loop does: validated arguments plus an injected context."""
-    tools = {t.name: t for t in file_tools(char_limit, search_seconds)}
-    ctx = ToolContext(state=SimpleNamespace(files=fs), call=ToolCall("c1", name, args))
-    return asyncio.run(tools[name].run(args, ctx))
-
-
-def numbered_lines(out: str) -> list[str]:
-    return [line for line in out.split("\n") if re.match(r"^ *\d+(\.\d+)?\t", line)]
-
-
-CONTINUE = re.compile(r"Use offset=(\d+)(?: and char_offset=(\d+))? to continue\.\]$")
-
-
-def read_all(fs: FileSystem, path: str, char_limit: int = 80_000) -> list[str]:
-    """Every line of `path` as `read_file` shows it, following the continuation footers from
-    offset 0 the way a model would; pieces N, N.1, ... of one line are joined."""
-    lines: dict[int, str] = {}
-    args: dict[str, int] = {}
-    for _ in range(10_000):
-        out = run_tool(fs, "read_file", char_limit, file_path=path, limit=1_000, **args)
-        assert len(out) <= char_limit
-        for row in numbered_lines(out):
-            label, text = row.split("\t", 1)
-            number = int(label.strip().split(".")[0])
-            lines[number] = lines.get(number, "") + text
-        found = CONTINUE.search(out)
-        if found is None:
-            return [lines[n] for n in sorted(lines)]
-        args = {"offset": int(found[1]), "char_offset": int(found[2] or 0)}
-    raise AssertionError("read_file never reached the end")
 
 
 # -- the tool set -----------------------------------------------------------------------------
@@ -430,99 +387,3 @@ def test_agent_memories_are_shared_across_threads_but_drafts_are_not() -> None:
         "     1\ttables",
         "Error: file not found: /draft.md. Use ls or glob to see which files exist.",
     ]
-
-
-# -- long lines, big files, adversarial patterns ----------------------------------------------
-
-
-def minified_json(size: int, needle: str = "", at: int = 0) -> str:
-    """One line of JSON of about `size` characters; `needle` goes in the record at `at`."""
-    rows = []
-    total = 0
-    i = 0
-    while total < size:
-        note = needle if needle and total >= at and needle not in rows[-1:] else ""
-        row = json.dumps({"id": i, "sku": f"SKU-{i:07d}", "price": i * 0.37, "note": note},
-                         separators=(",", ":"))  # fmt: skip
-        rows.append(row)
-        total += len(row) + 1
-        i += 1
-        if note:
-            needle = ""
-    return "[" + ",".join(rows) + "]"
-
-
-def test_every_character_of_a_one_line_json_result_is_reachable(fs: FileSystem) -> None:
-    data = minified_json(1_100_000, "needle-42", at=1_090_000)
-    assert len(data) > 1_100_000 and "\n" not in data
-    fs.write("/large_tool_results/c1", data)
-    assert read_all(fs, "/large_tool_results/c1") == [data]
-
-    out = run_tool(fs, "grep", pattern="needle-42", output_mode="content")
-    row = out.split("\n")[0]
-    found = re.match(r"/large_tool_results/c1:1:\[chars (\d+)-(\d+)\] (.*)$", row)
-    assert found, out
-    start, end, excerpt = int(found[1]), int(found[2]), found[3]
-    at = data.index("needle-42")
-    assert start == at - 200 and excerpt == data[start : end + 1]
-    assert excerpt == data[at - 200 : at + len("needle-42") + 200]
-    assert "read_file with offset=LINE-1 and char_offset=A" in out
-    following = run_tool(fs, "read_file", file_path="/large_tool_results/c1", char_offset=start)
-    first = numbered_lines(following)[0].split("\t", 1)[1]
-    assert data[start:].startswith(first) and len(first) == 5_000 - start % 5_000
-
-
-def test_grep_reports_every_match_in_a_long_line_with_its_position(fs: FileSystem) -> None:
-    line = "".join(f"{'x' * 996}#{i:03d}" for i in range(300))  # 300,000 characters, one line
-    fs.write("/one.txt", f"head\n{line}\ntail #999\n")
-    out = run_tool(fs, "grep", 200_000, pattern=r"#\d{3}", regex=True, output_mode="content")
-    rows = out.split("\n")
-    long_rows = [r for r in rows if r.startswith("/one.txt:2:")]
-    assert len(long_rows) == 300
-    positions = [int(re.search(r"\[chars (\d+)-", r)[1]) + 200 for r in long_rows]
-    assert positions == [1_000 * i + 996 for i in range(300)]
-    assert "/one.txt:3:tail #999" in rows
-    assert run_tool(fs, "grep", pattern="#", output_mode="count") == "/one.txt:2"
-
-
-def test_grep_regex_anchors_hold_across_windows_of_a_long_line(fs: FileSystem) -> None:
-    line = "ab" * 100_000 + "END"
-    fs.write("/w.txt", line + "\n")
-    out = run_tool(fs, "grep", pattern=r"b$|^a|END$", regex=True, output_mode="content")
-    starts = [int(m) for m in re.findall(r"\[chars (\d+)-", out)]
-    assert starts == [0, len(line) - 3 - 200]
-
-
-def test_grep_stops_a_catastrophic_regex_and_says_so(fs: FileSystem) -> None:
-    fs.write("/a.txt", "aab\n")
-    fs.write("/b.txt", "a" * 5_000 + "b\n")
-    fs.write("/c.txt", "never searched\n")
-    out = run_tool(
-        fs, "grep", search_seconds=0.5, pattern="(a|aa)+$|^aab", regex=True, output_mode="content"
-    )
-    assert out.startswith("/a.txt:1:aab\n[Incomplete: search stopped after 0.5 s")
-    assert "Narrow the pattern (avoid nested repeats such as (a+)+)" in out
-    only_b = run_tool(fs, "grep", search_seconds=0.5, pattern="(a|aa)+$", regex=True, path="/b.txt")
-    assert only_b.startswith("Error: search stopped after 0.5 s: the pattern is too expensive")
-
-
-def test_grep_refuses_overlong_patterns(fs: FileSystem) -> None:
-    fs.write("/a.txt", "a\n")
-    assert run_tool(fs, "grep", pattern="a" * 1_001) == (
-        "Error: pattern is 1001 characters long; the limit is 1000"
-    )
-
-
-def test_glob_bounds_wildcards_and_results(fs: FileSystem) -> None:
-    fs.write("/" + "a" * 200, "x")
-    assert run_tool(fs, "glob", pattern="*a" * 33) == (
-        "Error: glob pattern has 33 wildcards; the limit is 32. Use fewer wildcards, or grep "
-        "with a glob filter"
-    )
-    heavy = "/**/**/**/**/**/**/**/**/**/**" + "*a" * 14 + "*b"
-    assert run_tool(fs, "glob", pattern=heavy) == f"No files match {heavy!r} under /"
-    for i in range(1_005):
-        fs.write(f"/many/f{i:04d}.txt", "x")
-    out = run_tool(fs, "glob", pattern="/many/*.txt")
-    assert out.split("\n")[999] == "/many/f0999.txt"
-    assert out.endswith("\n[Stopped at 1000 paths; narrow the pattern or path to see more.]")

@@ -6,14 +6,15 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers.windows import RecordingRunner, make_state, model_call, small_model, tool_group
+from helpers.summarization import Researcher, agent_for, fetch, filler
+from helpers.windows import make_state, model_call, small_model, tool_group
 
-from harness import ContextOverflowError, Middleware, Store, create_agent, tool
+from harness import ContextOverflowError, Middleware, Store, create_agent
 from harness.errors import ModelError
 from harness.files.filesystem import FileSystem
 from harness.files.paths import safe_segment
 from harness.files.tools import file_tools
-from harness.messages import ModelResponse, ToolCall, Usage, assistant, user
+from harness.messages import ModelResponse, ToolCall, assistant, user
 from harness.middleware.base import ModelRequest
 from harness.middleware.summarization import (
     DEFAULT_PROMPT,
@@ -30,44 +31,6 @@ from harness.tokens import TokenCounter
 from harness.tools import ToolContext
 
 COUNTER = TokenCounter()
-
-
-@tool
-def fetch(n: int) -> str:
-    """Fetch market-data document n."""
-    return "\n".join(f"doc {n} row {i}: revenue {n * 1000 + i} EUR" for i in range(40))
-
-
-class Researcher:
-    """An agent model that fetches documents 1..steps, then answers; summary requests get a
-    numbered summary naming how much it was given."""
-
-    def __init__(self, steps: int, window: int = 8_000) -> None:
-        self.steps = steps
-        self.done = 0
-        self.summary_requests: list[str] = []
-        profile = ModelProfile(name="researcher", context_window=window)
-        self.model = FunctionModel(self, name="researcher", profile=profile)
-
-    def __call__(self, messages, params) -> ModelResponse | str:
-        if SUMMARY_REQUEST in messages[-1].content:
-            self.summary_requests.append(messages[-1].content)
-            return f"SUMMARY {len(self.summary_requests)}: fetched documents, revenue in EUR."
-        self.done += 1
-        if self.done <= self.steps:
-            return reply(f"Looking at document {self.done}.", call("fetch", n=self.done))
-        return "All documents read."
-
-
-def agent_for(model, store=None, **params):
-    return create_agent(
-        model, [fetch], store=store or Store(":memory:"), strategy="summarize", memory=(),
-        strategy_params={f"summarize.{k}": v for k, v in params.items()},
-    )  # fmt: skip
-
-
-def filler(tokens: int) -> str:
-    return " ".join(f"fact{i}" for i in range(tokens // 2))
 
 
 # -- firing and what the model sees ------------------------------------------------------------
@@ -393,101 +356,3 @@ def test_a_new_topic_summarizes_the_old_one() -> None:
     assert [m.content for m in new.messages[1:]] == [
         "Draft a vegan holiday party menu for forty guests."
     ]
-
-
-def test_the_summarize_step_runs_through_the_step_runner_only_when_it_acts() -> None:
-    runner = RecordingRunner()
-    r = Researcher(steps=8)
-    agent = create_agent(
-        r.model, [fetch], store=Store(":memory:"), strategy="summarize", memory=(),
-        strategy_params={"summarize.trigger": 0.6}, step_runner=runner,
-    )  # fmt: skip
-    agent.run_sync("go")
-    cycles = len(agent.store.summaries.all())
-    assert cycles >= 1 and runner.names.count("summarize") == cycles
-    # each summarizer call is a model step too, made inside the summarize step
-    assert runner.names.count("model") == r.done + len(r.summary_requests)
-    for i, name in enumerate(runner.names):
-        if name == "summarize":
-            assert runner.names[i + 1] == "model"
-
-
-# -- the summarizer call goes through the safety net of model calls --------------------------
-
-
-class RateLimited(Exception):
-    status_code = 429
-
-
-class RetryingRunner(RecordingRunner):
-    """Retries `model` steps on a rate limit, as the flows' Prefect runner does; keeps the
-    arguments of every model step."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.model_args: list[tuple[object, ...]] = []
-
-    async def run(self, name, fn, /, *args, **kwargs):
-        self.names.append(name)
-        if name == "model":
-            self.model_args.append(args)
-        for attempt in range(3):
-            try:
-                return await fn(*args, **kwargs)
-            except RateLimited:
-                if name != "model" or attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
-
-
-def rate_limited_once(text: str, usage: Usage) -> FunctionModel:
-    attempts: list[int] = []
-
-    def answer(messages, params) -> ModelResponse:
-        attempts.append(1)
-        if len(attempts) == 1:
-            raise RateLimited("429 Too Many Requests")
-        return ModelResponse(text=text, usage=usage)
-
-    return FunctionModel(
-        answer, name="cheap", profile=ModelProfile(name="cheap", context_window=8_000)
-    )
-
-
-def test_a_summarizer_call_is_a_model_step_with_the_request_as_plain_arguments() -> None:
-    runner = RetryingRunner()
-    summarizer = ScriptedModel(["the summary"], name="cheap")
-    window = [user(filler(500)), *tool_group([filler(500)]), user("next")]
-    mw = Summarization(model=summarizer, prompt="Be terse.", trigger=500, keep=("messages", 1))
-    state = make_state(mw, window)
-    state.steps = runner
-    model_call(mw, state)
-    assert runner.names == ["summarize", "model"]
-    (args,) = runner.model_args
-    messages, settings, params = args
-    # what the flows' journal keys a model step by: the messages, settings and request params
-    assert isinstance(settings, ModelSettings) and params.system_prompt == "Be terse."
-    assert len(messages) == 1 and messages[0].content.startswith(SUMMARY_REQUEST)
-
-
-def test_a_rate_limited_summarizer_call_is_retried_by_the_step_runner() -> None:
-    usage = Usage(input_tokens=700, output_tokens=40, requests=1)
-    summarizer = rate_limited_once("summary after a retry", usage)
-    r = Researcher(steps=8)
-    agent = create_agent(
-        r.model, [fetch], store=Store(":memory:"), strategy="summarize", memory=(),
-        strategy_params={"summarize.trigger": 0.6, "summarize.model": summarizer},
-        step_runner=RetryingRunner(),
-    )  # fmt: skip
-    result = agent.run_sync("Study Acme's revenue.")
-    assert result.status == "completed"
-    assert len(summarizer.calls) >= 2  # the 429, then the retry
-    (row,) = agent.store.summaries.all()
-    assert row["summary"] == "summary after a retry"
-    # the summarizer's tokens are in the run's usage, once per successful call
-    calls = agent.store.usage.rows()
-    mine = [c for c in calls if c["model"] == "cheap" + SUMMARIZER_SUFFIX]
-    assert [c["input_tokens"] for c in mine] == [700]
-    assert result.usage.requests == len(calls) == r.done + 1
-    assert result.usage.input_tokens == sum(c["input_tokens"] for c in calls)
-    assert agent.store.runs.get(result.run_id)["input_tokens"] == result.usage.input_tokens

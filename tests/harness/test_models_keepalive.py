@@ -9,7 +9,6 @@ import gc
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from helpers.fake_provider import FakeCall, FakeProvider, final, tool_turn
 from helpers.sdk_adapters import ADAPTERS, KEYS, Adapter
+from helpers.waiting import poll
 
 from harness.agent import Agent
 from harness.messages import user
@@ -52,10 +52,7 @@ def agent_on(
 
 def wait_until_closed(fake: FakeProvider) -> int:
     """Open connections once the server has seen every client hang up (or after 5 s)."""
-    deadline = time.monotonic() + 5
-    while fake.open_connections and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return fake.open_connections
+    return poll(lambda: fake.open_connections, lambda n: n == 0, 5, 0.01)
 
 
 def test_run_sync_three_times_on_one_agent(

@@ -54,18 +54,31 @@ def two_turns(model: OpenAIResponsesModel | OpenAIChatModel) -> tuple[ModelRespo
     return asyncio.run(run())
 
 
-def test_responses_tool_turn_then_final(fake_provider: FakeProvider) -> None:
-    fake_provider.script(
-        tool_turn(READ, input_tokens=120, output_tokens=15),
-        final("It says hi.", input_tokens=200, output_tokens=8, cached_tokens=150),
-    )
-    first, second = two_turns(responses(fake_provider))
-
+def read_then_answer(
+    fake: FakeProvider,
+    model: OpenAIResponsesModel | OpenAIChatModel,
+    call_usage: dict[str, int],
+    answer_usage: dict[str, int],
+) -> tuple[ModelResponse, ...]:
+    """`two_turns` of a scripted `read_file` call and the answer "It says hi." (each with its
+    usage), both parsed."""
+    fake.script(tool_turn(READ, **call_usage), final("It says hi.", **answer_usage))
+    first, second = two_turns(model)
     assert first.tool_calls == (ToolCall("call_1", "read_file", {"path": "a.txt"}),)
     assert first.stop_reason == "tool_calls"
+    assert second.text == "It says hi."
+    return first, second
+
+
+def test_responses_tool_turn_then_final(fake_provider: FakeProvider) -> None:
+    first, second = read_then_answer(
+        fake_provider,
+        responses(fake_provider),
+        {"input_tokens": 120, "output_tokens": 15},
+        {"input_tokens": 200, "output_tokens": 8, "cached_tokens": 150},
+    )
     assert first.usage == Usage(input_tokens=120, output_tokens=15, requests=1)
     assert first.provider_items == ()  # nothing the neutral message cannot rebuild
-    assert second.text == "It says hi."
     assert second.stop_reason == "end_turn"
     assert second.usage == Usage(input_tokens=200, output_tokens=8, cached_tokens=150, requests=1)
     assert second.model_name == "gpt-6.2-sol"
@@ -151,15 +164,12 @@ def test_responses_overflow_raises_context_overflow(fake_provider: FakeProvider)
 
 
 def test_chat_tool_turn_then_final(fake_provider: FakeProvider) -> None:
-    fake_provider.script(
-        tool_turn(READ, input_tokens=90, output_tokens=12),
-        final("It says hi.", input_tokens=140, output_tokens=6, cached_tokens=64),
+    _, second = read_then_answer(
+        fake_provider,
+        chat(fake_provider),
+        {"input_tokens": 90, "output_tokens": 12},
+        {"input_tokens": 140, "output_tokens": 6, "cached_tokens": 64},
     )
-    first, second = two_turns(chat(fake_provider))
-
-    assert first.tool_calls == (ToolCall("call_1", "read_file", {"path": "a.txt"}),)
-    assert first.stop_reason == "tool_calls"
-    assert second.text == "It says hi."
     assert second.usage == Usage(input_tokens=140, output_tokens=6, cached_tokens=64, requests=1)
 
     req1, req2 = fake_provider.requests

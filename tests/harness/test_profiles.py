@@ -16,30 +16,30 @@ def test_every_shipped_profile_names_its_price_source_and_date() -> None:
         assert profile.prices_as_of, name
 
 
-def test_an_entry_without_a_source_is_refused() -> None:
-    text = """
-    [providers.acme]
-    prices_as_of = "2026-11-15"
-    cache_read_multiplier = 0.1
-    [models."acme:m"]
-    context_window = 1000
-    input = 1.0
-    output = 2.0
-    """
-    with pytest.raises(ValueError, match="acme:m.*source"):
-        parse_profiles(text)
+NO_SOURCE = """
+[providers.acme]
+prices_as_of = "2026-11-15"
+cache_read_multiplier = 0.1
+[models."acme:m"]
+context_window = 1000
+input = 1.0
+output = 2.0
+"""
+NO_DATE = """
+[models."acme:m"]
+source = "https://example.invalid/pricing"
+context_window = 1000
+input = 1.0
+cached_input = 0.1
+output = 2.0
+"""
 
 
-def test_an_entry_without_a_date_is_refused() -> None:
-    text = """
-    [models."acme:m"]
-    source = "https://example.invalid/pricing"
-    context_window = 1000
-    input = 1.0
-    cached_input = 0.1
-    output = 2.0
-    """
-    with pytest.raises(ValueError, match="acme:m.*prices_as_of"):
+@pytest.mark.parametrize(
+    ("text", "missing"), [(NO_SOURCE, "source"), (NO_DATE, "prices_as_of")], ids=["source", "date"]
+)
+def test_an_entry_without_a_source_or_a_date_is_refused(text: str, missing: str) -> None:
+    with pytest.raises(ValueError, match=f"acme:m.*{missing}"):
         parse_profiles(text)
 
 

@@ -29,133 +29,35 @@ import json
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any
 
-FailureKind = Literal[
-    "overflow", "rate_limit", "server_error", "too_large", "unauthorized", "echo_key"
-]
+# The scripted replies are imported from here by the tests, as they always were.
+from helpers.fake_replies import (
+    Failure,
+    FailureKind,
+    FakeCall,
+    Raw,
+    RecordedRequest,
+    Reply,
+    Turn,
+    echo_key,
+    final,
+    overflow,
+    rate_limited,
+    server_error,
+    slow,
+    too_large,
+    tool_turn,
+    unauthorized,
+)
+from helpers.fake_wire import RENDER, chat_problem, error_body
 
-
-@dataclass(frozen=True)
-class FakeCall:
-    """A tool call the fake model makes. A `str` argument is sent as is (e.g. invalid JSON)."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any] | str = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One successful reply. Token counts follow the harness convention: `input_tokens`
-    includes cached reads and cache writes (rendered per provider, so Anthropic's wire
-    `input_tokens` excludes them).
-
-    stop: provider-native override of the stop reason: "max_tokens" (rendered as the
-    provider's own spelling) or any literal the endpoint should send, e.g.
-    "model_context_window_exceeded".
-    reasoning: add a reasoning item (OpenAI Responses) / thinking block (Anthropic) that the
-    client must echo back.
-    delay: seconds to wait before answering (client timeout tests).
-    """
-
-    text: str = ""
-    calls: tuple[FakeCall, ...] = ()
-    input_tokens: int = 100
-    output_tokens: int = 10
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
-    stop: str | None = None
-    reasoning: bool = False
-    delay: float = 0.0
-
-
-@dataclass(frozen=True)
-class Failure:
-    """An HTTP error in the provider's real error JSON shape. `retry_after` (seconds) is sent
-    as a `retry-after` header when set; `headers` are sent as given (e.g. `retry-after-ms`,
-    `x-should-retry`)."""
-
-    status: int
-    kind: FailureKind
-    retry_after: float | None = None
-    headers: dict[str, str] = field(default_factory=dict, hash=False)
-
-
-@dataclass(frozen=True)
-class Raw:
-    """A reply sent byte for byte, for payloads no provider should send (invalid JSON, missing
-    fields, wrong types)."""
-
-    body: bytes | str | dict[str, Any] | list[Any]
-    status: int = 200
-    content_type: str = "application/json"
-
-    def encoded(self) -> bytes:
-        if isinstance(self.body, bytes):
-            return self.body
-        if isinstance(self.body, str):
-            return self.body.encode()
-        return json.dumps(self.body).encode()
-
-
-def final(text: str = "done", **turn: Any) -> Turn:
-    return Turn(text=text, **turn)
-
-
-def tool_turn(*calls: FakeCall, text: str = "", **turn: Any) -> Turn:
-    return Turn(text=text, calls=calls, **turn)
-
-
-def slow(seconds: float, text: str = "too late") -> Turn:
-    return Turn(text=text, delay=seconds)
-
-
-def overflow() -> Failure:
-    return Failure(400, "overflow")
-
-
-def rate_limited(retry_after: float = 0.01) -> Failure:
-    return Failure(429, "rate_limit", retry_after)
-
-
-def server_error(retry_after: float | None = None) -> Failure:
-    return Failure(500, "server_error", retry_after)
-
-
-def too_large() -> Failure:
-    return Failure(413, "too_large")
-
-
-def unauthorized() -> Failure:
-    """A 401 whose message echoes the received key verbatim (worse than real providers, which
-    mask it), to prove the adapters redact it."""
-    return Failure(401, "unauthorized")
-
-
-def echo_key(status: int = 400, retry_after: float | None = 0.01) -> Failure:
-    """Any error status whose message echoes the received key, e.g. a 500 that the client
-    retries before giving up."""
-    return Failure(status, "echo_key", retry_after)
-
-
-Reply = Turn | Failure | Raw
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]  # lower-cased names
-    body: dict[str, Any]
-
-    @property
-    def api_key(self) -> str:
-        """The key the client sent: as x-api-key (older Anthropic SDKs) or a bearer token."""
-        return self.headers.get("x-api-key") or self.headers["authorization"].removeprefix(
-            "Bearer "
-        )
+__all__ = [
+    "FakeCall", "FakeProvider", "Failure", "FailureKind", "Raw", "RecordedRequest", "Reply",
+    "Turn", "echo_key", "final", "overflow", "rate_limited", "server_error", "slow",
+    "too_large", "tool_turn", "unauthorized",
+]  # fmt: skip
 
 
 class FakeProvider:
@@ -302,10 +204,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers["content-length"]))
         body = json.loads(raw or b"{}")
         request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-        if self.path not in _RENDER:
+        if self.path not in RENDER:
             self._send(404, {"error": {"message": f"FakeProvider: no route {self.path}"}})
             return
-        problem = _chat_problem(body) if self.path == "/v1/chat/completions" else None
+        problem = chat_problem(body) if self.path == "/v1/chat/completions" else None
         if problem is not None:
             self._send(400, {"error": {"message": f"FakeProvider: {problem}"}})
             return
@@ -322,22 +224,12 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             if reply.delay and self.provider._closing.wait(reply.delay):
                 return
-            self._send(200, _RENDER[self.path](reply, body.get("model", "fake-model")))
+            self._send(200, RENDER[self.path](reply, body.get("model", "fake-model")))
 
     def _fail(self, failure: Failure, request: RecordedRequest) -> None:
         key = request.headers.get("x-api-key") or request.headers.get("authorization", "")
         key = key.removeprefix("Bearer ")
-        payload: dict[str, Any]
-        if self.path == "/v1/messages":
-            kind, message = _ANTHROPIC_ERRORS[failure.kind]
-            error = {"type": kind, "message": message.format(key=key)}
-            payload = {"type": "error", "error": error, "request_id": self.request_id}
-        else:
-            kind, code, message = _OPENAI_ERRORS[failure.kind]
-            if failure.kind == "overflow":
-                message = _OPENAI_OVERFLOW[self.path]
-            error = {"message": message.format(key=key), "type": kind, "param": None, "code": code}
-            payload = {"error": error}
+        payload = error_body(self.path, failure.kind, key, self.request_id)
         headers = dict(failure.headers)
         if failure.retry_after is not None:
             headers["retry-after"] = str(failure.retry_after)
@@ -364,166 +256,3 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout test): nothing left to answer
-
-
-_ANTHROPIC_ERRORS: dict[str, tuple[str, str]] = {  # kind -> (error.type, message)
-    "overflow": ("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"),
-    "rate_limit": ("rate_limit_error", "Number of requests has exceeded your rate limit."),
-    "server_error": ("api_error", "Internal server error"),
-    "too_large": ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
-    "unauthorized": ("authentication_error", "invalid x-api-key: {key}"),
-    "echo_key": ("invalid_request_error", "request with key {key} was rejected"),
-}
-_OPENAI_ERRORS: dict[str, tuple[str, str | None, str]] = {  # kind -> (type, code, message)
-    "overflow": ("invalid_request_error", "context_length_exceeded", ""),
-    "rate_limit": ("requests", "rate_limit_exceeded", "Rate limit reached. Try again later."),
-    "server_error": ("server_error", None, "The server had an error processing your request."),
-    "too_large": ("invalid_request_error", None, "Request body too large."),
-    "unauthorized": ("invalid_request_error", "invalid_api_key", "Incorrect API key: {key}."),
-    "echo_key": ("invalid_request_error", None, "Request with key {key} was rejected."),
-}
-_OPENAI_OVERFLOW = {
-    "/v1/responses": "Your input exceeds the context window of this model. "
-    "Please adjust your input and try again.",
-    "/v1/chat/completions": "This model's maximum context length is 128000 tokens. However, "
-    "your messages resulted in 250000 tokens. Please reduce the length of the messages.",
-}
-
-
-def _chat_problem(body: dict[str, Any]) -> str | None:
-    """What a Chat Completions server would refuse in `body`, as strict as the real API: a
-    model and messages, and each tool message answering a call the assistant made before it."""
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        return "'model' is required"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "'messages' must be a non-empty list"
-    called: set[str] = set()
-    for m in messages:
-        called.update(c["id"] for c in m.get("tool_calls") or ())
-        if m.get("role") == "tool" and m.get("tool_call_id") not in called:
-            return f"tool message answers no earlier tool call: {m.get('tool_call_id')!r}"
-    return None
-
-
-def _arguments(call: FakeCall) -> str:
-    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
-
-
-def _render_responses(turn: Turn, model: str) -> dict[str, Any]:
-    output: list[dict[str, Any]] = []
-    if turn.reasoning:
-        output.append(
-            {
-                "type": "reasoning",
-                "id": "rs_fake1",
-                "summary": [{"type": "summary_text", "text": "thinking it over"}],
-                "encrypted_content": "opaque-reasoning-state",
-            }
-        )
-    if turn.text:
-        output.append(
-            {
-                "type": "message",
-                "id": "msg_fake1",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
-            }
-        )
-    output.extend(
-        {
-            "type": "function_call",
-            "id": f"fc_{c.id}",
-            "call_id": c.id,
-            "name": c.name,
-            "arguments": _arguments(c),
-            "status": "completed",
-        }
-        for c in turn.calls
-    )
-    incomplete = turn.stop is not None
-    return {
-        "id": "resp_fake1",
-        "object": "response",
-        "created_at": 1_800_000_000,
-        "model": model,
-        "status": "incomplete" if incomplete else "completed",
-        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
-        "error": None,
-        "output": output,
-        "usage": {
-            "input_tokens": turn.input_tokens,
-            "input_tokens_details": {
-                "cached_tokens": turn.cached_tokens,
-                "cache_write_tokens": turn.cache_write_tokens,
-            },
-            "output_tokens": turn.output_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": turn.input_tokens + turn.output_tokens,
-        },
-    }
-
-
-def _render_chat(turn: Turn, model: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
-    if turn.calls:
-        message["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": _arguments(c)},
-            }
-            for c in turn.calls
-        ]
-    finish = "tool_calls" if turn.calls else "stop"
-    if turn.stop is not None:
-        finish = "length" if turn.stop == "max_tokens" else turn.stop
-    return {
-        "id": "chatcmpl-fake1",
-        "object": "chat.completion",
-        "created": 1_800_000_000,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {
-            "prompt_tokens": turn.input_tokens,
-            "completion_tokens": turn.output_tokens,
-            "total_tokens": turn.input_tokens + turn.output_tokens,
-            "prompt_tokens_details": {"cached_tokens": turn.cached_tokens},
-        },
-    }
-
-
-def _render_anthropic(turn: Turn, model: str) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    if turn.reasoning:
-        content.append({"type": "thinking", "thinking": "thinking it over", "signature": "sig"})
-    if turn.text:
-        content.append({"type": "text", "text": turn.text})
-    content.extend(
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in turn.calls
-    )
-    stop = turn.stop or ("tool_use" if turn.calls else "end_turn")
-    return {
-        "id": "msg_fake1",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {
-            # Anthropic reports cache reads and writes apart from input_tokens.
-            "input_tokens": turn.input_tokens - turn.cached_tokens - turn.cache_write_tokens,
-            "output_tokens": turn.output_tokens,
-            "cache_read_input_tokens": turn.cached_tokens,
-            "cache_creation_input_tokens": turn.cache_write_tokens,
-        },
-    }
-
-
-_RENDER = {
-    "/v1/responses": _render_responses,
-    "/v1/chat/completions": _render_chat,
-    "/v1/messages": _render_anthropic,
-}

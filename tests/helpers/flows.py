@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+from helpers.waiting import poll
 
 
 def task_runs_of(flow_run_id: str, expected: int, timeout: float = 30.0) -> list[Any]:
@@ -27,12 +28,7 @@ def task_runs_of(flow_run_id: str, expected: int, timeout: float = 30.0) -> list
                 if len(page) < 200:
                     return runs
 
-    deadline = time.monotonic() + timeout
-    while True:
-        runs = asyncio.run(read())
-        if len(runs) >= expected or time.monotonic() > deadline:
-            return runs
-        time.sleep(0.5)
+    return poll(lambda: asyncio.run(read()), lambda runs: len(runs) >= expected, timeout, 0.5)
 
 
 def flow_run_state(flow_run_id: Any) -> str:
@@ -80,12 +76,7 @@ def run_logs(flow_run_id: Any, expected: int = 1, timeout: float = 30.0) -> list
                 limit=200,
             )
 
-    deadline = time.monotonic() + timeout
-    while True:
-        logs = asyncio.run(read())
-        if len(logs) >= expected or time.monotonic() > deadline:
-            return logs
-        time.sleep(0.5)
+    return poll(lambda: asyncio.run(read()), lambda logs: len(logs) >= expected, timeout, 0.5)
 
 
 def flow_run_tags(flow_run_id: Any) -> list[str]:

@@ -1,5 +1,5 @@
-"""Shared by the trace-import tests: a long hand-made trace, and a replay that counts the calls
-the recording had no reply for."""
+"""Shared by the trace-import tests: a fixture read as its one trace, a long hand-made trace,
+and a replay that counts the calls the recording had no reply for."""
 
 from __future__ import annotations
 
@@ -12,8 +12,55 @@ from typing import Any
 import pytest
 
 from evals.scenarios import from_file
+from evals.sources.formats import detect_format, read_traces
+from evals.sources.trace import Trace
 
 ACCOUNTS = 10
+FIXTURES = Path(__file__).parents[1] / "evals" / "sources" / "fixtures"
+
+
+def read_one(path: Path | str, format: str) -> Trace:
+    """The one trace in `path` (a file, or the name of one of the trace fixtures), which must
+    be detected as `format`."""
+    path = FIXTURES / path if isinstance(path, str) else path
+    assert detect_format(path) == format
+    (trace,) = read_traces(path)
+    return trace
+
+
+def roles(trace: Trace) -> list[str]:
+    return [m.role for m in trace.messages]
+
+
+def claude_event(session: str, uuid: str, parent: str | None, role: str, content: object,
+                 **extra: object) -> str:  # fmt: skip
+    """One line of a Claude Code session file."""
+    return json.dumps({"uuid": uuid, "parentUuid": parent, "sessionId": session, "type": role,
+                       "message": {"role": role, "content": content}, **extra})  # fmt: skip
+
+
+def claude_task_session(
+    folder: Path, session: str, question: str, call_id: str, prompt: str, result: object
+) -> Path:
+    """A Claude Code session file in `folder` whose one Task call (`call_id`) hands `prompt` to
+    an explore subagent and gets `result`; the subagents' folder beside it, to fill."""
+    task = {"type": "tool_use", "id": call_id, "name": "Task",
+            "input": {"prompt": prompt, "subagent_type": "explore"}}  # fmt: skip
+    answer = {"type": "tool_result", "tool_use_id": call_id, "content": result}
+    (folder / f"{session}.jsonl").write_text("\n".join([
+        claude_event(session, "1", None, "user", question),
+        claude_event(session, "2", "1", "assistant", [task]),
+        claude_event(session, "3", "2", "user", [answer]),
+    ]) + "\n")  # fmt: skip
+    subagents = folder / session / "subagents"
+    subagents.mkdir(parents=True)
+    return subagents
+
+
+def claude_sidechain(path: Path, session: str, *turns: tuple[str, str | None, str, str]) -> None:
+    """A subagent's run, each turn (uuid, parent uuid, role, text) on the side chain."""
+    path.write_text("".join(claude_event(session, *turn, isSidechain=True) + "\n"
+                            for turn in turns))  # fmt: skip
 
 
 def ledger_messages(accounts: int = ACCOUNTS) -> list[dict[str, Any]]:

@@ -3,9 +3,18 @@ what it keeps: one case per secret shape (the secret is fake, the shape is real)
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from evals.sources.redact import MASK, Redactor
+from evals.sources.thread_import import import_run
+from flows.cli import main
+from harness import Store, create_agent
+from harness.messages import ModelResponse, ToolCall
+from harness.models.scripted import ScriptedModel
+from harness.tools import tool
 
 PEM = "\n".join(
     ["-----BEGIN OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
@@ -88,3 +97,55 @@ def test_ordinary_trace_text_is_kept() -> None:
     redactor = Redactor()
     assert [redactor.text(t) for t in ordinary] == ordinary
     assert redactor.count == 0
+
+
+# -- a whole import: nothing secret reaches the file ----------------------------------------
+
+FAKE_KEY = "sk-ant-api03-" + "Zq7" * 12
+FAKE_MAIL = "jane.doe@example.com"
+
+
+@tool
+def lookup(account: str) -> str:
+    """Look an account up.
+
+    Args:
+        account: the account name.
+    """
+    return f"Account {account}: owner {FAKE_MAIL}, token {FAKE_KEY}, balance 1234.5 EUR."
+
+
+def test_keys_and_addresses_never_reach_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cli_env: None
+) -> None:
+    db = tmp_path / "secret.duckdb"
+    store = Store(str(db))
+    note = {"file_path": "/notes/acme.md", "content": "Balance: 1234.5 EUR\n"}
+    model = ScriptedModel([
+        ModelResponse(text="Looking it up.",
+                      tool_calls=(ToolCall("c1", "lookup", {"account": "Acme Internal"}),)),
+        ModelResponse(text="Checking my notes.", tool_calls=(ToolCall("c3", "ls", {"path": "/"}),)),
+        ModelResponse(text="Noting the balance: 1234.5 EUR.",
+                      tool_calls=(ToolCall("c2", "write_file", note),)),
+        "Balance noted. Next step: write to the owner.",
+    ])  # fmt: skip
+    agent = create_agent(model, [lookup], store=store, system_prompt="You help.")
+    result = agent.run_sync(
+        f"Check Acme Internal for me; my key is {FAKE_KEY} and I am {FAKE_MAIL}.",
+        thread_id="private",
+    )
+    store.close()
+    out = tmp_path / "private.yaml"
+    argv = ["scenarios", "import", result.run_id, "--db", str(db), "--out", str(out),
+            "--redact", "Acme Internal", "--json", "--min-probes", "1"]  # fmt: skip
+    assert main(argv) == 0
+    info = json.loads(capsys.readouterr().out)
+    text = out.read_text()
+    # nowhere, not even escaped inside a cue built from the words around the balance
+    assert "{{fact_" in text and "balance\\ " in text
+    assert FAKE_KEY not in text and "sk-ant-" not in text and "Zq7" not in text
+    assert FAKE_MAIL not in text and "example" not in text and "jane" not in text
+    assert "Acme Internal" not in text and "[REDACTED]" in text
+    assert info["redactions"] >= 6  # key and address in the user turn and the tool result
+    assert info["probes"] >= 1  # the balance, asked by its label: the file is the whole path's
+    assert import_run(str(db), result.run_id, min_probes=1)["source"]["redactions"] >= 4

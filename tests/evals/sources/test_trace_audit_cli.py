@@ -16,15 +16,20 @@ from flows.cli import main
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def test_the_audit_reports_each_compaction_and_the_harness_beside_ctxlab(
-    tmp_path: Path, cli_env: None, capsys: object
-) -> None:
-    traces = tmp_path / "traces"
+def _imported_suite(tmp_path: Path) -> Path:
+    """The LangSmith and LangChain fixtures imported as a suite by `ctxlab scenarios import`."""
+    traces, suite = tmp_path / "traces", tmp_path / "suite"
     traces.mkdir()
     for name in ("langsmith_runs.jsonl", "langchain_deepagents.json"):
         shutil.copy(FIXTURES / name, traces / name)
-    suite, out = tmp_path / "suite", tmp_path / "out"
     assert main(["scenarios", "import", str(traces), "--out", str(suite), "--min-probes", "1"]) == 0
+    return suite
+
+
+def test_the_audit_reports_each_compaction_and_the_harness_beside_ctxlab(
+    tmp_path: Path, cli_env: None, capsys: object
+) -> None:
+    suite, out = _imported_suite(tmp_path), tmp_path / "out"
     before = {p for p in tmp_path.rglob("*")}
     assert main(["audit", str(suite), "--out", str(out)]) == 0
     written = {p for p in tmp_path.rglob("*")} - before
@@ -66,12 +71,7 @@ def test_an_audit_of_no_folder_is_one_line(tmp_path: Path, cli_env: None) -> Non
 def test_a_suite_eval_with_the_original_arm_sets_the_harness_beside_full(
     tmp_path: Path, cli_env: None, capsys: object
 ) -> None:
-    traces = tmp_path / "traces"
-    traces.mkdir()
-    for name in ("langsmith_runs.jsonl", "langchain_deepagents.json"):
-        shutil.copy(FIXTURES / name, traces / name)
-    suite = tmp_path / "suite"
-    assert main(["scenarios", "import", str(traces), "--out", str(suite), "--min-probes", "1"]) == 0
+    suite = _imported_suite(tmp_path)
     argv = ["eval", "--scenario", str(suite), "--strategy", "original", "--strategy", "full",
             "--no-save", "--reader", "ideal"]  # fmt: skip
     capsys.readouterr()  # type: ignore[attr-defined]

@@ -23,6 +23,15 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TOOL_CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
 
 
+def _read_or_refused_in_one_line(path: Path) -> None:
+    """Each trace read from `path` has messages, or the file is refused in one line."""
+    try:
+        for trace in read_traces(path):
+            assert trace.messages
+    except TraceFormatError as exc:
+        assert "\n" not in str(exc)
+
+
 def _jsonl(path: Path, lines: list[object]) -> Path:
     path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
     return path
@@ -215,11 +224,7 @@ def test_a_field_of_the_wrong_type_is_skipped_or_refused_in_one_line(
 ) -> None:
     path = tmp_path / name
     path.write_text(json.dumps(doc))
-    try:
-        for trace in read_traces(path):
-            assert trace.messages
-    except TraceFormatError as exc:
-        assert "\n" not in str(exc)
+    _read_or_refused_in_one_line(path)
 
 
 def test_claude_code_ids_of_the_wrong_type_are_no_links(tmp_path: Path) -> None:
@@ -274,11 +279,7 @@ def test_any_value_of_a_fixture_replaced_by_one_of_another_type_never_crashes(
             holder[at[-1]] = wrong
             body = "\n".join(json.dumps(x) for x in changed) if jsonl else json.dumps(changed[0])
             path.write_text(body)
-            try:
-                for trace in read_traces(path):
-                    assert trace.messages
-            except TraceFormatError as exc:
-                assert "\n" not in str(exc)
+            _read_or_refused_in_one_line(path)
 
 
 def test_tool_calls_that_are_no_list_are_one_skipped_record(tmp_path: Path) -> None:

@@ -68,20 +68,25 @@ def test_an_exported_run_reads_back_as_the_same_messages_calls_and_results(
     assert not back.skipped
 
 
-def test_round_trip_keeps_errors_raw_arguments_and_tools() -> None:
+def _denied_and_undecodable(*ending: TraceMessage, usage: TraceUsage | None = None) -> Trace:
+    """Two calls in one turn, one denied and one with arguments that are no JSON; `ending`
+    after their results."""
     trace = Trace("t", "ctxlab", "x", system="S", model="m")
+    calls = [TraceToolCall("a", "run", {"cmd": "ls"}), TraceToolCall("b", "run", {}, "{oops")]
     trace.messages = [
         TraceMessage("user", "go"),
-        TraceMessage(
-            "assistant",
-            "",
-            [TraceToolCall("a", "run", {"cmd": "ls"}), TraceToolCall("b", "run", {}, "{oops")],
-        ),
+        TraceMessage("assistant", "", calls, usage=usage),
         TraceMessage("tool", "denied", tool_call_id="a", is_error=True),
         TraceMessage("tool", "ok", tool_call_id="b"),
-        TraceMessage("user", "and now?"),
-        TraceMessage("assistant", "done"),
+        *ending,
     ]
+    return trace
+
+
+def test_round_trip_keeps_errors_raw_arguments_and_tools() -> None:
+    trace = _denied_and_undecodable(
+        TraceMessage("user", "and now?"), TraceMessage("assistant", "done")
+    )
     for format in ("openai-chat", "anthropic"):
         path = Path(f"/tmp/ctxlab-roundtrip-{format}.json")
         path.write_text(export_trace(trace, format))
@@ -94,19 +99,9 @@ def test_round_trip_keeps_errors_raw_arguments_and_tools() -> None:
 
 
 def test_langchain_export_keeps_errors_raw_arguments_and_usage(tmp_path: Path) -> None:
-    trace = Trace("t", "ctxlab", "x", system="S", model="m")
-    trace.messages = [
-        TraceMessage("user", "go"),
-        TraceMessage(
-            "assistant",
-            "",
-            [TraceToolCall("a", "run", {"cmd": "ls"}), TraceToolCall("b", "run", {}, "{oops")],
-            usage=TraceUsage(input_tokens=120, output_tokens=9),
-        ),
-        TraceMessage("tool", "denied", tool_call_id="a", is_error=True),
-        TraceMessage("tool", "ok", tool_call_id="b"),
-        TraceMessage("assistant", "done"),
-    ]
+    trace = _denied_and_undecodable(
+        TraceMessage("assistant", "done"), usage=TraceUsage(input_tokens=120, output_tokens=9)
+    )
     path = tmp_path / "run.json"
     path.write_text(export_trace(trace, "langchain"))
     (back,) = read_traces(path)

@@ -6,15 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.traces import FIXTURES, claude_sidechain, claude_task_session, read_one, roles
 
 from evals.sources.formats import FORMATS, detect_format, read_traces
-from evals.sources.trace import Trace
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def _roles(trace: Trace) -> list[str]:
-    return [m.role for m in trace.messages]
 
 
 @pytest.mark.parametrize(
@@ -37,7 +31,7 @@ def test_anthropic_blocks_results_errors_and_thinking() -> None:
     (trace,) = read_traces(FIXTURES / "anthropic.json")
     assert trace.system == "You maintain the billing service."
     assert trace.tools[0].name == "read_file" and "path" in trace.tools[0].parameters["properties"]
-    assert _roles(trace) == ["user", "assistant", "tool", "assistant", "tool", "user", "assistant"]
+    assert roles(trace) == ["user", "assistant", "tool", "assistant", "tool", "user", "assistant"]
     assert trace.messages[1].text == "Let me read the tax table."  # thinking left out
     assert trace.messages[1].usage is not None and trace.messages[1].usage.cache_read_tokens == 900
     assert trace.messages[2].text == "RATES = {'NO': 0.25, 'SE': 0.21}"  # blocks -> text
@@ -49,7 +43,7 @@ def test_anthropic_blocks_results_errors_and_thinking() -> None:
 def test_responses_items_calls_outputs_and_compaction() -> None:
     (trace,) = read_traces(FIXTURES / "responses.json")
     assert trace.system == "You are a travel assistant." and trace.model == "gpt-4.1"
-    assert _roles(trace)[:5] == ["user", "assistant", "tool", "assistant", "user"]
+    assert roles(trace)[:5] == ["user", "assistant", "tool", "assistant", "user"]
     call = trace.messages[1].tool_calls[0]
     assert (call.id, call.arguments) == ("call_f1", {"to": "BGO", "date": "2026-03-14"})
     assert trace.messages[2].tool_call_id == "call_f1" and "DY612" in trace.messages[2].text
@@ -64,7 +58,7 @@ def test_claude_code_follows_the_chain_merges_split_messages_and_keeps_subagents
     assert trace.id == "7f3c2a10-5b1e-4c3a-9d2e-000000000001"
     assert trace.metadata["cwd"] == "/home/dev/shop" and trace.metadata["branches"] == 2
     assert trace.metadata["summaries"] == ["Fixing the checkout rounding bug"]
-    assert _roles(trace) == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert roles(trace) == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     first = trace.messages[1]  # three events of msg_1: thinking, text, tool_use
     assert first.text == "I'll look at the rounding code." and first.tool_calls[0].id == "toolu_A"
     assert trace.messages[2].where is not None and trace.messages[2].where.line == 5
@@ -79,7 +73,7 @@ def test_claude_code_follows_the_chain_merges_split_messages_and_keeps_subagents
     }  # fmt: skip
     (sub,) = trace.subagents
     assert sub.parent_call_id == "toolu_T"
-    assert _roles(sub) == ["user", "assistant", "tool", "assistant"]
+    assert roles(sub) == ["user", "assistant", "tool", "assistant"]
     assert sub.messages[1].tool_calls[0].name == "Grep"
 
 
@@ -109,12 +103,12 @@ def test_otel_spans_in_both_conventions_one_trace_per_trace_id() -> None:
     new, old = read_traces(FIXTURES / "otel_genai.json")
     assert new.system == "You help customers." and new.model == "gpt-4.1"
     assert new.metadata["agent"] == "support"
-    assert _roles(new) == ["user", "assistant", "tool", "assistant"]  # history not repeated
+    assert roles(new) == ["user", "assistant", "tool", "assistant"]  # history not repeated
     assert new.messages[1].tool_calls[0].arguments == {"user_id": "U-7731"}
     assert new.messages[2].text == '{"email": "kari@example.org"}'
     assert new.original_usage()["input_tokens"] == 280
     assert old.system == "Be brief."
-    assert _roles(old) == ["user", "assistant", "tool", "assistant"]
+    assert roles(old) == ["user", "assistant", "tool", "assistant"]
     assert old.messages[2].tool_call_id == "c9" and old.messages[3].text == "30 C is 86 F."
     assert old.original_usage()["output_tokens"] == 9
 
@@ -136,9 +130,8 @@ def test_mini_swe_agent_v2_with_a_tool_calling_model(tmp_path: Path) -> None:
     }
     path = tmp_path / "v2.traj.json"
     path.write_text(json.dumps(doc))
-    assert detect_format(path) == "mini-swe-agent"
-    (trace,) = read_traces(path)
-    assert _roles(trace) == ["user", "assistant", "tool", "assistant"]
+    trace = read_one(path, "mini-swe-agent")
+    assert roles(trace) == ["user", "assistant", "tool", "assistant"]
     assert trace.messages[1].tool_calls[0].arguments == {"command": "ls src"}
     assert trace.messages[2].tool_call_id == "call_1" and not trace.skipped
 
@@ -146,25 +139,16 @@ def test_mini_swe_agent_v2_with_a_tool_calling_model(tmp_path: Path) -> None:
 def test_claude_code_subagent_files_beside_the_session_are_its_subagents(tmp_path: Path) -> None:
     from evals.sources.formats import iter_trace_files
 
-    def event(uuid: str, parent: str | None, role: str, content: object, **kw: object) -> str:
-        return json.dumps({"uuid": uuid, "parentUuid": parent, "sessionId": "s1", "type": role,
-                           "message": {"role": role, "content": content}, **kw})  # fmt: skip
-
-    task = {"type": "tool_use", "id": "toolu_9", "name": "Task",
-            "input": {"prompt": "Count the TODOs.", "subagent_type": "explore"}}  # fmt: skip
-    result = {"type": "tool_result", "tool_use_id": "toolu_9",
-              "content": [{"type": "text", "text": "12 TODOs\nagentId: a7f3"}]}  # fmt: skip
-    (tmp_path / "s1.jsonl").write_text("\n".join([
-        event("1", None, "user", "How many TODOs?"),
-        event("2", "1", "assistant", [task]),
-        event("3", "2", "user", [result]),
-    ]) + "\n")  # fmt: skip
-    subagents = tmp_path / "s1" / "subagents"
-    subagents.mkdir(parents=True)
-    (subagents / "agent-a7f3.jsonl").write_text("\n".join([
-        event("x1", None, "user", "Count the TODOs, in Python files only.", isSidechain=True),
-        event("x2", "x1", "assistant", "12", isSidechain=True),
-    ]) + "\n")  # fmt: skip
+    result = [{"type": "text", "text": "12 TODOs\nagentId: a7f3"}]
+    subagents = claude_task_session(
+        tmp_path, "s1", "How many TODOs?", "toolu_9", "Count the TODOs.", result
+    )
+    claude_sidechain(
+        subagents / "agent-a7f3.jsonl",
+        "s1",
+        ("x1", None, "user", "Count the TODOs, in Python files only."),
+        ("x2", "x1", "assistant", "12"),
+    )
     (subagents / "agent-a7f3.meta.json").write_text('{"agentType": "general-purpose"}')
     assert list(iter_trace_files(tmp_path)) == [tmp_path / "s1.jsonl"]
     (trace,) = read_traces(tmp_path / "s1.jsonl")
@@ -200,6 +184,6 @@ def test_claude_code_a_local_command_branch_off_the_root_is_no_conversation(
     path = tmp_path / "session.jsonl"
     path.write_text("\n".join(lines) + "\n")
     (trace,) = read_traces(path, "claude-code")
-    assert _roles(trace) == ["user", "user", "assistant", "tool", "assistant"]
+    assert roles(trace) == ["user", "user", "assistant", "tool", "assistant"]
     assert trace.messages[-1].text == "It holds src and tests."
     assert any("branch" in s.reason for s in trace.skipped)  # the command's branch, said so

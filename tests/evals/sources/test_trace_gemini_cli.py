@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.traces import read_one
 
-from evals.sources.formats import detect_format, read_traces
+from evals.sources.formats import read_traces
 from evals.sources.to_scenario import trace_to_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -14,9 +15,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.mark.parametrize("name", ["gemini_cli_session.json", "gemini_cli_session.jsonl"])
 def test_a_session_reads_calls_with_their_results_usage_and_no_notices(name: str) -> None:
-    path = FIXTURES / name
-    assert detect_format(path) == "gemini-cli"
-    (trace,) = read_traces(path)
+    trace = read_one(name, "gemini-cli")
     assert trace.id == "5b7c2e90-1f4d-4a8e-9c3b-6d2a0e8f7a11" and trace.model == "gemini-2.5-pro"
     assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant"]
     call = trace.messages[1].tool_calls[0]

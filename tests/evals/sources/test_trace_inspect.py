@@ -7,9 +7,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers.traces import read_one
 
 from evals.errors import TraceFormatError
-from evals.sources.formats import detect_format, read_folder, read_traces
+from evals.sources.formats import read_folder, read_traces
 from evals.sources.formats.inspect_ai import MAX_RATIO
 from evals.sources.to_scenario import trace_to_scenario
 from evals.sources.trace import Skipped
@@ -28,9 +29,7 @@ def _archive(path: Path, samples: dict[str, bytes]) -> Path:
 
 
 def test_model_events_are_the_calls_and_a_rewritten_input_is_the_compaction() -> None:
-    path = FIXTURES / "inspect_log.json"
-    assert detect_format(path) == "inspect-ai"
-    (trace,) = read_traces(path)
+    trace = read_one("inspect_log.json", "inspect-ai")
     assert trace.system.startswith("You are a careful research assistant")
     assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant", "tool",
                                                 "assistant"]  # fmt: skip
@@ -52,8 +51,7 @@ def test_an_eval_archive_reads_each_sample_and_refuses_a_bomb(tmp_path: Path) ->
     bomb = b"{" + b" " * (len(sample) * MAX_RATIO * 2) + b"}"
     path = _archive(tmp_path / "run.eval", {"samples/port-q_epoch_1.json": sample,
                                             "samples/z_epoch_1.json": bomb})  # fmt: skip
-    assert detect_format(path) == "inspect-ai"
-    (trace,) = read_traces(path)
+    trace = read_one(path, "inspect-ai")
     assert trace.id == "run-port-q-epoch-1" and len(trace.compactions) == 1
     (refused,) = trace.skipped
     assert refused.where.file.endswith("!samples/z_epoch_1.json") and "ratio" in refused.reason

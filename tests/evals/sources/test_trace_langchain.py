@@ -6,16 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.traces import FIXTURES, roles
 
 from evals.sources.formats import detect_format, read_traces
 from evals.sources.to_scenario import trace_to_scenario
-from evals.sources.trace import Trace
-
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def _roles(trace: Trace) -> list[str]:
-    return [m.role for m in trace.messages]
 
 
 @pytest.mark.parametrize(
@@ -37,7 +31,7 @@ def test_each_fixture_is_recognised_and_imports(name: str, format: str) -> None:
 def test_serialized_constructors_with_blocks_usage_errors_and_deepagents_markers() -> None:
     (trace,) = read_traces(FIXTURES / "langchain_deepagents.json")
     assert trace.system == "You are a deep agent that plans trips."
-    assert _roles(trace) == ["user", "assistant", "tool", "assistant", "tool"] + [
+    assert roles(trace) == ["user", "assistant", "tool", "assistant", "tool"] + [
         "assistant", "tool", "assistant", "tool", "assistant"
     ]  # fmt: skip
     # the Anthropic tool_use block and the tool_calls list name one call, read once
@@ -62,17 +56,17 @@ def test_serialized_constructors_with_blocks_usage_errors_and_deepagents_markers
 def test_messages_to_dict_and_plain_dicts() -> None:
     (dicts,) = read_traces(FIXTURES / "langchain_messages_to_dict.json")
     assert dicts.system == "You answer questions about invoices."
-    assert _roles(dicts) == ["user", "assistant", "tool", "assistant"]
+    assert roles(dicts) == ["user", "assistant", "tool", "assistant"]
     assert dicts.messages[1].tool_calls[0].arguments == {"invoice_id": "INV-3307"}
     (plain,) = read_traces(FIXTURES / "langchain_plain.jsonl")
-    assert _roles(plain) == ["user", "assistant", "tool", "assistant"]  # type and role mixed
+    assert roles(plain) == ["user", "assistant", "tool", "assistant"]  # type and role mixed
 
 
 def test_langsmith_runs_make_one_thread_in_dotted_order_with_the_harness_compaction() -> None:
     (trace,) = read_traces(FIXTURES / "langsmith_runs.jsonl")
     assert trace.id == "support-41"  # the second trace's llm runs named no thread: its root did
     assert trace.system == "You are a support agent for a ferry company."
-    assert _roles(trace) == ["user", "assistant", "tool", "assistant"] * 1 + [
+    assert roles(trace) == ["user", "assistant", "tool", "assistant"] * 1 + [
         "user", "assistant", "tool", "assistant"
     ]  # fmt: skip
     # the file lists run 5 before run 4: dotted_order puts the call that made call_b2 first

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.sources.formats import detect_format, read_traces
+from helpers.traces import read_one
+
 from evals.sources.to_scenario import trace_to_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -12,8 +13,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def test_actions_are_calls_observations_their_results_and_condensation_a_compaction() -> None:
     path = FIXTURES / "openhands_trajectory.json"
-    assert detect_format(path) == "openhands"
-    (trace,) = read_traces(path)
+    trace = read_one(path, "openhands")
     assert trace.system.startswith("You are OpenHands agent")
     assert [m.role for m in trace.messages] == [
         "user", "assistant", "tool", "tool", "assistant", "tool", "assistant"

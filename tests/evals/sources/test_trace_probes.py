@@ -33,6 +33,16 @@ def _call(id_: str, tool: str, **args: object) -> TraceMessage:
     return TraceMessage("assistant", "", [TraceToolCall(id_, tool, dict(args))])
 
 
+def _step(id_: str, tool: str, result: str, **args: object) -> tuple[TraceMessage, TraceMessage]:
+    """A tool call and its result."""
+    return _call(id_, tool, **args), TraceMessage("tool", result, tool_call_id=id_)
+
+
+def _session(task: str, *steps: tuple[TraceMessage, TraceMessage]) -> list[TraceMessage]:
+    """The user's task, then each step's call and result."""
+    return [TraceMessage("user", task), *(message for step in steps for message in step)]
+
+
 def _probe(doc: dict, answer: str) -> dict:
     (probe,) = [p for p in doc["probes"] if p["answer"] == answer]
     return probe
@@ -94,15 +104,13 @@ def test_a_value_used_right_where_it_was_read_is_rejected_and_counted() -> None:
 def test_a_listing_line_number_is_asked_by_file_and_symbol() -> None:
     grep = "django/db/models/sql/query.py:1523:    def split_exclude(self, filter_expr, prefix):"
     trace = Trace("grep", "mini-swe-agent", "grep.traj.json")
-    trace.messages = [
-        TraceMessage("user", "Fix the exclude bug."),
-        _call("a", "bash", command="grep -rn 'def split_exclude' django"),
-        TraceMessage("tool", grep, tool_call_id="a"),
-        _call("b", "bash", command="git status"),
-        TraceMessage("tool", "On branch main\nnothing to commit", tool_call_id="b"),
-        _call("c", "read_file", path="django/db/models/sql/query.py", offset=1523),
-        TraceMessage("tool", "    def split_exclude(self, filter_expr, prefix):", tool_call_id="c"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Fix the exclude bug.",
+        _step("a", "bash", grep, command="grep -rn 'def split_exclude' django"),
+        _step("b", "bash", "On branch main\nnothing to commit", command="git status"),
+        _step("c", "read_file", "    def split_exclude(self, filter_expr, prefix):",
+              path="django/db/models/sql/query.py", offset=1523),
+    )  # fmt: skip
     doc = trace_to_scenario(trace)
     probe = _probe(doc, "1523")
     assert probe["question"] == (
@@ -114,16 +122,12 @@ def test_a_listing_line_number_is_asked_by_file_and_symbol() -> None:
 
 def test_words_fragments_and_short_numbers_are_rejected_by_reason() -> None:
     trace = Trace("junk", "openai-chat", "junk.json")
-    trace.messages = [
-        TraceMessage("user", "Check the build."),
-        _call("a", "run", name="build"),
-        TraceMessage("tool", "status: However\nretries: 7\nsizes: 2,5\nbuild: BLD-8812",
-                     tool_call_id="a"),
-        _call("b", "run", name="lint"),
-        TraceMessage("tool", "clean", tool_call_id="b"),
-        _call("c", "report", word="However", retries=7, sizes="2,5", build="BLD-8812"),
-        TraceMessage("tool", "ok", tool_call_id="c"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Check the build.",
+        _step("a", "run", "status: However\nretries: 7\nsizes: 2,5\nbuild: BLD-8812", name="build"),
+        _step("b", "run", "clean", name="lint"),
+        _step("c", "report", "ok", word="However", retries=7, sizes="2,5", build="BLD-8812"),
+    )  # fmt: skip
     doc = trace_to_scenario(trace)
     assert [p["answer"] for p in doc["probes"]] == ["BLD-8812"]
     counts = doc["probe_counts"]
@@ -136,15 +140,13 @@ def test_words_fragments_and_short_numbers_are_rejected_by_reason() -> None:
 def test_a_value_seen_only_inside_other_text_has_no_role_and_no_probe() -> None:
     # `125` stands in "Reading database ... 125%" only as part of a percentage: a coincidence
     trace = Trace("apt", "mini-swe-agent", "apt.traj.json")
-    trace.messages = [
-        TraceMessage("user", "Install the toolkit."),
-        _call("a", "bash", command="apt-get install -y toolkit"),
-        TraceMessage("tool", "Reading database ... 125%\nSetting up toolkit", tool_call_id="a"),
-        _call("b", "bash", command="toolkit --version"),
-        TraceMessage("tool", "toolkit 3.1", tool_call_id="b"),
-        _call("c", "bash", command="toolkit --jobs 125"),
-        TraceMessage("tool", "done", tool_call_id="c"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Install the toolkit.",
+        _step("a", "bash", "Reading database ... 125%\nSetting up toolkit",
+              command="apt-get install -y toolkit"),
+        _step("b", "bash", "toolkit 3.1", command="toolkit --version"),
+        _step("c", "bash", "done", command="toolkit --jobs 125"),
+    )  # fmt: skip
     doc = trace_to_scenario(trace)
     assert doc["probes"] == []
     assert doc["probe_counts"]["rejected_no_role"] == 1
@@ -189,15 +191,12 @@ def test_probes_are_capped_and_spread_over_the_run(tmp_path: Path) -> None:
 
 def test_a_gold_patch_file_is_probed_from_ground_truth() -> None:
     trace = Trace("patch", "mini-swe-agent", "p.json")
-    trace.messages = [
-        TraceMessage("user", "Fix the crash."),
-        _call("a", "bash", command="grep -rn crash lib"),
-        TraceMessage("tool", "lib/core/loader.py:41:    raise crash()", tool_call_id="a"),
-        _call("b", "bash", command="git diff"),
-        TraceMessage("tool", "", tool_call_id="b"),
-        _call("c", "bash", command="sed -i 4d lib/core/loader.py"),
-        TraceMessage("tool", "", tool_call_id="c"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Fix the crash.",
+        _step("a", "bash", "lib/core/loader.py:41:    raise crash()", command="grep -rn crash lib"),
+        _step("b", "bash", "", command="git diff"),
+        _step("c", "bash", "", command="sed -i 4d lib/core/loader.py"),
+    )  # fmt: skip
     trace.ground_truth.patch_files = ["lib/core/loader.py"]
     doc = trace_to_scenario(trace)
     (gt,) = [p for p in doc["probes"] if p["provenance"]["from"] == "ground-truth"]
@@ -209,13 +208,11 @@ def test_a_gold_patch_file_is_probed_from_ground_truth() -> None:
 
 def test_values_the_agent_made_up_or_the_system_prompt_holds_are_not_probed() -> None:
     trace = Trace("own", "openai-chat", "own.json", system="Always cite policy POL-77.")
-    trace.messages = [
-        TraceMessage("user", "Check it."),
-        _call("a", "fetch", ref="REF-9001"),
-        TraceMessage("tool", "ref REF-9001 ok; policy POL-77 applies", tool_call_id="a"),
-        _call("b", "close", ref="REF-9001", policy="POL-77"),
-        TraceMessage("tool", "closed", tool_call_id="b"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Check it.",
+        _step("a", "fetch", "ref REF-9001 ok; policy POL-77 applies", ref="REF-9001"),
+        _step("b", "close", "closed", ref="REF-9001", policy="POL-77"),
+    )  # fmt: skip
     doc = trace_to_scenario(trace)
     assert doc["probes"] == []
     assert "{{" not in json.dumps(doc["turns"])
@@ -224,13 +221,11 @@ def test_values_the_agent_made_up_or_the_system_prompt_holds_are_not_probed() ->
 def test_a_value_that_turns_up_everywhere_is_neither_slotted_nor_probed() -> None:
     log = "\n".join(f"GET /api/item/{i} status 200 in {i + 3} ms" for i in range(20))
     trace = Trace("common", "openai-chat", "common.json")
-    trace.messages = [
-        TraceMessage("user", "Check the API log."),
-        _call("a", "read_log", name="api"),
-        TraceMessage("tool", log + "\nrequest id REQ-7781 failed", tool_call_id="a"),
-        _call("b", "count", status="200", request="REQ-7781"),
-        TraceMessage("tool", "20", tool_call_id="b"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Check the API log.",
+        _step("a", "read_log", log + "\nrequest id REQ-7781 failed", name="api"),
+        _step("b", "count", "20", status="200", request="REQ-7781"),
+    )  # fmt: skip
     doc = trace_to_scenario(trace)
     args = doc["turns"][0]["steps"][1]["calls"][0]["arguments"]
     assert args == {"status": "200", "request": "{{arg_1}}"}
@@ -242,15 +237,12 @@ def test_a_number_a_sed_substitution_copies_from_a_listing_is_asked_by_its_line(
     # file showed, and a replay that lost the file must not get it for free.
     listing = "\n".join(f"{n:>4}\t    limit = {1000 + 37 * n}" for n in range(1, 40))
     trace = Trace("sed", "mini-swe-agent", "sed.traj.json")
-    trace.messages = [
-        TraceMessage("user", "Fix the off-by-one in lib/rates.py."),
-        _call("a", "bash", command="cat -n lib/rates.py"),
-        TraceMessage("tool", listing, tool_call_id="a"),
-        _call("x", "bash", command="git log -1 --oneline"),
-        TraceMessage("tool", "a1b2c3d Rates", tool_call_id="x"),
-        _call("b", "bash", command="sed -i '21s/limit = 1777/limit = 1 + 1777/' lib/rates.py"),
-        TraceMessage("tool", "", tool_call_id="b"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Fix the off-by-one in lib/rates.py.",
+        _step("a", "bash", listing, command="cat -n lib/rates.py"),
+        _step("x", "bash", "a1b2c3d Rates", command="git log -1 --oneline"),
+        _step("b", "bash", "", command="sed -i '21s/limit = 1777/limit = 1 + 1777/' lib/rates.py"),
+    )  # fmt: skip
     doc = trace_to_scenario(trace)
     command = doc["turns"][0]["steps"][2]["calls"][0]["arguments"]["command"]
     assert command == "sed -i '21s/limit = {{arg_2}}/limit = 1 + {{arg_2}}/' {{arg_1}}"
@@ -260,15 +252,12 @@ def test_a_number_a_sed_substitution_copies_from_a_listing_is_asked_by_its_line(
 
 def test_a_user_given_value_is_named_by_what_the_user_called_it() -> None:
     trace = Trace("user", "openai-chat", "user.json")
-    trace.messages = [
-        TraceMessage("user", "Hi. Sure, but my user ID is omar_rossi_1241, thanks."),
-        _call("a", "lookup", region="EU"),
-        TraceMessage("tool", "region EU ok", tool_call_id="a"),
-        _call("b", "policy", topic="refunds"),
-        TraceMessage("tool", "refunds in 30 days", tool_call_id="b"),
-        _call("c", "notify", note="user omar_rossi_1241 asked"),
-        TraceMessage("tool", "sent", tool_call_id="c"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Hi. Sure, but my user ID is omar_rossi_1241, thanks.",
+        _step("a", "lookup", "region EU ok", region="EU"),
+        _step("b", "policy", "refunds in 30 days", topic="refunds"),
+        _step("c", "notify", "sent", note="user omar_rossi_1241 asked"),
+    )  # fmt: skip
     probe = _probe(trace_to_scenario(trace), "omar_rossi_1241")
     assert probe["question"] == "What is the user ID the user gave?"
     assert probe["role"]["kind"] == "user_text" and probe["source"] == "user"
@@ -276,16 +265,13 @@ def test_a_user_given_value_is_named_by_what_the_user_called_it() -> None:
 
 def test_a_role_naming_a_redacted_file_is_no_role() -> None:
     trace = Trace("masked", "claude-code", "m.jsonl")
-    trace.messages = [
-        TraceMessage("user", "Rename the setting."),
-        _call("a", "Read", file_path="/home/ann@corp.example/app/config.py"),
-        TraceMessage("tool", "     1→import os\n     2→show_sensitive_data = False",
-                     tool_call_id="a"),
-        _call("b", "Bash", command="git status"),
-        TraceMessage("tool", "clean", tool_call_id="b"),
-        _call("c", "Grep", pattern="show_sensitive_data"),
-        TraceMessage("tool", "app/config.py", tool_call_id="c"),
-    ]  # fmt: skip
+    trace.messages = _session(
+        "Rename the setting.",
+        _step("a", "Read", "     1→import os\n     2→show_sensitive_data = False",
+              file_path="/home/ann@corp.example/app/config.py"),
+        _step("b", "Bash", "clean", command="git status"),
+        _step("c", "Grep", "app/config.py", pattern="show_sensitive_data"),
+    )  # fmt: skip
     doc = trace_to_scenario(trace)
     assert all("[REDACTED]" not in p["question"] for p in doc["probes"])
     assert doc["probe_counts"].get("rejected_no_role", 0) >= 1

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.sources.formats import detect_format, read_traces
+from helpers.traces import claude_sidechain, claude_task_session, read_one
+
+from evals.sources.formats import read_traces
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -14,9 +16,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def test_mini_swe_agent_v2_messages_without_a_header_are_bash_calls() -> None:
     # mini-swe-agent's own tests/test_data/*.traj.json: a bare list of messages, v2 action
     # fences (```mswea_bash_command, <mswea_bash_command>), `extra.actions`, JSON observations.
-    path = FIXTURES / "mini_swe_agent_v2_messages.json"
-    assert detect_format(path) == "mini-swe-agent"
-    (trace,) = read_traces(path)
+    trace = read_one("mini_swe_agent_v2_messages.json", "mini-swe-agent")
     calls = [c for m in trace.messages for c in m.tool_calls]
     assert [c.arguments["command"] for c in calls] == [
         "grep -n round ledger/totals.py",
@@ -44,9 +44,7 @@ def test_a_tau2_results_file_is_one_trace_per_simulation_with_its_task() -> None
     # sierra-research/tau2-bench results (`{"info", "tasks", "simulations"}`): tool calls
     # flat (`{id, name, arguments}`), tool messages answering by `id`, the reward in
     # `reward_info`, the expected actions in the task the simulation names.
-    path = FIXTURES / "tau2_results.json"
-    assert detect_format(path) == "openai-chat"
-    (trace,) = read_traces(path)
+    trace = read_one("tau2_results.json", "openai-chat")
     calls = [c for m in trace.messages for c in m.tool_calls]
     assert [c.name for c in calls][:2] == ["find_user_id_by_email", "get_order_details"]
     assert calls[0].arguments == {"email": "noor.haddad@example.com"}
@@ -67,9 +65,7 @@ def test_a_codex_cli_rollout_is_responses_items_one_a_line() -> None:
     # A Codex CLI session (~/.codex/sessions/.../rollout-*.jsonl, as Codex log readers'
     # tests write them): each line wraps an item in `payload`; read as Responses before,
     # nothing in it was an item and the file was refused.
-    path = FIXTURES / "codex_rollout.jsonl"
-    assert detect_format(path) == "openai-responses"
-    (trace,) = read_traces(path)
+    trace = read_one("codex_rollout.jsonl", "openai-responses")
     assert trace.id == "0197c1aa-5d2e-7a10-b3c4-2f9d8e7a6b01" and trace.model == "gpt-5-codex"
     assert (
         trace.system == "Keep diffs small." and trace.metadata["cwd"] == "/home/ines/src/tidewater"
@@ -144,29 +140,21 @@ def test_anthropic_server_and_mcp_tool_results_inside_the_assistant_message() ->
 def test_a_compaction_run_beside_a_session_is_no_task_subagent(tmp_path: Path) -> None:
     # marot/spotter transcripts: `<session>/subagents/agent-acompact-*.jsonl` is the run
     # that wrote a compaction's summary. It took the first free Task call before.
-    def event(uuid: str, parent: str | None, role: str, content: object, **kw: object) -> str:
-        return json.dumps({"uuid": uuid, "parentUuid": parent, "sessionId": "s2", "type": role,
-                           "message": {"role": role, "content": content}, **kw})  # fmt: skip
-
-    task = {"type": "tool_use", "id": "toolu_t1", "name": "Task",
-            "input": {"prompt": "List open migrations.", "subagent_type": "explore"}}  # fmt: skip
-    result = {"type": "tool_result", "tool_use_id": "toolu_t1", "content": "3 open"}
-    (tmp_path / "s2.jsonl").write_text("\n".join([
-        event("1", None, "user", "Which migrations are open?"),
-        event("2", "1", "assistant", [task]),
-        event("3", "2", "user", [result]),
-    ]) + "\n")  # fmt: skip
-    subagents = tmp_path / "s2" / "subagents"
-    subagents.mkdir(parents=True)
-    side = {"isSidechain": True}
-    (subagents / "agent-acompact-0a1b2c.jsonl").write_text("\n".join([
-        event("k1", "3", "user", "Summarise the conversation so far.", **side),
-        event("k2", "k1", "assistant", "The user asked which migrations are open.", **side),
-    ]) + "\n")  # fmt: skip
-    (subagents / "agent-af19.jsonl").write_text("\n".join([
-        event("x1", None, "user", "Open migrations, please.", **side),
-        event("x2", "x1", "assistant", "3 open", **side),
-    ]) + "\n")  # fmt: skip
+    subagents = claude_task_session(
+        tmp_path, "s2", "Which migrations are open?", "toolu_t1", "List open migrations.", "3 open"
+    )
+    claude_sidechain(
+        subagents / "agent-acompact-0a1b2c.jsonl",
+        "s2",
+        ("k1", "3", "user", "Summarise the conversation so far."),
+        ("k2", "k1", "assistant", "The user asked which migrations are open."),
+    )
+    claude_sidechain(
+        subagents / "agent-af19.jsonl",
+        "s2",
+        ("x1", None, "user", "Open migrations, please."),
+        ("x2", "x1", "assistant", "3 open"),
+    )
     (trace,) = read_traces(tmp_path / "s2.jsonl")
     compaction_run, explorer = trace.subagents
     assert compaction_run.metadata["compaction_run"] is True
@@ -195,9 +183,7 @@ def test_claude_code_stream_json_output_with_a_subagent() -> None:
     # `claude -p --output-format stream-json` (as Claude CLI wrappers' tests record it): no
     # parentUuid, a subagent's events marked by `parent_tool_use_id`. Before, it was read
     # as Anthropic Messages and refused ("a record with no messages").
-    path = FIXTURES / "claude_stream_json.jsonl"
-    assert detect_format(path) == "claude-code"
-    (trace,) = read_traces(path)
+    trace = read_one("claude_stream_json.jsonl", "claude-code")
     assert trace.id == "3f0c9e1a-77b2-4c1e-9d0a-5b6c7d8e9f01" and trace.model == "claude-sonnet-4-5"
     assert [t.name for t in trace.tools] == ["Task", "Bash", "Read"]
     assert [m.role for m in trace.messages] == ["assistant", "tool", "assistant"]
@@ -249,6 +235,5 @@ def test_a_chat_tool_result_that_looks_like_an_observation_stays_chat(tmp_path: 
     ]}  # fmt: skip
     path = tmp_path / "chat.json"
     path.write_text(json.dumps(doc))
-    assert detect_format(path) == "openai-chat"
-    (trace,) = read_traces(path)
+    trace = read_one(path, "openai-chat")
     assert [t.name for t in trace.tools] == ["sh"]

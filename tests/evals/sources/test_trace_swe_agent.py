@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.sources.formats import detect_format, read_traces
+from helpers.traces import read_one
+
+from evals.sources.formats import read_traces
 from evals.sources.to_scenario import trace_to_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_function_calling_history_leaves_demonstrations_out_and_keeps_the_outcome() -> None:
-    path = FIXTURES / "swe_agent_function_calling.traj"
-    assert detect_format(path) == "swe-agent"
-    (trace,) = read_traces(path)
+    trace = read_one("swe_agent_function_calling.traj", "swe-agent")
     assert trace.system.startswith("You are an autonomous programmer")
     assert [m.role for m in trace.messages] == ["user", "assistant", "tool", "assistant", "tool"]
     assert "Example" not in trace.messages[0].text  # the demonstration is no turn
@@ -27,9 +27,7 @@ def test_function_calling_history_leaves_demonstrations_out_and_keeps_the_outcom
 
 
 def test_thought_action_commands_are_bash_calls_answered_by_the_next_observation() -> None:
-    path = FIXTURES / "swe_agent_thought_action.traj"
-    assert detect_format(path) == "swe-agent"
-    (trace,) = read_traces(path)
+    trace = read_one("swe_agent_thought_action.traj", "swe-agent")
     call = trace.messages[1].tool_calls[0]
     assert (call.name, call.arguments) == ("bash", {"command": 'search_dir "timeout" src/requests'})
     assert trace.messages[2].role == "tool" and "line 488" in trace.messages[2].text
