@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from evals.simulated.plan import Cue
+from evals.sources.shelf import containing, holding
 
 SourceKind = Literal["tool", "user", "agent", "memory"]
 
@@ -129,18 +130,24 @@ def lookalike_pattern(pattern: str, label: str) -> Label | None:
     )
 
 
-def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found | None:
+def find_cue(
+    value: str, sources: Sequence[Source], context: str = "", *,
+    distractors: Literal["all", "unique", "none"] = "all",
+) -> Found | None:  # fmt: skip
     """A cue for `value` from every place `sources` show it; None when none shows it with
     enough words around it. With `context` (the words around the value where it was used),
     a tool result counts only where its label shares the most words with it: a figure that
-    also turns up by chance in an unrelated row is not that row's figure."""
+    also turns up by chance in an unrelated row is not that row's figure. `distractors`
+    says when to list them: always, only for a unique cue, or never (for callers that do
+    not read them: in a long trace a label like `record ` shows every record, and listing
+    them at each step was quadratic)."""
     patterns: list[str] = []
     lookalikes: list[str] = []
     anchors: dict[str, str] = {}
     refs: list[str] = []
     labels: list[str] = []
     kinds: list[SourceKind] = []
-    for source in sources:
+    for source in holding(sources, value):
         for start in spans(value, source.text):
             made = label_pattern(value, source.text, start)
             if made is None or made.pattern in patterns:
@@ -167,7 +174,7 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
         )  # type: ignore[assignment]
     # A label that also shows other values ("file_path: ") cannot tell the fact apart: it is
     # kept only when nothing better is found, and its other values count as distractors.
-    ambiguous = {p for p in patterns if _values([p], sources, anchors) - {value}}
+    ambiguous = {p for p in patterns if _values([p], sources, anchors, value, 1)}
     unique = len(ambiguous) < len(patterns)
     if unique:
         keep = [i for i, p in enumerate(patterns) if p not in ambiguous]
@@ -179,10 +186,12 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
     # A look-alike showing many values swapped something generic (a sentence's first word),
     # not a name: it would make every name in the coverage a distractor.
     lookalikes = [
-        p for p in lookalikes if len(_values([p], sources, anchors) - {value}) <= MAX_LOOKALIKES
-    ][-MAX_PATTERNS:]
-    wrong = _values([*patterns, *ambiguous, *lookalikes], sources, anchors)
-    wrong.discard(value)
+        p for p in lookalikes
+        if len(_values([p], sources, anchors, value, MAX_LOOKALIKES + 1)) <= MAX_LOOKALIKES
+    ][-MAX_PATTERNS:]  # fmt: skip
+    wanted = distractors == "all" or distractors == "unique" and unique
+    wrong = _values([*patterns, *ambiguous, *lookalikes], sources, anchors, value) \
+        if wanted else set()  # fmt: skip
     return Found(
         Cue(tuple(patterns), tuple(lookalikes)),
         tuple(sorted(wrong)),
@@ -216,17 +225,25 @@ def _first_value(pattern: str, text: str, start: int) -> str | None:
 
 
 def _values(
-    patterns: Sequence[str], sources: Sequence[Source], anchors: dict[str, str]
+    patterns: Sequence[str],
+    sources: Sequence[Source],
+    anchors: dict[str, str],
+    but: str,
+    enough: int | None = None,
 ) -> set[str]:
-    """Every value the patterns show in `sources`. A pattern matches within one line, so only
-    the lines holding its anchor are searched (a whole export per pattern took seconds)."""
+    """Every value but `but` the patterns show in `sources` (the first `enough` found, when
+    that is all the caller asks). A pattern matches within one line, so only the lines
+    holding its anchor are searched (a whole export per pattern took seconds)."""
     found: set[str] = set()
     for pattern in patterns:
         compiled = re.compile(pattern)
         anchor = anchors.get(pattern, "")
-        for source in sources:
+        for source in containing(sources, anchor):
             for line in _lines_with(source.text, anchor):
                 found.update(m.group(1).strip() for m in compiled.finditer(line))
+            found.discard(but)
+            if enough is not None and len(found) >= enough:
+                return found
     return found
 
 

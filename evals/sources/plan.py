@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.sources.cues import Found, Source, find_cue, spans
+from evals.sources.shelf import Haystack, Texts, holding, in_any, only
 
 # Where the agent writes things down: its note, and the text it puts in files.
 WRITTEN_ARGS = {"write_file": ("content",), "edit_file": ("new_string",)}
@@ -38,12 +39,13 @@ class Planner:
 
     def __init__(self, literal: Sequence[str]) -> None:
         self.literal = literal  # replayed verbatim: the system prompt first, the user turns
+        self._literal = Haystack(literal)  # the same, searched at once
         self.facts: dict[str, NotedValue] = {}
         # (value, turn, where, line) of what the user said and the agent wrote down later
         self.user_said: list[tuple[str, int, str, str]] = []
 
     def step(
-        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: Sequence[Source],
         turn: int, where: str,
     ) -> dict[str, Any]:  # fmt: skip
         slots: dict[str, Found] = {}
@@ -65,11 +67,11 @@ class Planner:
         return step
 
     def _user_uses(
-        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source],
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: Sequence[Source],
         turn: int, where: str,
     ) -> None:  # fmt: skip
         """What the agent wrote down now that the user had said in an earlier turn."""
-        said = [s.text for s in sources if s.kind == "user" and s.turn < turn]
+        said = Texts(only(sources, "user"), lambda s: s.turn < turn)
         if not said:
             return
         texts = [note, *(str(a.get(k, "")) for n, a in calls for k in WRITTEN_ARGS.get(n, ()))]
@@ -79,7 +81,7 @@ class Planner:
                 self.user_said.append((value, turn, where, _line_around(text, at[0])))
 
     def _slotted(
-        self, text: str, sources: list[Source], turn: int, where: str, slots: dict[str, Found]
+        self, text: str, sources: Sequence[Source], turn: int, where: str, slots: dict[str, Found]
     ) -> str:
         chosen: list[tuple[int, int, NotedValue]] = []
         for value in self._candidates(text, sources):
@@ -103,15 +105,15 @@ class Planner:
         out.append(text[last:])
         return "".join(out)
 
-    def _candidates(self, text: str, sources: list[Source]) -> list[str]:
+    def _candidates(self, text: str, sources: Sequence[Source]) -> list[str]:
         """Values in `text` that a tool result showed and the user or the prompt did not."""
-        return candidates(text, [s.text for s in sources if s.kind == "tool"], self.literal)
+        return candidates(text, Texts(only(sources, "tool")), self._literal)
 
     def _fact(
-        self, value: str, sources: list[Source], turn: int, context: str
+        self, value: str, sources: Sequence[Source], turn: int, context: str
     ) -> NotedValue | None:
         fact = self.facts.get(value)
-        found = find_cue(value, sources, context)
+        found = find_cue(value, sources, context, distractors="none")  # a slot's cue is all
         if found is None or "tool" not in found.kinds:
             return fact
         if not found.unique and not _FIGURE.fullmatch(value):
@@ -119,7 +121,8 @@ class Planner:
             # whichever firm the reader met first. Figures are slotted whatever the label.
             return fact
         if fact is None:
-            read = min(s.turn for s in sources if s.kind == "tool" and spans(value, s.text))
+            read = min(s.turn for s in holding(sources, value)
+                       if s.kind == "tool" and spans(value, s.text))  # fmt: skip
             fact = NotedValue(f"fact_{len(self.facts) + 1}", value, found, read, context=context)
             self.facts[value] = fact
         else:
@@ -132,9 +135,9 @@ def candidates(text: str, shown: Sequence[str], excluded: Sequence[str]) -> list
     holds and none of `excluded` does: longest first, so a phrase wins over a figure in it."""
 
     def taken(value: str) -> bool:
-        if any(value in t for t in excluded):
+        if in_any(value, excluded):
             return False
-        return any(spans(value, t) for t in shown)
+        return any(spans(value, t) for t in holding(shown, value))
 
     found: dict[str, None] = {}
     for segment in _SEGMENT.split(text):
