@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from evals.simulated.plan import Cue
@@ -27,6 +28,9 @@ NAME = re.compile(r"\b[A-Z][\w&'\-]*(?: [A-Z][\w&'\-]*)*")
 LABEL_CHARS = 80
 MAX_PATTERNS = 6
 MAX_LOOKALIKES = 8
+# A long trace asks about tens of thousands of values and labels, each several times around
+# its use: more than `re`'s own cache of 512 holds, and compiling again was most of an import.
+COMPILED = 8192
 
 
 @dataclass(frozen=True)
@@ -74,11 +78,18 @@ def spans(value: str, text: str) -> list[int]:
     """Where `value` stands as a whole token in `text` (not inside a longer number or word)."""
     if value not in text:
         return []
+    return [m.start() for m in _bound(value).finditer(text)]
+
+
+@lru_cache(maxsize=COMPILED)
+def _bound(value: str) -> re.Pattern[str]:
     # A slash ends a number (the id in `/orders/48213`, the text of `sed 's/limit = 35507/'`)
     # but not a name: "reports" in src/reports/x.py is part of the path.
     slash = "" if value.isdigit() else "/"
-    bound = re.compile(rf"(?<![\w.\-{slash}]){re.escape(value)}(?![\w\-{slash}]|\.\w)")
-    return [m.start() for m in bound.finditer(text)]
+    return re.compile(rf"(?<![\w.\-{slash}]){re.escape(value)}(?![\w\-{slash}]|\.\w)")
+
+
+_compiled = lru_cache(maxsize=COMPILED)(re.compile)
 
 
 class Label(NamedTuple):
@@ -220,7 +231,7 @@ def _closest(labels: list[str], kinds: list[SourceKind], context: str) -> list[i
 
 def _first_value(pattern: str, text: str, start: int) -> str | None:
     line_start = text.rfind("\n", 0, start) + 1
-    m = re.compile(pattern).search(text, line_start)
+    m = _compiled(pattern).search(text, line_start)
     return m.group(1).strip() if m else None
 
 
@@ -236,7 +247,7 @@ def _values(
     holding its anchor are searched (a whole export per pattern took seconds)."""
     found: set[str] = set()
     for pattern in patterns:
-        compiled = re.compile(pattern)
+        compiled = _compiled(pattern)
         anchor = anchors.get(pattern, "")
         for source in containing(sources, anchor):
             for line in _lines_with(source.text, anchor):

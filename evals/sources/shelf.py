@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import lru_cache
 from itertools import chain, islice
 from typing import TYPE_CHECKING, TypeVar, overload
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:  # cues.py narrows its searches with the helpers below
 _WORD = re.compile(r"\w+")
 # Longer gaps between two words (an indented block's newline and spaces) make no pair.
 MAX_BETWEEN = 3
+# Every pair of neighbouring words at once (a lookahead, so pairs overlap): a word from its
+# start, at most MAX_BETWEEN non-word characters, the next word whole.
+_PAIR = re.compile(rf"(?<!\w)(?=(\w+\W{{1,{MAX_BETWEEN}}}\w+))")
 T = TypeVar("T")
 
 
@@ -47,14 +51,14 @@ class Shelf:
         self.texts.append(text)
         self.kinds.append(kind)
         self._of_kind.setdefault(kind, []).append(at)
-        for key in set(_keys(text, True, True)):
+        for key in {*_WORD.findall(text), *_PAIR.findall(text)}:  # _keys(text, True, True)
             self._keys.setdefault(key, []).append(at)
 
     def holding(self, value: str, upto: int) -> Iterable[int]:
         """Positions below `upto` of the texts that may show `value` as a whole token
         (cues.spans): such a token has no word character on either side, so a text showing
         it holds each word of `value`, and each pair, as its own."""
-        return self._narrowed(_keys(value, True, True), upto)
+        return self._narrowed(_value_keys(value), upto)
 
     def containing(self, anchor: str, upto: int) -> Iterable[int]:
         """Positions below `upto` of the texts that may contain `anchor` (a cue's label): those
@@ -77,6 +81,11 @@ class Shelf:
         if not keys:
             return range(upto)
         return _below(min((self._keys.get(k, []) for k in keys), key=len), upto)
+
+
+@lru_cache(maxsize=8192)  # a value is asked about several times around its use
+def _value_keys(value: str) -> list[str]:
+    return _keys(value, True, True)
 
 
 def _keys(text: str, whole_start: bool, whole_end: bool) -> list[str]:
