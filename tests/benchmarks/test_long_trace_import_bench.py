@@ -21,8 +21,10 @@ import pytest
 from long_trace import write_long_trace
 from test_trace_import import _child
 
-# The child reports the import's own time and its peak RSS (VmHWM, not getrusage: a child's
-# ru_maxrss starts at its parent's high-water mark), and the RSS before the trace was read.
+# The child reports the import's own time, wall and CPU (the CPU time holds on a machine
+# shared with other work, where the wall time does not), and its peak RSS (VmHWM, not
+# getrusage: a child's ru_maxrss starts at its parent's high-water mark), and the RSS before
+# the trace was read.
 IMPORT = """
 import json, sys, time
 from pathlib import Path
@@ -30,9 +32,11 @@ def rss():
     with open("/proc/self/status") as f:
         return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
 from evals.sources.trace_import import import_path
-before = rss()
+before, cpu = rss(), time.process_time()
 summary = import_path(Path(sys.argv[1]), Path(sys.argv[2]))
-print(json.dumps({"seconds": round(summary.seconds, 2), "scenarios": len(summary.files),
+print(json.dumps({"seconds": round(summary.seconds, 2),
+                  "cpu_seconds": round(time.process_time() - cpu, 2),
+                  "scenarios": len(summary.files),
                   "probes": summary.probes, "skipped": len(summary.skipped),
                   "rss_before_mb": round(before, 1), "peak_rss_mb": round(rss(), 1)}))
 """

@@ -11,6 +11,10 @@ import json
 import pstats
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evals.sources.cues import bound, spans
 from evals.sources.formats import read_traces
 from evals.sources.to_scenario import trace_to_scenario
 from evals.sources.trace import Trace
@@ -43,3 +47,18 @@ def test_the_searches_of_an_import_grow_linearly_with_the_messages(tmp_path: Pat
     for name in SCANS:
         # Linear doubles (with the trace's randomness, a little more); quadratic quadruples.
         assert large[name] <= 2.6 * small[name], (name, small[name], large[name])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.text(alphabet="a1_.-/ é٣x\n", max_size=14),
+    st.text(alphabet="a1_.-/ é٣x\n", min_size=1, max_size=4),
+    st.integers(0, 14),
+    st.integers(0, 4),
+)
+def test_spans_finds_what_its_regex_finds(text: str, other: str, at: int, size: int) -> None:
+    """`spans` looks with `str.find` (a regex per value was too slow for a long trace): it
+    must find exactly the places `bound`'s regex does, a value taken from the text or not."""
+    for value in (text[at : at + size], other):
+        if value:
+            assert spans(value, text) == [m.start() for m in bound(value).finditer(text)]
