@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from evals.simulated.plan import Cue
+from evals.sources.shelf import containing, holding
 
 SourceKind = Literal["tool", "user", "agent", "memory"]
 
@@ -26,6 +28,9 @@ NAME = re.compile(r"\b[A-Z][\w&'\-]*(?: [A-Z][\w&'\-]*)*")
 LABEL_CHARS = 80
 MAX_PATTERNS = 6
 MAX_LOOKALIKES = 8
+# A long trace asks about tens of thousands of values and labels, each several times around
+# its use: more than `re`'s own cache of 512 holds, and compiling again was most of an import.
+COMPILED = 8192
 
 
 @dataclass(frozen=True)
@@ -69,14 +74,50 @@ def shape(value: str) -> str:
 
 
 def spans(value: str, text: str) -> list[int]:
-    """Where `value` stands as a whole token in `text` (not inside a longer number or word)."""
-    if value not in text:
-        return []
+    """Where `value` stands as a whole token in `text` (not inside a longer number or word):
+    what `bound(value)` finds, found with `str.find` (a regex compiled per value was a third
+    of a long trace's walk; tests/evals/sources/test_trace_import_linear.py holds them equal)."""
+    if not value:
+        return [m.start() for m in bound(value).finditer(text)]
     # A slash ends a number (the id in `/orders/48213`, the text of `sed 's/limit = 35507/'`)
     # but not a name: "reports" in src/reports/x.py is part of the path.
+    before = ".-" if value.isdigit() else ".-/"
+    after = "-" if value.isdigit() else "-/"
+    out: list[int] = []
+    start, n, end_of = text.find(value), len(value), len(text)
+    while start >= 0:
+        end = start + n
+        prev = text[start - 1] if start else ""
+        if prev and (prev.isalnum() or prev == "_" or prev in before):
+            start = text.find(value, start + 1)
+            continue
+        if end < end_of:
+            c = text[end]
+            if (
+                c.isalnum()
+                or c == "_"
+                or c in after
+                or (
+                    c == "."
+                    and end + 1 < end_of
+                    and (text[end + 1].isalnum() or text[end + 1] == "_")
+                )
+            ):
+                start = text.find(value, start + 1)
+                continue
+        out.append(start)
+        start = text.find(value, end)
+    return out
+
+
+def bound(value: str) -> re.Pattern[str]:
+    """The regex `spans` answers for: `value` with no word character, `.`, `-` (or, but for a
+    number, `/`) before it, and none of those but a `.` ending a sentence after it."""
     slash = "" if value.isdigit() else "/"
-    bound = re.compile(rf"(?<![\w.\-{slash}]){re.escape(value)}(?![\w\-{slash}]|\.\w)")
-    return [m.start() for m in bound.finditer(text)]
+    return re.compile(rf"(?<![\w.\-{slash}]){re.escape(value)}(?![\w\-{slash}]|\.\w)")
+
+
+_compiled = lru_cache(maxsize=COMPILED)(re.compile)
 
 
 class Label(NamedTuple):
@@ -128,17 +169,23 @@ def lookalike_pattern(pattern: str, label: str) -> Label | None:
     )
 
 
-def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found | None:
+def find_cue(
+    value: str, sources: Sequence[Source], context: str = "", *,
+    distractors: Literal["all", "unique", "none"] = "all",
+) -> Found | None:  # fmt: skip
     """A cue for `value` from every place `sources` show it; None when none shows it with
     enough words around it. With `context` (the words around the value where it was used),
     a tool result counts only where its label shares the most words with it: a figure that
-    also turns up by chance in an unrelated row is not that row's figure."""
+    also turns up by chance in an unrelated row is not that row's figure. `distractors`
+    says when to list them: always, only for a unique cue, or never (for callers that do
+    not read them: in a long trace a label like `record ` shows every record, and listing
+    them at each step was quadratic)."""
     patterns: list[str] = []
     lookalikes: list[str] = []
     anchors: dict[str, str] = {}
     labels: list[str] = []
     kinds: list[SourceKind] = []
-    for source in sources:
+    for source in holding(sources, value):
         for start in spans(value, source.text):
             made = label_pattern(value, source.text, start)
             if made is None or made.pattern in patterns:
@@ -162,7 +209,7 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
         patterns, kinds, labels = ([xs[i] for i in keep] for xs in (patterns, kinds, labels))  # type: ignore[assignment]
     # A label that also shows other values ("file_path: ") cannot tell the fact apart: it is
     # kept only when nothing better is found, and its other values count as distractors.
-    ambiguous = {p for p in patterns if _values([p], sources, anchors) - {value}}
+    ambiguous = {p for p in patterns if _values([p], sources, anchors, value, 1)}
     unique = len(ambiguous) < len(patterns)
     if unique:
         keep = [i for i, p in enumerate(patterns) if p not in ambiguous]
@@ -172,10 +219,12 @@ def find_cue(value: str, sources: Sequence[Source], context: str = "") -> Found 
     # A look-alike showing many values swapped something generic (a sentence's first word),
     # not a name: it would make every name in the coverage a distractor.
     lookalikes = [
-        p for p in lookalikes if len(_values([p], sources, anchors) - {value}) <= MAX_LOOKALIKES
-    ][-MAX_PATTERNS:]
-    wrong = _values([*patterns, *ambiguous, *lookalikes], sources, anchors)
-    wrong.discard(value)
+        p for p in lookalikes
+        if len(_values([p], sources, anchors, value, MAX_LOOKALIKES + 1)) <= MAX_LOOKALIKES
+    ][-MAX_PATTERNS:]  # fmt: skip
+    wanted = distractors == "all" or distractors == "unique" and unique
+    wrong = _values([*patterns, *ambiguous, *lookalikes], sources, anchors, value) \
+        if wanted else set()  # fmt: skip
     return Found(
         Cue(tuple(patterns), tuple(lookalikes)),
         tuple(sorted(wrong)),
@@ -202,22 +251,30 @@ def _closest(labels: list[str], kinds: list[SourceKind], context: str) -> list[i
 
 def _first_value(pattern: str, text: str, start: int) -> str | None:
     line_start = text.rfind("\n", 0, start) + 1
-    m = re.compile(pattern).search(text, line_start)
+    m = _compiled(pattern).search(text, line_start)
     return m.group(1).strip() if m else None
 
 
 def _values(
-    patterns: Sequence[str], sources: Sequence[Source], anchors: dict[str, str]
+    patterns: Sequence[str],
+    sources: Sequence[Source],
+    anchors: dict[str, str],
+    but: str,
+    enough: int | None = None,
 ) -> set[str]:
-    """Every value the patterns show in `sources`. A pattern matches within one line, so only
-    the lines holding its anchor are searched (a whole export per pattern took seconds)."""
+    """Every value but `but` the patterns show in `sources` (the first `enough` found, when
+    that is all the caller asks). A pattern matches within one line, so only the lines
+    holding its anchor are searched (a whole export per pattern took seconds)."""
     found: set[str] = set()
     for pattern in patterns:
-        compiled = re.compile(pattern)
+        compiled = _compiled(pattern)
         anchor = anchors.get(pattern, "")
-        for source in sources:
+        for source in containing(sources, anchor):
             for line in _lines_with(source.text, anchor):
                 found.update(m.group(1).strip() for m in compiled.finditer(line))
+            found.discard(but)
+            if enough is not None and len(found) >= enough:
+                return found
     return found
 
 

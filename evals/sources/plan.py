@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evals.sources.cues import Found, Source, find_cue, spans
+from evals.sources.shelf import Haystack, Texts, holding, in_any, only
 
 # Where the agent writes things down: its note, and the text it puts in files.
 WRITTEN_ARGS = {"write_file": ("content",), "edit_file": ("new_string",)}
@@ -34,10 +35,11 @@ class Planner:
 
     def __init__(self, literal: Sequence[str]) -> None:
         self.literal = literal  # replayed verbatim: the system prompt first, the user turns
+        self._literal = Haystack(literal)  # the same, searched at once
         self.facts: dict[str, NotedValue] = {}
 
     def step(
-        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: list[Source]
+        self, note: str, calls: list[tuple[str, dict[str, Any]]], sources: Sequence[Source]
     ) -> dict[str, Any]:
         slots: dict[str, Found] = {}
         note = self._slotted(note, sources, slots)
@@ -56,7 +58,7 @@ class Planner:
             }
         return step
 
-    def _slotted(self, text: str, sources: list[Source], slots: dict[str, Found]) -> str:
+    def _slotted(self, text: str, sources: Sequence[Source], slots: dict[str, Found]) -> str:
         chosen: list[tuple[int, int, NotedValue]] = []
         for value in self._candidates(text, sources):
             at = spans(value, text)
@@ -77,13 +79,13 @@ class Planner:
         out.append(text[last:])
         return "".join(out)
 
-    def _candidates(self, text: str, sources: list[Source]) -> list[str]:
+    def _candidates(self, text: str, sources: Sequence[Source]) -> list[str]:
         """Values in `text` that a tool result showed and the user or the prompt did not."""
-        return candidates(text, [s.text for s in sources if s.kind == "tool"], self.literal)
+        return candidates(text, Texts(only(sources, "tool")), self._literal)
 
-    def _fact(self, value: str, sources: list[Source], context: str) -> NotedValue | None:
+    def _fact(self, value: str, sources: Sequence[Source], context: str) -> NotedValue | None:
         fact = self.facts.get(value)
-        found = find_cue(value, sources, context)
+        found = find_cue(value, sources, context, distractors="none")  # a slot's cue is all
         if found is None or "tool" not in found.kinds:
             return fact
         if not found.unique and not _FIGURE.fullmatch(value):
@@ -103,9 +105,9 @@ def candidates(text: str, shown: Sequence[str], excluded: Sequence[str]) -> list
     holds and none of `excluded` does: longest first, so a phrase wins over a figure in it."""
 
     def taken(value: str) -> bool:
-        if any(value in t for t in excluded):
+        if in_any(value, excluded):
             return False
-        return any(spans(value, t) for t in shown)
+        return any(spans(value, t) for t in holding(shown, value))
 
     found: dict[str, None] = {}
     for segment in _SEGMENT.split(text):

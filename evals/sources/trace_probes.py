@@ -28,6 +28,7 @@ from typing import Any
 from evals.sources.cues import find_cue, spans
 from evals.sources.hygiene import MIN_TOKENS_BETWEEN, Rejections, rejection
 from evals.sources.roles import role_of
+from evals.sources.shelf import holding
 from evals.sources.trace import GroundTruth
 from evals.sources.values import common, shape_of
 from evals.sources.walk_record import ReplayPoint, Shown, Walk
@@ -113,13 +114,10 @@ def _tools_called_again(walk: Walk) -> set[str]:
 def _sightings(walk: Walk, value: str, message: int) -> Iterator[Shown]:
     """The texts that showed `value` before message `message`, while the agent had not yet
     written it (after that, a sighting may echo the agent's own words)."""
-    for shown in walk.shown:
-        if shown.message >= message:
+    for shown in walk.showing(value, message):
+        if walk.wrote(value, shown.message):
             return
-        if spans(value, shown.source.text):
-            if any(i < shown.message and spans(value, t) for i, t in walk.agent):
-                return
-            yield shown
+        yield shown
 
 
 def _probe(
@@ -134,7 +132,7 @@ def _probe(
     if bad:
         return bad
     before = walk.before(point.message)
-    if common(value, (s.text for s in before)):
+    if common(value, (s.text for s in holding(before, value))):
         return "common"
     role, shown = None, None
     for sighting in _sightings(walk, value, point.message):
@@ -151,12 +149,12 @@ def _probe(
             return "no_role"
         role = fallback
     assert shown is not None
-    steps = len({p.message for p, _, _ in walk.calls if shown.message < p.message < point.message})
+    steps = walk.steps_between(shown.message, point.message)
     tokens = max(0, point.tokens - shown.tokens)
     if steps == 0 and tokens < MIN_TOKENS_BETWEEN:
         return "nothing_between"
     carried = _carried(walk, value, shown.message, point.message)
-    found = find_cue(value, before, " ".join(role["terms"]))
+    found = find_cue(value, before, " ".join(role["terms"]), distractors="unique")
     cue = {"patterns": list(found.cue.patterns), "lookalikes": list(found.cue.lookalikes)} \
         if found is not None and found.unique else {}  # fmt: skip
     probe: dict[str, Any] = {
@@ -187,10 +185,9 @@ def _probe(
 
 def _carried(walk: Walk, value: str, source: int, use: int) -> bool:
     """The recorded user or agent wrote `value` between its source and its use."""
-    if any(source < i < use and spans(value, t) for i, t in walk.agent):
+    if walk.wrote(value, use, source):
         return True
-    return any(s.source.kind == "user" and source < s.message < use
-               and spans(value, s.source.text) for s in walk.shown)  # fmt: skip
+    return any(s.source.kind == "user" and source < s.message for s in walk.showing(value, use))
 
 
 def _unambiguous(probes: list[dict[str, Any]], rejected: Rejections) -> list[dict[str, Any]]:

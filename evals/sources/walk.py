@@ -20,6 +20,7 @@ from evals.simulated.plan import escape_slots
 from evals.sources.cues import Found, Source, find_cue, spans
 from evals.sources.plan import Planner, rendered_step
 from evals.sources.roles import Call
+from evals.sources.shelf import Joined, Texts, holding, only
 from evals.sources.trace import Trace, TraceToolCall
 from evals.sources.values import argument_values, common, shape_of, tokens
 from evals.sources.walk_record import ReplayPoint, Shown, Use, UseKind, Walk
@@ -40,19 +41,18 @@ class TracePlanner(Planner):
         super().__init__(literal)
         self.system = system
         self.slots_by_value: dict[str, str] = {}
+        self.value_of_slot: dict[str, tuple[int, str, str]] = {}  # slot -> (order, value, slot)
 
-    def _candidates(self, text: str, sources: list[Source]) -> list[str]:
+    def _candidates(self, text: str, sources: Sequence[Source]) -> list[str]:
         found = super()._candidates(text, sources)
-        return [v for v in found if not common(v, (s.text for s in sources if s.kind == "tool"))]
+        tool = only(sources, "tool")
+        return [v for v in found if not common(v, (s.text for s in holding(tool, v)))]
 
     def trace_step(
         self, note: str, calls: list[tuple[str, dict[str, Any]]], walk: Walk, message: int,
         turn: int,
     ) -> dict[str, Any]:  # fmt: skip
-        sources = [
-            *walk.before(message),
-            *(Source(f"agent {i}", "agent", t, turn) for i, t in walk.agent if i < message),
-        ]
+        sources = Joined(walk.before(message), walk.written(message, turn))
         step = self.step(escape_slots(note), [(n, _escaped(a)) for n, a in calls], sources)
         slots = dict(step.get("slots", {}))
         for call in step["calls"]:
@@ -72,7 +72,11 @@ class TracePlanner(Planner):
                     call["arguments"][key] = self._argument(value, walk, message, slots)
         # The note often repeats the call (mini-swe-agent's fenced command): the values slotted
         # in the call are slotted in the note too, or the note would keep what the call lost.
-        for value, slot in sorted(self.slots_by_value.items(), key=lambda kv: -len(kv[0])):
+        # A replacement writes no other slot's name, so only the slots in use before them can
+        # be in use (looking at all of the trace's slots at every step was quadratic).
+        used = _used_slots(step)
+        mine = [self.value_of_slot[s] for s in {*slots, *used} if s in self.value_of_slot]
+        for _, value, slot in sorted(mine, key=lambda m: (-len(m[1]), m[0])):
             if slot in slots or _uses_slot(step, slot):
                 step["note"] = _replace_spans(step["note"], value, slot)
         used = _used_slots(step)
@@ -90,12 +94,17 @@ class TracePlanner(Planner):
             if value in self.system or "{{" in value:
                 continue
             shown = walk.first_shown(value, message)
-            if shown is None or common(value, (s.text for s in walk.before(message))):
+            before = walk.before(message)
+            if shown is None or common(value, (s.text for s in holding(before, value))):
                 continue
-            found = find_cue(value, walk.before(message))
+            found = find_cue(value, before, distractors="none")
             if found is None or not found.unique:
                 continue  # no label tells it apart: a slot would copy whichever came first
-            slot = self.slots_by_value.setdefault(value, f"arg_{len(self.slots_by_value) + 1}")
+            if value not in self.slots_by_value:
+                slot = f"arg_{len(self.slots_by_value) + 1}"
+                self.value_of_slot[slot] = (len(self.slots_by_value), value, slot)
+                self.slots_by_value[value] = slot
+            slot = self.slots_by_value[value]
             slots[slot] = {"patterns": list(found.cue.patterns),
                            "lookalikes": list(found.cue.lookalikes)}  # fmt: skip
             text = _replace_spans(text, value, slot)
@@ -275,8 +284,10 @@ def _reply(walk: Walk, name: str, args: dict[str, Any], content: str) -> dict[st
 
 
 def _occurrence(walk: Walk, name: str, args: dict[str, Any]) -> int:
+    """1 + the replies so far to the same call (each reply is made here, so counted here)."""
     key = reply_key(name, args)
-    return 1 + sum(reply_key(r["tool"], r["arguments"]) == key for r in walk.replies)
+    walk.answered[key] += 1
+    return walk.answered[key]
 
 
 def _call_uses(walk: Walk, name: str, args: dict[str, Any], point: ReplayPoint) -> None:
@@ -302,7 +313,7 @@ def _call_uses(walk: Walk, name: str, args: dict[str, Any], point: ReplayPoint) 
 def _answer_uses(walk: Walk, text: str, point: ReplayPoint) -> None:
     from evals.sources.plan import candidates
 
-    shown = [s.source.text for s in walk.shown if s.message < point.message]
+    shown = Texts(walk.before(point.message))
     values = list(dict.fromkeys([*tokens(text), *candidates(text, shown, [walk.system])]))
     _add_uses(walk, values, text, point, "answer", None, None)
 
