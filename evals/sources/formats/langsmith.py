@@ -107,9 +107,9 @@ def read(path: Path) -> Iterator[Trace]:
         name = call.thread or trace_thread.get(call.trace) or call.trace
         threads.setdefault(name, []).append(call)
     for n, (name, own) in enumerate(threads.items()):
-        trace = Trace(name, NAME, str(path), skipped=[] if n else skipped)
-        fill_from_calls(trace, own, messages)
-        yield trace
+        out = Trace(name, NAME, str(path), skipped=[] if n else skipped)
+        fill_from_calls(out, own, messages)
+        yield out
     if not threads:
         yield Trace(path.stem, NAME, str(path), skipped=skipped or [
             Skipped(Where(str(path)), "no llm runs")

@@ -77,7 +77,8 @@ def _action(
     if kind == "system":
         trace.system = "\n\n".join(t for t in (trace.system, text) if t)
     elif kind == "condensation":
-        summary = args.get("summary") if isinstance(args.get("summary"), str) else ""
+        given = args.get("summary")
+        summary = given if isinstance(given, str) else ""
         trace.compactions.append(Compaction(len(trace.messages), summary, where))
     elif kind == "message" and not agent:
         trace.messages.append(TraceMessage("user", text, where=where))
