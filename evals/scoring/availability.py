@@ -48,12 +48,14 @@ def availability(
     messages: Sequence[Message],
     read: Callable[[str], str | None],
     question: str = "",
+    normal: Callable[[str], str] = normalize,
 ) -> Availability:
     """The verdict for `value` in the request (`system_prompt`, `messages`, as the model was
-    shown them); `read(path)` gives a saved file's text (None when there is none)."""
+    shown them); `read(path)` gives a saved file's text (None when there is none). `normal`:
+    `normalize`, or a memo of it for a caller that audits the same window texts again."""
     texts = [system_prompt, *(render(m) for m in messages if m.content.strip() != question.strip())]
     for text in reversed(texts):
-        if mentions(normalize(text), value):
+        if mentions(normal(text), value):
             return Availability(IN_VIEW, excerpt(text, value))
     paths = [p.rstrip(".,;:)") for text in reversed(texts) for p in POINTER.findall(text)]
     for path in dict.fromkeys(paths):

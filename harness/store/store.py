@@ -21,13 +21,13 @@ from harness.store.bulk import insert_rows
 from harness.store.database import Database
 from harness.store.events import Events
 from harness.store.files import Files
-from harness.store.memory import Memory
+from harness.store.memory import MEMORY_DIR, Memory
 from harness.store.messages import Messages
 from harness.store.pending import PendingRows, Rows
 from harness.store.rows import StepBatch
 from harness.store.runs import Runs
 from harness.store.schema import WRITE_LOG_VERSION, migrate
-from harness.store.sql import OnConnection, Sql
+from harness.store.sql import OnConnection, Sql, Through
 from harness.store.summaries import Summaries
 from harness.store.unit import UnitOfWork
 from harness.store.usage import ModelCalls
@@ -63,23 +63,19 @@ class Store:
             raise StoreError(f"write_behind must be a whole number >= 0, not {write_behind!r}")
         self.db = self._database(path, hold=hold, memory_limit=memory_limit, threads=threads)
         self.behind = WriteBehind(self.db, write_behind)
-        with self.transaction() as con:
+        # Known to hold no memory (`holds_memory`): only ever True for an in-memory store.
+        self._memoryless = False
+        with self._transaction() as con:
             version = migrate(con, self.db.path)
         # A file store logs what it writes behind (an in-memory one has no crash to outlive).
         self.behind.logged = self.db.path != ":memory:" and version >= WRITE_LOG_VERSION
         if self.behind.logged:
             self.behind.recover()
 
-    def _database(
-        self,
-        path: str | os.PathLike[str] | None,
-        *,
-        hold: bool,
-        memory_limit: str | None,
-        threads: int,
-    ) -> Database:
-        """The database this store works on (a seam for tests that wrap its connections)."""
-        return Database(path, hold=hold, memory_limit=memory_limit, threads=threads)
+    def _database(self, path: str | os.PathLike[str] | None, **settings: Any) -> Database:
+        """The database this store works on (a seam for tests that wrap its connections);
+        `settings`: `hold`, `memory_limit` and `threads`."""
+        return Database(path, **settings)
 
     def __repr__(self) -> str:
         return f"Store({self.path!r}, hold={self.hold})"
@@ -104,7 +100,8 @@ class Store:
 
     @property
     def runs(self) -> Runs:
-        return Runs(self)
+        # Its statements never write files or memory: they leave `holds_memory` standing.
+        return Runs(Through(self._connection, self._transaction))
 
     @property
     def messages(self) -> Messages:
@@ -129,6 +126,18 @@ class Store:
     @property
     def memory(self) -> Memory:
         return Memory(self)
+
+    def holds_memory(self) -> bool:
+        """Whether any memory file (under `/memories/`) or memory version is stored. An
+        in-memory store is this object's alone: once it holds none, it remembers so until
+        something that may write files or memory runs on it (a unit of work, `execute`, a
+        connection or transaction handed out, step rows with a memory file)."""
+        with self.db.lock:
+            if not self._memoryless:
+                held = Memory(self).any()
+                self._memoryless = not held and self.path == ":memory:"
+                return held
+        return False
 
     # -- what a run needs (`RunStore`) ------------------------------------------------------
 
@@ -213,13 +222,15 @@ class Store:
         rows = {table: table_rows for table, table_rows in rows.items() if table_rows}
         if not rows:
             return
+        if "memory" in rows or any(str(r[1]).startswith(MEMORY_DIR) for r in rows.get("files", ())):
+            self._memoryless = False
         in_atomic = scope_of(self.db) is not None
         with self.db.lock:
             if not in_atomic and self.behind.take(rows):
                 return
         # One statement commits on its own; more go in one transaction.
         alone = len(rows) == 1 and not in_atomic
-        with self.connection() if alone else self.transaction() as con:
+        with self._connection() if alone else self._transaction() as con:
             for table, table_rows in rows.items():
                 insert_rows(con, table, table_rows, self.db.types_of(con, table))
 
@@ -237,7 +248,7 @@ class Store:
         read that takes them into account itself instead of writing them first."""
         with self.db.lock:
             if not self.behind.pending:
-                with self.connection() as con:
+                with self._connection() as con:
                     yield con, self.behind.pending
                 return
             yield self.db.held(), self.behind.pending
@@ -269,6 +280,15 @@ class Store:
         written first: in hold mode the held connection, otherwise one opened for this use
         and closed after it. Inside an `atomic` block that has written, its own connection
         (it sees its own writes)."""
+        self._memoryless = False  # before and after: a check meanwhile may predate the write
+        try:
+            with self._connection() as con:
+                yield con
+        finally:
+            self._memoryless = False
+
+    @contextmanager
+    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         scope = scope_of(self.db)
         if scope is not None and scope.con is not None:
             yield scope.con
@@ -280,6 +300,15 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        self._memoryless = False
+        try:
+            with self._transaction() as con:
+                yield con
+        finally:
+            self._memoryless = False
+
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         scope = scope_of(self.db)
         if scope is not None:
             # Part of the enclosing atomic block: it commits or rolls back everything at once.
@@ -296,7 +325,7 @@ class Store:
                 scope.failed = scope.failed or exc
                 raise
             return
-        with self.connection() as con:
+        with self._connection() as con:
             con.execute("BEGIN")
             try:
                 yield con
@@ -321,6 +350,7 @@ class Store:
         finally:
             ATOMIC.reset(token)
             scope.close()
+            self._memoryless = False  # its writes are seen from now on
 
     @contextmanager
     def unit(self) -> Iterator[UnitOfWork]:
@@ -348,13 +378,14 @@ class Store:
             con.execute(sql, params or [])
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        with self.connection() as con:
+        """Rows of a read (as `scalar`, `frame`: a write goes through `execute`)."""
+        with self._connection() as con:
             cur = con.execute(sql, params or [])
             cols = [d[0] for d in cur.description]
             return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        with self.connection() as con:
+        with self._connection() as con:
             row = con.execute(sql, params or []).fetchone()
         return row[0] if row else None
 
@@ -362,6 +393,6 @@ class Store:
         """A polars DataFrame of a query, for analysis (polars loads on first use)."""
         import polars  # noqa: F401  (DuckDB's `.pl()` needs it importable)
 
-        with self.connection() as con:
+        with self._connection() as con:
             frame: pl.DataFrame = con.sql(sql, params=list(params or [])).pl()
             return frame
