@@ -21,8 +21,9 @@ from harness.store.bulk import insert_rows
 from harness.store.database import Database
 from harness.store.events import Events
 from harness.store.files import Files
-from harness.store.memory import MEMORY_DIR, Memory
+from harness.store.memory import Memory
 from harness.store.messages import Messages
+from harness.store.own_writes import OwnWrites
 from harness.store.pending import PendingRows, Rows
 from harness.store.rows import StepBatch
 from harness.store.runs import Runs
@@ -63,8 +64,7 @@ class Store:
             raise StoreError(f"write_behind must be a whole number >= 0, not {write_behind!r}")
         self.db = self._database(path, hold=hold, memory_limit=memory_limit, threads=threads)
         self.behind = WriteBehind(self.db, write_behind)
-        # Known to hold no memory (`holds_memory`): only ever True for an in-memory store.
-        self._memoryless = False
+        self.own = OwnWrites(private=self.db.path == ":memory:")
         with self._transaction() as con:
             version = migrate(con, self.db.path)
         # A file store logs what it writes behind (an in-memory one has no crash to outlive).
@@ -100,8 +100,8 @@ class Store:
 
     @property
     def runs(self) -> Runs:
-        # Its statements never write files or memory: they leave `holds_memory` standing.
-        return Runs(Through(self._connection, self._transaction))
+        # Its statements never write files, memory or (but `discard`) messages.
+        return Runs(Through(self._connection, self.transaction))
 
     @property
     def messages(self) -> Messages:
@@ -128,24 +128,20 @@ class Store:
         return Memory(self)
 
     def holds_memory(self) -> bool:
-        """Whether any memory file (under `/memories/`) or memory version is stored. An
-        in-memory store is this object's alone: once it holds none, it remembers so until
-        something that may write files or memory runs on it (a unit of work, `execute`, a
-        connection or transaction handed out, step rows with a memory file)."""
+        """Whether any memory file or version is stored (remembered: `own_writes`)."""
         with self.db.lock:
-            if not self._memoryless:
-                held = Memory(self).any()
-                self._memoryless = not held and self.path == ":memory:"
-                return held
-        return False
+            return self.own.holds_memory(self.memory)
 
     # -- what a run needs (`RunStore`) ------------------------------------------------------
 
     def load_window(self, thread_id: str) -> list[Message]:
-        return self.messages.load_window(thread_id)
+        """The thread's window (from the rows written, when known: `own_writes`)."""
+        with self.db.lock:
+            return self.own.load_window(thread_id, self.messages)
 
     def next_seq(self, thread_id: str) -> int:
-        return self.messages.next_seq(thread_id)
+        with self.db.lock:
+            return self.own.next_seq(thread_id, self.messages)
 
     def start_run(
         self,
@@ -218,21 +214,26 @@ class Store:
         batch was not taken."""
         dropped = self.behind.take_dropped()
         if dropped is not None:
+            self.own.forget()
             raise dropped  # the run that handed those rows over fails, at its next step
         rows = {table: table_rows for table, table_rows in rows.items() if table_rows}
         if not rows:
             return
-        if "memory" in rows or any(str(r[1]).startswith(MEMORY_DIR) for r in rows.get("files", ())):
-            self._memoryless = False
         in_atomic = scope_of(self.db) is not None
         with self.db.lock:
+            # Rows of an atomic block may roll back: forgotten rather than remembered.
+            self.own.forget() if in_atomic else self.own.wrote(rows)
             if not in_atomic and self.behind.take(rows):
                 return
         # One statement commits on its own; more go in one transaction.
         alone = len(rows) == 1 and not in_atomic
-        with self._connection() if alone else self._transaction() as con:
-            for table, table_rows in rows.items():
-                insert_rows(con, table, table_rows, self.db.types_of(con, table))
+        try:
+            with self._connection() if alone else self._transaction() as con:
+                for table, table_rows in rows.items():
+                    insert_rows(con, table, table_rows, self.db.types_of(con, table))
+        except BaseException:
+            self.own.forget()
+            raise
 
     @contextmanager
     def write_through(self) -> Iterator[None]:
@@ -280,12 +281,12 @@ class Store:
         written first: in hold mode the held connection, otherwise one opened for this use
         and closed after it. Inside an `atomic` block that has written, its own connection
         (it sees its own writes)."""
-        self._memoryless = False  # before and after: a check meanwhile may predate the write
+        self.own.forget()  # before and after: a read meanwhile may predate the write
         try:
             with self._connection() as con:
                 yield con
         finally:
-            self._memoryless = False
+            self.own.forget()
 
     @contextmanager
     def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -300,12 +301,12 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        self._memoryless = False
+        self.own.forget()
         try:
             with self._transaction() as con:
                 yield con
         finally:
-            self._memoryless = False
+            self.own.forget()
 
     @contextmanager
     def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -350,13 +351,13 @@ class Store:
         finally:
             ATOMIC.reset(token)
             scope.close()
-            self._memoryless = False  # its writes are seen from now on
+            self.own.forget()  # its writes are seen from now on
 
     @contextmanager
     def unit(self) -> Iterator[UnitOfWork]:
         """A unit of work: the repositories over one transaction, committed when the block
-        ends, rolled back if it raises."""
-        with self.transaction() as con:
+        ends, rolled back if it raises. It writes files and memory, never a thread's rows."""
+        with self.own.writing_files(), self._transaction() as con:
             yield UnitOfWork(OnConnection(con))
 
     @contextmanager

@@ -91,4 +91,4 @@ def test_a_file_store_always_reads(bare_agent, tmp_path) -> None:  # noqa: ANN00
     # Another process may change a file store between runs: its answer is never remembered.
     store = Store(tmp_path / "s.duckdb")
     assert not store.holds_memory()
-    assert not store._memoryless
+    assert not store.own.memoryless
