@@ -113,7 +113,8 @@ async def replay(
     scaled = scaled_thresholds(strategy, window, defaults.dotted(), given.dotted())
     merged = StrategySettings.parse({**defaults.dotted(), **scaled, **given.dotted()})
     out = Replay(store=store, thresholds=scaled)
-    # Each probe's audit normalises the window's texts, most of them the last probe's too.
+    # Each probe's audit normalises the window's texts and the files it names, most of them
+    # the last probe's too (a memo for this replay only: it holds those texts meanwhile).
     normal = functools.cache(normalize)
     said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)

@@ -57,7 +57,7 @@ def availability(
 ) -> Availability:
     """The verdict for `value` in the request (`system_prompt`, `messages`, as the model was
     shown them); `read(path)` gives a saved file's text (None when there is none). `normal`:
-    `normalize`, or a memo of it for a caller that audits the same window texts again."""
+    `normalize`, or a memo of it for a caller that audits the same texts again."""
     texts = [system_prompt, *(render(m) for m in messages if m.content.strip() != question.strip())]
     for text in reversed(texts):
         if may_mention(text, value) and mentions(normal(text), value):
@@ -65,7 +65,7 @@ def availability(
     paths = [p.rstrip(".,;:)") for text in reversed(texts) for p in POINTER.findall(text)]
     for path in dict.fromkeys(paths):
         content = read(path)
-        if content and may_mention(content, value) and mentions(normalize(content), value):
+        if content and may_mention(content, value) and mentions(normal(content), value):
             return Availability(ONE_READ, f"{path}: {excerpt(content, value)}")
     return Availability(LOST, f"not in the request ({len(texts) - 1} messages) nor in the "
                               f"{len(set(paths))} saved files it names")  # fmt: skip
