@@ -11,6 +11,7 @@ and the probes it did not reach count as wrong.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -112,6 +113,9 @@ async def replay(
     scaled = scaled_thresholds(strategy, window, defaults.dotted(), given.dotted())
     merged = StrategySettings.parse({**defaults.dotted(), **scaled, **given.dotted()})
     out = Replay(store=store, thresholds=scaled)
+    # Each probe's audit normalises the window's texts and the files it names, most of them
+    # the last probe's too (a memo for this replay only: it holds those texts meanwhile).
+    normal = functools.cache(normalize)
     said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)
     done = 0
@@ -174,7 +178,8 @@ async def replay(
                     input_tokens=sum(c.input_tokens for c in calls),
                     window_tokens=next((c.input_tokens for c in calls if c.stream == "main"), 0),
                     outcome=outcome(probe, result.output, said), source=probe.source,
-                    carried=probe.carried, **_audit(probe, shown, store, session.thread, result),
+                    carried=probe.carried,
+                    **_audit(probe, shown, store, session.thread, result, normal),
                 )  # fmt: skip
                 if judge is not None:
                     try:
@@ -275,6 +280,7 @@ def _audit(
     store: Store,
     thread: str,
     result: RunResult,
+    normal: Callable[[str], str],
 ) -> dict[str, Any]:
     """A probe's availability at its point of use (the first request of its turn, as shown),
     and whether its retrievals brought the value back (the tool results of its turn: a
@@ -290,7 +296,7 @@ def _audit(
     found = None
     if shown:
         system_prompt, messages = shown[0]
-        found = availability(probe.answer, system_prompt, messages, read, probe.question)
+        found = availability(probe.answer, system_prompt, messages, read, probe.question, normal)
     results = [m for m in result.messages if m.role == "tool"]
     return {
         "availability": found.verdict if found else None,

@@ -16,6 +16,8 @@ itself is left out of the request (an answer quoting it back proves nothing).
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +30,9 @@ IN_VIEW, ONE_READ, LOST = "in_view", "one_read", "lost"
 VERDICTS = (IN_VIEW, ONE_READ, LOST)
 # Characters of context shown on each side of the value in `evidence`.
 AROUND = 80
+_ALNUM = re.compile(r"[^\W_]+")
+# The words `normalize` writes a scale out as (`answers._SCALES`).
+_SCALE_WORDS = ("million", "billion", "thousand")
 
 
 @dataclass(frozen=True)
@@ -48,20 +53,35 @@ def availability(
     messages: Sequence[Message],
     read: Callable[[str], str | None],
     question: str = "",
+    normal: Callable[[str], str] = normalize,
 ) -> Availability:
     """The verdict for `value` in the request (`system_prompt`, `messages`, as the model was
-    shown them); `read(path)` gives a saved file's text (None when there is none)."""
+    shown them); `read(path)` gives a saved file's text (None when there is none). `normal`:
+    `normalize`, or a memo of it for a caller that audits the same texts again."""
     texts = [system_prompt, *(render(m) for m in messages if m.content.strip() != question.strip())]
     for text in reversed(texts):
-        if mentions(normalize(text), value):
+        if may_mention(text, value) and mentions(normal(text), value):
             return Availability(IN_VIEW, excerpt(text, value))
     paths = [p.rstrip(".,;:)") for text in reversed(texts) for p in POINTER.findall(text)]
     for path in dict.fromkeys(paths):
         content = read(path)
-        if content and mentions(normalize(content), value):
+        if content and may_mention(content, value) and mentions(normal(content), value):
             return Availability(ONE_READ, f"{path}: {excerpt(content, value)}")
     return Availability(LOST, f"not in the request ({len(texts) - 1} messages) nor in the "
                               f"{len(set(paths))} saved files it names")  # fmt: skip
+
+
+def may_mention(text: str, value: str) -> bool:
+    """False only when `mentions(normalize(text), value)` is: some run of letters and digits
+    of the normalised value is missing from the text case-folded with its commas dropped.
+    Normalising only ever replaces characters by spaces, drops commas inside numbers and
+    writes scale words out, so every such run of `normalize(text)` (a scale word's letters
+    aside) is in that form of the text; checking it costs a fraction of the normalisation."""
+    runs = [r for r in _ALNUM.findall(normalize(value)) if not any(r in w for w in _SCALE_WORDS)]
+    if not runs:
+        return True
+    folded = unicodedata.normalize("NFKC", text).lower().replace(",", "")
+    return all(r in folded for r in runs)
 
 
 def excerpt(text: str, value: str) -> str:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, ModelError
 from harness.files.filesystem import FileSystem
+from harness.files.mounts import MountedFileSystem
 from harness.files.paths import FileError, normalize
 from harness.messages import ModelResponse, user
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
@@ -119,12 +120,16 @@ class Memory(Middleware):
     async def before_agent(self, state: RunState) -> None:
         start = time.perf_counter()
         state.files.grant(MEMORY_PREFIX, versioning(state.run_id, "agent", self._on_version(state)))
-        contents = {p: _read(state.files, p) for p in self.paths}
-        changed = {
-            p: text
-            for p, text in contents.items()
-            if not isinstance(text, Unreadable) and _differs(state.store, p, text)
-        }
+        if self._none_stored(state):
+            contents: dict[str, Content] = dict.fromkeys(self.paths)
+            changed: dict[str, str | None] = {}
+        else:
+            contents = {p: _read(state.files, p) for p in self.paths}
+            changed = {
+                p: text
+                for p, text in contents.items()
+                if not isinstance(text, Unreadable) and _differs(state.store, p, text)
+            }
         if changed:
             await state.run_step("memory", self._record, state, changed)
         if self.policy == "consolidate":
@@ -143,6 +148,17 @@ class Memory(Middleware):
             },
             ms=state.elapsed_ms(start),
         )  # fmt: skip
+
+    def _none_stored(self, state: RunState) -> bool:
+        """True when there is no memory to read: every path is in the store (none mounted
+        from disk) and the store holds no memory file nor version. What reading would give
+        then (every file missing, nothing changed), without a read when the store can tell
+        (`Store.holds_memory`)."""
+        return (
+            not isinstance(state.files, MountedFileSystem)
+            and all(p.startswith(MEMORY_PREFIX) for p in self.paths)
+            and not state.store.holds_memory()
+        )
 
     async def wrap_model_call(self, request: ModelRequest, handler: ModelHandler) -> ModelResponse:
         section = request.state.scratch.get(self.name, {}).get("section", "")

@@ -13,12 +13,26 @@ from harness.store.schema import now
 if TYPE_CHECKING:
     from harness.store.sql import Sql
 
+# Where memory files live (`harness.files.paths.DURABLE_PREFIXES`).
+MEMORY_DIR = "/memories/"
+
 
 class Memory:
     """Memory file versions."""
 
     def __init__(self, sql: Sql) -> None:
         self._sql = sql
+
+    def any(self) -> bool:
+        """Whether any memory version, or any file under `/memories/` (in any namespace), is
+        stored."""
+        return bool(
+            self._sql.scalar(
+                "SELECT EXISTS (SELECT 1 FROM memory) "
+                "OR EXISTS (SELECT 1 FROM files WHERE starts_with(path, ?))",
+                [MEMORY_DIR],
+            )
+        )
 
     def latest(self, path: str) -> tuple[int, str, bool] | None:
         """(version, content, deleted) of the newest stored version of memory file `path`, or

@@ -34,6 +34,14 @@ class Messages:
         )
         return int(last) + 1
 
+    def is_empty(self, thread_id: str) -> bool:
+        """True when the thread has no message and no window row."""
+        return not self._sql.scalar(
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE thread_id = ?) "
+            "OR EXISTS (SELECT 1 FROM windows WHERE thread_id = ?)",
+            [thread_id, thread_id],
+        )
+
     def transcript(self, thread_id: str, run_id: str | None = None) -> list[Message]:
         """Every message ever appended to a thread (or one run of it), in order; an offloaded
         original is read back into `full_content` (see `full_texts`)."""

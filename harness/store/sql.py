@@ -3,7 +3,7 @@ transaction of a unit of work, or a reader's read-only connection."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -46,3 +46,32 @@ class OnConnection:
     @contextmanager
     def together(self) -> Iterator[Sql]:
         yield self  # a unit's statements already share its transaction
+
+
+Connections = Callable[[], AbstractContextManager["duckdb.DuckDBPyConnection"]]
+
+
+class Through:
+    """`Sql` over the connections and transactions a store hands out (`connection` for a
+    statement, `transaction` for statements that land together)."""
+
+    def __init__(self, connection: Connections, transaction: Connections) -> None:
+        self._connection = connection
+        self._transaction = transaction
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        with self._connection() as con:
+            return OnConnection(con).query(sql, params)
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        with self._connection() as con:
+            return OnConnection(con).scalar(sql, params)
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        with self._connection() as con:
+            con.execute(sql, list(params or []))
+
+    @contextmanager
+    def together(self) -> Iterator[Sql]:
+        with self._transaction() as con:
+            yield OnConnection(con)

@@ -23,11 +23,12 @@ from harness.store.events import Events
 from harness.store.files import Files
 from harness.store.memory import Memory
 from harness.store.messages import Messages
+from harness.store.own_writes import OwnWrites
 from harness.store.pending import PendingRows, Rows
 from harness.store.rows import RunStart, StepBatch
 from harness.store.runs import Runs
 from harness.store.schema import WRITE_LOG_VERSION, migrate
-from harness.store.sql import OnConnection, Sql
+from harness.store.sql import OnConnection, Sql, Through
 from harness.store.summaries import Summaries
 from harness.store.unit import UnitOfWork
 from harness.store.usage import ModelCalls
@@ -63,23 +64,18 @@ class Store:
             raise StoreError(f"write_behind must be a whole number >= 0, not {write_behind!r}")
         self.db = self._database(path, hold=hold, memory_limit=memory_limit, threads=threads)
         self.behind = WriteBehind(self.db, write_behind)
-        with self.transaction() as con:
+        self.own = OwnWrites(private=self.db.path == ":memory:")
+        with self._transaction() as con:
             version = migrate(con, self.db.path)
         # A file store logs what it writes behind (an in-memory one has no crash to outlive).
         self.behind.logged = self.db.path != ":memory:" and version >= WRITE_LOG_VERSION
         if self.behind.logged:
             self.behind.recover()
 
-    def _database(
-        self,
-        path: str | os.PathLike[str] | None,
-        *,
-        hold: bool,
-        memory_limit: str | None,
-        threads: int,
-    ) -> Database:
-        """The database this store works on (a seam for tests that wrap its connections)."""
-        return Database(path, hold=hold, memory_limit=memory_limit, threads=threads)
+    def _database(self, path: str | os.PathLike[str] | None, **settings: Any) -> Database:
+        """The database this store works on (a seam for tests that wrap its connections);
+        `settings`: `hold`, `memory_limit` and `threads`."""
+        return Database(path, **settings)
 
     def __repr__(self) -> str:
         return f"Store({self.path!r}, hold={self.hold})"
@@ -104,7 +100,8 @@ class Store:
 
     @property
     def runs(self) -> Runs:
-        return Runs(self)
+        # Its statements never write files, memory or (but `discard`) messages.
+        return Runs(Through(self._connection, self.transaction))
 
     @property
     def messages(self) -> Messages:
@@ -130,13 +127,21 @@ class Store:
     def memory(self) -> Memory:
         return Memory(self)
 
+    def holds_memory(self) -> bool:
+        """Whether any memory file or version is stored (remembered: `own_writes`)."""
+        with self.db.lock:
+            return self.own.holds_memory(self.memory)
+
     # -- what a run needs (`RunStore`) ------------------------------------------------------
 
     def load_window(self, thread_id: str) -> list[Message]:
-        return self.messages.load_window(thread_id)
+        """The thread's window (from the rows written, when known: `own_writes`)."""
+        with self.db.lock:
+            return self.own.load_window(thread_id, self.messages)
 
     def next_seq(self, thread_id: str) -> int:
-        return self.messages.next_seq(thread_id)
+        with self.db.lock:
+            return self.own.next_seq(thread_id, self.messages)
 
     def start_run(self, **run: Unpack[RunStart]) -> None:
         """Record a run as `running` (`Runs.start`)."""
@@ -195,19 +200,26 @@ class Store:
         batch was not taken."""
         dropped = self.behind.take_dropped()
         if dropped is not None:
+            self.own.forget()
             raise dropped  # the run that handed those rows over fails, at its next step
         rows = {table: table_rows for table, table_rows in rows.items() if table_rows}
         if not rows:
             return
         in_atomic = scope_of(self.db) is not None
         with self.db.lock:
+            # Rows of an atomic block may roll back: forgotten rather than remembered.
+            self.own.forget() if in_atomic else self.own.wrote(rows)
             if not in_atomic and self.behind.take(rows):
                 return
         # One statement commits on its own; more go in one transaction.
         alone = len(rows) == 1 and not in_atomic
-        with self.connection() if alone else self.transaction() as con:
-            for table, table_rows in rows.items():
-                insert_rows(con, table, table_rows, self.db.types_of(con, table))
+        try:
+            with self._connection() if alone else self._transaction() as con:
+                for table, table_rows in rows.items():
+                    insert_rows(con, table, table_rows, self.db.types_of(con, table))
+        except BaseException:
+            self.own.forget()
+            raise
 
     @contextmanager
     def write_through(self) -> Iterator[None]:
@@ -223,7 +235,7 @@ class Store:
         read that takes them into account itself instead of writing them first."""
         with self.db.lock:
             if not self.behind.pending:
-                with self.connection() as con:
+                with self._connection() as con:
                     yield con, self.behind.pending
                 return
             yield self.db.held(), self.behind.pending
@@ -255,6 +267,15 @@ class Store:
         written first: in hold mode the held connection, otherwise one opened for this use
         and closed after it. Inside an `atomic` block that has written, its own connection
         (it sees its own writes)."""
+        self.own.forget()  # before and after: a read meanwhile may predate the write
+        try:
+            with self._connection() as con:
+                yield con
+        finally:
+            self.own.forget()
+
+    @contextmanager
+    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         scope = scope_of(self.db)
         if scope is not None and scope.con is not None:
             yield scope.con
@@ -266,6 +287,15 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        self.own.forget()
+        try:
+            with self._transaction() as con:
+                yield con
+        finally:
+            self.own.forget()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         scope = scope_of(self.db)
         if scope is not None:
             # Part of the enclosing atomic block: it commits or rolls back everything at once.
@@ -282,7 +312,7 @@ class Store:
                 scope.failed = scope.failed or exc
                 raise
             return
-        with self.connection() as con:
+        with self._connection() as con:
             con.execute("BEGIN")
             try:
                 yield con
@@ -307,12 +337,13 @@ class Store:
         finally:
             ATOMIC.reset(token)
             scope.close()
+            self.own.forget()  # its writes are seen from now on
 
     @contextmanager
     def unit(self) -> Iterator[UnitOfWork]:
         """A unit of work: the repositories over one transaction, committed when the block
-        ends, rolled back if it raises."""
-        with self.transaction() as con:
+        ends, rolled back if it raises. It writes files and memory, never a thread's rows."""
+        with self.own.writing_files(), self._transaction() as con:
             yield UnitOfWork(OnConnection(con))
 
     @contextmanager
@@ -334,13 +365,14 @@ class Store:
             con.execute(sql, params or [])
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        with self.connection() as con:
+        """Rows of a read (as `scalar`, `frame`: a write goes through `execute`)."""
+        with self._connection() as con:
             cur = con.execute(sql, params or [])
             cols = [d[0] for d in cur.description]
             return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        with self.connection() as con:
+        with self._connection() as con:
             row = con.execute(sql, params or []).fetchone()
         return row[0] if row else None
 
@@ -348,6 +380,6 @@ class Store:
         """A polars DataFrame of a query, for analysis (polars loads on first use)."""
         import polars  # noqa: F401  (DuckDB's `.pl()` needs it importable)
 
-        with self.connection() as con:
+        with self._connection() as con:
             frame: pl.DataFrame = con.sql(sql, params=list(params or [])).pl()
             return frame

@@ -317,14 +317,15 @@ class CountingRunner(InlineRunner):
     def __init__(self, store: Store) -> None:
         self.transactions: dict[str, int] = {}
         self._step: str | None = None
-        original = store.transaction
+        # Every transaction of the store, a unit of work's included, goes through it.
+        original = store._transaction
 
         def counting():  # type: ignore[no-untyped-def]
             if self._step is not None:
                 self.transactions[self._step] = self.transactions.get(self._step, 0) + 1
             return original()
 
-        store.transaction = counting  # type: ignore[method-assign]
+        store._transaction = counting  # type: ignore[method-assign]
 
     async def run(self, name, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
         self._step = name if name == "skills" else None

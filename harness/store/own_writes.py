@@ -1,0 +1,129 @@
+"""What an in-memory store knows of its own writes, so that the reads a run makes at every start
+are answered without a statement: whether the store holds memory, and each thread's window and
+next transcript position.
+
+An in-memory database belongs to its `Store` alone (no other process or connection reaches it),
+so what the store wrote is what it holds. The knowledge is kept only while that stays certain:
+a statement the store cannot see into (`execute`, a connection or transaction handed out, a
+deletion of runs) or rows that may not land (a batch inside an atomic block that could roll
+back, a batch the write-behind dropped) make it forget, and the tables are read again. A file
+store never remembers: another process may write it between two runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from harness.messages import Message
+from harness.store.memory import MEMORY_DIR
+from harness.store.rows import row_to_message
+from harness.store.schema import COLUMN_NAMES
+
+if TYPE_CHECKING:
+    from harness.store.memory import Memory
+    from harness.store.messages import Messages
+
+_MESSAGE = COLUMN_NAMES["messages"]
+_WINDOW = COLUMN_NAMES["windows"]
+
+
+@dataclass
+class _Thread:
+    """A thread's rows as the store wrote them, since the thread was empty."""
+
+    by_id: dict[str, Message] = field(default_factory=dict)
+    seqs: list[tuple[int, str]] = field(default_factory=list)  # (seq, message id), in order
+    snapshot: tuple[int, datetime, list[str]] | None = None  # the newest windows row
+
+    def window(self) -> list[Message]:
+        """What `Messages.load_window` reads: the newest snapshot's messages, then every
+        message after it (all of them when there is no snapshot)."""
+        if self.snapshot is None:
+            return [self.by_id[i] for _, i in self.seqs]
+        at_seq, _, ids = self.snapshot
+        kept = [self.by_id[i] for i in ids if i in self.by_id]
+        return kept + [self.by_id[i] for seq, i in self.seqs if seq > at_seq]
+
+    def next_seq(self) -> int:
+        return self.seqs[-1][0] + 1 if self.seqs else 1
+
+
+class OwnWrites:
+    """The memory flag and the windows of the threads an in-memory store has written."""
+
+    def __init__(self, private: bool) -> None:
+        self.private = private
+        self.memoryless = False  # known to hold no memory file nor version
+        self._threads: dict[str, _Thread] = {}
+
+    def forget(self) -> None:
+        """Something the store cannot see into may have written: read the tables again."""
+        self.memoryless = False
+        self._threads.clear()
+
+    @contextmanager
+    def writing_files(self) -> Iterator[None]:
+        """Around a unit of work: it may write memory (the flag is dropped before, and after
+        in case a check ran meanwhile), never a thread's rows."""
+        self.memoryless = False
+        try:
+            yield
+        finally:
+            self.memoryless = False
+
+    def holds_memory(self, memory: Memory) -> bool:
+        if self.memoryless:
+            return False
+        held = memory.any()
+        self.memoryless = not held and self.private
+        return held
+
+    def load_window(self, thread_id: str, messages: Messages) -> list[Message]:
+        """The thread's window from the rows written when it is known; else read, and known
+        from then on if the thread turns out to be new."""
+        thread = self._threads.get(thread_id)
+        if thread is not None:
+            return thread.window()
+        window = messages.load_window(thread_id)
+        if not window and self.private and messages.is_empty(thread_id):
+            self._threads[thread_id] = _Thread()
+        return window
+
+    def next_seq(self, thread_id: str, messages: Messages) -> int:
+        thread = self._threads.get(thread_id)
+        return thread.next_seq() if thread is not None else messages.next_seq(thread_id)
+
+    def wrote(self, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+        """Take note of a batch of rows handed to the store (every column in order)."""
+        if "memory" in rows or any(str(r[1]).startswith(MEMORY_DIR) for r in rows.get("files", ())):
+            self.memoryless = False
+        if not self._threads:
+            return
+        for row in rows.get("messages", ()):
+            thread = self._threads.get(row[0])
+            if thread is None:
+                continue
+            message = row_to_message(dict(zip(_MESSAGE, row, strict=True)))
+            seq = int(row[1])
+            if message.id in thread.by_id or (thread.seqs and seq <= thread.seqs[-1][0]):
+                del self._threads[row[0]]  # not the plain append the window read assumes
+                continue
+            thread.by_id[message.id] = message
+            thread.seqs.append((seq, message.id))
+        for row in rows.get("windows", ()):
+            thread = self._threads.get(row[0])
+            if thread is None:
+                continue
+            values = dict(zip(_WINDOW, row, strict=True))
+            snapshot = (
+                int(values["at_seq"]),
+                values["created_at"],
+                json.loads(values["message_ids"]),
+            )
+            if thread.snapshot is None or snapshot[:2] >= thread.snapshot[:2]:
+                thread.snapshot = snapshot

@@ -1,0 +1,83 @@
+"""An in-memory store answers a run's window and next position from the rows it wrote: the
+same messages the tables give, with no read; anything it cannot see into makes it read again."""
+
+from typing import Any
+
+from harness import Store, create_agent, tool
+from harness.models import ScriptedModel, call, reply
+
+
+class CountingStore(Store):
+    """A store that remembers every read of the messages or windows tables."""
+
+    def __init__(self, path: Any = ":memory:") -> None:
+        self.reads: list[str] = []
+        super().__init__(path)
+
+    def query(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
+        if "FROM messages" in sql or "FROM windows" in sql:
+            self.reads.append(sql)
+        return super().query(sql, params)
+
+    def scalar(self, sql: str, params: Any = None) -> Any:
+        if "FROM messages" in sql or "FROM windows" in sql:
+            self.reads.append(sql)
+        return super().scalar(sql, params)
+
+
+def filler(tokens: int, tag: str) -> str:
+    return " ".join(f"{tag}w{i}" for i in range(tokens))
+
+
+@tool
+def fetch(n: int) -> str:
+    """Fetch document n."""
+    return filler(400, tag=f"d{n}")
+
+
+def _masking_agent(store: Store, turns: int) -> Any:
+    script = [x for i in range(turns) for x in (reply("", call("fetch", n=i)), f"done {i}")]
+    return create_agent(
+        ScriptedModel(script), [fetch], store=store, strategy="mask", memory=(),
+        strategy_params={"mask.keep": 1, "mask.batch": 1},
+    )  # fmt: skip
+
+
+def test_the_window_it_remembers_is_the_window_the_tables_hold() -> None:
+    store = CountingStore()
+    agent = _masking_agent(store, 4)
+    for i in range(4):
+        agent.run_sync(f"turn {i}", thread_id="t")
+        remembered = store.load_window("t")
+        assert remembered == store.messages.load_window("t")
+        assert store.next_seq("t") == store.messages.next_seq("t")
+    assert any(m.kind == "masked" for m in remembered)  # windows rows were written and followed
+
+
+def test_a_known_thread_is_not_read_again() -> None:
+    store = CountingStore()
+    agent = _masking_agent(store, 3)
+    agent.run_sync("turn 0", thread_id="t")
+    store.reads.clear()
+    agent.run_sync("turn 1", thread_id="t")
+    agent.run_sync("turn 2", thread_id="t")
+    assert store.reads == []
+
+
+def test_a_statement_it_cannot_see_into_makes_it_read_again() -> None:
+    store = CountingStore()
+    agent = _masking_agent(store, 2)
+    agent.run_sync("turn 0", thread_id="t")
+    store.execute("DELETE FROM messages WHERE thread_id = 't' AND role = 'tool'")
+    assert store.load_window("t") == store.messages.load_window("t")
+    assert all(m.role != "tool" for m in store.load_window("t"))
+
+
+def test_a_file_store_always_reads(tmp_path) -> None:  # noqa: ANN001
+    # Another process may write a file store between two runs.
+    store = CountingStore(tmp_path / "s.duckdb")
+    agent = _masking_agent(store, 2)
+    agent.run_sync("turn 0", thread_id="t")
+    store.reads.clear()
+    agent.run_sync("turn 1", thread_id="t")
+    assert store.reads
