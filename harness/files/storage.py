@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
+from harness.errors import StoreError
 from harness.store import Store
 from harness.store.files import Files, new_blob_id
 from harness.store.pending import Rows
+from harness.store.write_behind import is_io_error
 
 INLINE_LIMIT = 1 << 18
 # DuckDB reads a column 2,048 rows at a time holding all their values, when a query scans it
@@ -176,6 +179,21 @@ def _lines(text: str, newlines: int) -> int:
     return newlines + (0 if not text or text.endswith("\n") else 1)
 
 
+@contextmanager
+def disk_refusals(path: str) -> Iterator[None]:
+    """A write of `path` the disk refuses (full, over a size limit) raises a StoreError, as
+    a step's rows do: the run ends `failed` with it, and the thread can go on once there is
+    space (chunks written before the refusal name no file and no message)."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        if not is_io_error(exc):
+            raise
+        raise StoreError(f"{path} could not be stored: {type(exc).__name__}: {exc}") from exc
+
+
 def delete_content(files: Files, keys: list[tuple[str, str]]) -> None:
     """Delete the files at `(namespace, path)` `keys` and their chunks, in the caller's unit
     of work."""
@@ -267,6 +285,7 @@ __all__ = [
     "blob_rows",
     "decode",
     "delete_content",
+    "disk_refusals",
     "encode_text",
     "line_count",
     "replace_many",

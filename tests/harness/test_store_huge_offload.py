@@ -8,15 +8,17 @@ import hashlib
 import uuid
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from harness import Store
+from harness.errors import StoreError
 from harness.files import storage
 from harness.files.filesystem import FileSystem
 from harness.messages import tool_result
 from harness.models import call
 from harness.store import StepBatch, message_row
-from harness.store.files import LEGACY_CHUNK_CHARS
+from harness.store.files import LEGACY_CHUNK_CHARS, Files
 
 LIMIT = "64MB"
 SIZE = 72 << 20  # more than the limit
@@ -69,4 +71,28 @@ def test_a_blob_from_before_the_chunks_shrank_reads_back(tmp_path: Path) -> None
         "[offloaded]", full_ref=blob
     )
     assert store.messages.full_text(message) == text
+    store.close()
+
+
+def test_a_chunk_write_the_disk_refuses_is_a_store_error_and_names_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(tmp_path / "s.duckdb")
+    files = FileSystem(store, "t", "r")
+    real, calls = Files.insert_chunks, []
+
+    def refused(self: Files, rows: list[tuple[str, int, int, int, bytes]]) -> None:
+        calls.append(len(rows))
+        if len(calls) == 8:  # a few transactions in
+            raise duckdb.TransactionException('Could not write file "s.duckdb.wal": File too large')
+        real(self, rows)
+
+    monkeypatch.setattr(Files, "insert_chunks", refused)
+    text = _huge_text()[: 12 << 20]
+    with pytest.raises(StoreError, match="/large_tool_results/c1 could not be stored"):
+        files.write_blob("/large_tool_results/c1", text, new=True)
+    assert not files.exists("/large_tool_results/c1")
+    monkeypatch.undo()  # space comes back
+    blob = files.write_blob("/large_tool_results/c1", text, new=True)
+    assert store.files.blob_bytes(blob) == text.encode()
     store.close()
