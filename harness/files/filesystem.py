@@ -50,6 +50,7 @@ from harness.files.storage import (
     blob_rows,
     decode,
     delete_content,
+    disk_refusals,
     encode_text,
     replace_many,
     store_content,
@@ -223,10 +224,11 @@ class FileSystem:
         """Create or overwrite a file; returns its normalised path."""
         path = normalize(path)
         self._check_file_path(path)
-        chunked, ns = write_chunks(self.store, content), self.namespace(path)
-        with self.store.unit() as uow:
-            self._changing(uow, path, content)
-            store_content(uow.files, ns, path, content, self.run_id, now(), chunked=chunked)
+        with disk_refusals(path):
+            chunked, ns = write_chunks(self.store, content), self.namespace(path)
+            with self.store.unit() as uow:
+                self._changing(uow, path, content)
+                store_content(uow.files, ns, path, content, self.run_id, now(), chunked=chunked)
         return path
 
     def write_blob(self, path: str, text: str, *, new: bool = False) -> str:
@@ -247,12 +249,12 @@ class FileSystem:
                     return new_blob
         else:
             self._check_file_path(path)
-        chunked, ns = write_chunks(self.store, text), self.namespace(path)
-        with self.store.unit() as uow:
-            self._changing(uow, path, text)
-            blob_id = store_content(
-                uow.files, ns, path, text, self.run_id, now(), blob=True, new=new, chunked=chunked
-            )
+        with disk_refusals(path):
+            chunked, ns = write_chunks(self.store, text), self.namespace(path)
+            with self.store.unit() as uow:
+                self._changing(uow, path, text)
+                blob_id = store_content(uow.files, ns, path, text, self.run_id, now(),
+                                        blob=True, new=new, chunked=chunked)  # fmt: skip
         assert blob_id is not None  # text with blob=True is always chunked
         return blob_id
 

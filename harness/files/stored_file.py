@@ -8,14 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-# CHUNK_CHARS read through the module: tests shrink it there to reach chunk edges quickly.
 from harness.files import storage
 from harness.store import Store
-
-# Streaming fetches 1, 2, 4, ... chunks per query up to this: a page read costs one or two
-# chunks, a scan to the end of a 100 MB file a few dozen queries (each opens the file when the
-# store does not hold its connection).
-_MAX_FETCH_CHUNKS = 16
+from harness.store.files import READ_CHARS, chunk_chars_of
 
 
 @dataclass(slots=True)
@@ -31,6 +26,8 @@ class StoredFile:
     chars: int
     lines: int
     _cache: dict[int, str]
+    # Characters (bytes, for binary content) a chunk holds: a blob's id names them.
+    chunk_chars: int = 0
 
     @classmethod
     def from_row(cls, store: Store, row: dict[str, Any]) -> StoredFile:
@@ -43,14 +40,15 @@ class StoredFile:
             return cls(store, row["path"], row["size"], True, None, inline, chars, lines,
                        {0: text})  # fmt: skip
         return cls(store, row["path"], row["size"], bool(row["is_text"]), row["blob_id"],
-                   inline, chars or 0, lines or 0, {})  # fmt: skip
+                   inline, chars or 0, lines or 0, {},
+                   chunk_chars_of(row["blob_id"]) if row["blob_id"] else 0)  # fmt: skip
 
     @property
     def n_chunks(self) -> int:
         if self.blob_id is None:
             return 1
         unit = self.chars if self.is_text else self.size
-        return -(-unit // storage.CHUNK_CHARS)
+        return -(-unit // self.chunk_chars)
 
     def read_bytes(self) -> bytes:
         if self.blob_id is None:
@@ -72,20 +70,22 @@ class StoredFile:
         return self._cache[index]
 
     def text_from(self, pos: int) -> Iterator[str]:
-        """The text from character `pos` to the end, in pieces of at most a chunk."""
+        """The text from character `pos` to the end, in pieces of at most a chunk. Chunks
+        are fetched 1, 2, 4, ... a query up to READ_CHARS characters' worth: a page read
+        costs one or two, a scan to the end of a 300 MB file a few hundred queries."""
         if self.blob_id is None:
             text = self._cache[0]
             if pos < len(text):
                 yield text[pos:] if pos else text
             return
-        ahead = 1
-        for index in range(pos // storage.CHUNK_CHARS, self.n_chunks):
+        ahead, most = 1, max(1, READ_CHARS // self.chunk_chars)
+        for index in range(pos // self.chunk_chars, self.n_chunks):
             if index not in self._cache:
                 piece = self.chunk(index, ahead)
-                ahead = min(2 * ahead, _MAX_FETCH_CHUNKS)
+                ahead = min(2 * ahead, most)
             else:
                 piece = self._cache[index]
-            offset = pos - index * storage.CHUNK_CHARS
+            offset = pos - index * self.chunk_chars
             yield piece[offset:] if offset > 0 else piece
 
     def fragments(self, line: int, col: int, piece: int) -> Iterator[tuple[int, int, str, bool]]:
@@ -123,9 +123,7 @@ class StoredFile:
         if found is None:
             return self.chars
         index, newlines_before = found
-        return index * storage.CHUNK_CHARS + _after_newline(
-            self.chunk(index), line - newlines_before
-        )
+        return index * self.chunk_chars + _after_newline(self.chunk(index), line - newlines_before)
 
     def line_length(self, line: int) -> int:
         """Characters in 0-based `line`, a trailing "\\r" excluded as `split_lines` drops it."""
@@ -140,7 +138,7 @@ class StoredFile:
     def _char(self, pos: int) -> str:
         if self.blob_id is None:
             return self._cache[0][pos]
-        return self.chunk(pos // storage.CHUNK_CHARS)[pos % storage.CHUNK_CHARS]
+        return self.chunk(pos // self.chunk_chars)[pos % self.chunk_chars]
 
 
 def _split(line: int, col: int, text: str, piece: int) -> Iterator[tuple[int, int, str, bool]]:

@@ -9,13 +9,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from harness.messages import Message
+from harness.store.files import blob_pieces
 from harness.store.rows import row_to_message
 
 if TYPE_CHECKING:
     from harness.store.sql import Sql
-
-# Chunks of an offloaded original read a query (each at most 1 MB of UTF-8).
-READ_CHUNKS = 16
 
 
 class Messages:
@@ -64,21 +62,12 @@ class Messages:
 
     def full_texts(self, refs: Sequence[str]) -> dict[str, str]:
         """The offloaded originals messages name (`Message.full_ref`), by ref: each is a blob
-        of `file_chunks`, kept while a message names it even once its file is gone. Read
-        READ_CHUNKS chunks a query, so that DuckDB never holds a whole original at once (a
-        string_agg of a 160 MB one fails its 256 MB memory_limit)."""
+        of `file_chunks`, kept while a message names it even once its file is gone, read a
+        bounded number of chunks a query (`blob_pieces`) and joined here."""
         texts: dict[str, str] = {}
         for ref in sorted(set(refs)):
-            pieces: list[str] = []
-            start = 0
-            while rows := self._sql.query(
-                "SELECT content FROM file_chunks WHERE blob_id = ? AND chunk >= ? AND chunk < ? "
-                "ORDER BY chunk",
-                [ref, start, start + READ_CHUNKS],
-            ):
-                pieces.extend(bytes(r["content"]).decode("utf-8") for r in rows)
-                start += READ_CHUNKS
-            if start:
+            pieces = [piece.decode("utf-8") for piece in blob_pieces(self._sql, ref)]
+            if pieces:
                 texts[ref] = "".join(pieces)
         return texts
 

@@ -300,11 +300,11 @@ def test_files_stored_in_chunks_are_imported_whole(tmp_path: Path) -> None:
 
     from evals.sources.thread_trace import text_files
     from harness import Store
-    from harness.files.storage import CHUNK_CHARS, store_content
+    from harness.files.storage import INLINE_LIMIT, store_content
     from harness.store import read_store
 
-    big = "\n".join(f"line {i}: revenue 849.7" for i in range(CHUNK_CHARS // 10))
-    assert len(big) > CHUNK_CHARS
+    big = "\n".join(f"line {i}: revenue 849.7" for i in range(INLINE_LIMIT // 10))
+    assert len(big) > INLINE_LIMIT
     store = Store(str(tmp_path / "big.duckdb"))
     with store.unit() as uow:
         now = datetime.now(UTC)
