@@ -278,7 +278,7 @@ def test_a_role_naming_a_redacted_file_is_no_role() -> None:
     trace = Trace("masked", "claude-code", "m.jsonl")
     trace.messages = [
         TraceMessage("user", "Rename the setting."),
-        _call("a", "Read", file_path="/home/ann@corp.example/app/config.py"),
+        _call("a", "Read", file_path="/srv/ann@corp.example/app/config.py"),
         TraceMessage("tool", "     1→import os\n     2→show_sensitive_data = False",
                      tool_call_id="a"),
         _call("b", "Bash", command="git status"),
