@@ -73,7 +73,7 @@ _DEFAULTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # project folder (`-home-jane-src-app`).
 _SEGMENT = r"""(?!<user>)(?:\[REDACTED\]|[^\s"'`/\\:;,()\[\]<>|]+)"""
 _HOMES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (r"(?P<keep>(?<![\w/.])/(?:home|Users)/)" + _SEGMENT, ("/home/", "/users/")),
+    (r"(?P<keep>(?<![\w.\-])(?<![\w.\-]/)/(?:home|Users)/)" + _SEGMENT, ("/home/", "/users/")),
     (r"(?i)(?P<keep>\b[A-Z]:[\\/]+Users[\\/]+)" + _SEGMENT, ("users",)),
     (r"(?P<keep>(?<![\w.\-])-(?:home|Users)-)(?!<user>)[A-Za-z0-9_.]+(?=[-/\\]|$)",
      ("-home-", "-users-")),
@@ -81,6 +81,12 @@ _HOMES: tuple[tuple[str, tuple[str, ...]], ...] = (
 DEFAULT_PATTERNS: tuple[str, ...] = tuple(pattern for pattern, _ in (*_DEFAULTS, *_HOMES))
 _NEEDLES = dict((*_DEFAULTS, *_HOMES))
 _USER_PATTERNS = frozenset(pattern for pattern, _ in _HOMES)
+# Account names that say nothing of who ran the run (CI runners, containers, images): masked
+# in their home path, left alone elsewhere (`npm run dev`).
+_GENERIC_USERS = frozenset(
+    ("dev", "user", "admin", "ubuntu", "runner", "vagrant", "node", "app", "jovyan", "vscode",
+     "codespace", "circleci", "jenkins", "git", "shared", "Shared", "ec2-user", "docker", "test")
+)  # fmt: skip
 MASK = "[REDACTED]"
 USER = "<user>"
 
@@ -100,6 +106,23 @@ class Redactor:
                 raise ValueError(f"--redact {pattern!r} is not a valid regex: {exc}") from None
         self.patterns = compiled
         self.count = 0
+        self._homes = [p for p, _, mask in compiled if mask == USER]
+        self._names: set[str] = set()
+        self._users: re.Pattern[str] | None = None
+
+    def learn(self, value: Any) -> None:
+        """Take note of the user names the home paths in `value` (a string or JSON-like data)
+        name, so `text` masks them wherever they stand as a word (`lsof` and `ls -l` print
+        the name bare); call it on a whole trace before redacting any of it."""
+        names = set()
+        for text in _strings(value):
+            for pattern in self._homes:
+                names |= {m[0][len(m["keep"]) :] for m in pattern.finditer(text)}
+        names = {n for n in names if len(n) >= 3} - {USER, MASK, *_GENERIC_USERS}
+        if names - self._names:
+            self._names |= names
+            alternatives = "|".join(map(re.escape, sorted(self._names, key=len, reverse=True)))
+            self._users = re.compile(rf"(?<![\w.\-])(?:{alternatives})(?![\w\-])")
 
     def text(self, value: str) -> str:
         lowered = value.lower()
@@ -108,6 +131,9 @@ class Redactor:
                 continue
             keep = "keep" in pattern.groupindex
             value, n = pattern.subn(partial(_masked, mask) if keep else mask, value)
+            self.count += n
+        if self._users is not None:
+            value, n = self._users.subn(USER, value)
             self.count += n
         return value
 
@@ -125,3 +151,13 @@ class Redactor:
 
 def _masked(mask: str, m: re.Match[str]) -> str:
     return (m.group("keep") or "") + mask
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []

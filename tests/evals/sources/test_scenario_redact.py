@@ -95,6 +95,7 @@ HOMES = {
     "windows": ("C:\\Users\\jane\\report.md", "C:\\Users\\<user>\\report.md"),
     "windows slashes": ("c:/Users/jane/app/x.py", "c:/Users/<user>/app/x.py"),
     "bare home": ("cd /home/jane && ls", "cd /home/<user> && ls"),
+    "file url": ("file:///Users/jane/app/x.ts:26", "file:///Users/<user>/app/x.ts:26"),
     "claude project": (
         "projects/-home-jane-src-app/s.jsonl",
         "projects/-home-<user>-src-app/s.jsonl",
@@ -118,3 +119,19 @@ def test_one_home_path_redacts_alike_everywhere() -> None:
     texts = [f"Read {path}", f'{{"file_path": "{path}"}}', f"{path}:3:x = 1"]
     out = [redactor.text(t) for t in texts]
     assert all("/home/<user>/src/app/x.py" in o and "jane" not in o for o in out)
+
+
+def test_a_user_name_learned_from_a_home_path_is_masked_everywhere() -> None:
+    # `lsof` and `ls -l` print the user name bare: once a home path has named the user, it
+    # goes wherever it stands as a word, before or after the path in the trace.
+    redactor = Redactor()
+    redactor.learn({"cwd": "/Users/mkowalczyk/app", "out": ["node 4242 mkowalczyk 12u IPv6"]})
+    assert redactor.text("node 4242 mkowalczyk 12u IPv6") == "node 4242 <user> 12u IPv6"
+    assert redactor.text("ls: mkowalczyk_notes, mkowalczyk") == "ls: mkowalczyk_notes, <user>"
+
+
+def test_a_generic_account_name_is_masked_only_in_its_path() -> None:
+    redactor = Redactor()
+    redactor.learn("/home/dev/shop and /home/runner/work")
+    assert redactor.text("npm run dev on the runner") == "npm run dev on the runner"
+    assert redactor.text("/home/dev/shop") == "/home/<user>/shop"

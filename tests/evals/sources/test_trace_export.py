@@ -161,7 +161,7 @@ def test_an_export_masks_the_user_of_a_home_path_and_keeps_the_file(format: str)
         TraceMessage("user", "Open it."),
         TraceMessage("assistant", "", tool_calls=[
             TraceToolCall("a", "Read", {"file_path": "/Users/mkowalczyk/app/cart.py"})]),
-        TraceMessage("tool", "1\tTOTAL = 3", tool_call_id="a"),
+        TraceMessage("tool", "1\tTOTAL = 3  # owner mkowalczyk", tool_call_id="a"),
     ]  # fmt: skip
     text = export_trace(trace, format)
     assert "mkowalczyk" not in text and "/Users/<user>/app/cart.py" in text
