@@ -118,6 +118,10 @@ def relabel_middleware(scenario: Scenario) -> MiddlewareFactory:
     replay's agents hand it to their subagents, so both stacks read the swapped data."""
     tools = {t.name for t in scenario.tools}
     tools |= {t.name for s in scenario.subagents for t in (s.tools or ())}
+    if scenario.recorded_answers and scenario.subagents:
+        # A recorded subagent's answer restates its (now swapped) data as literal text: the
+        # `task` result is swapped as the answer a relabelled subagent would have given.
+        tools.add("task")
 
     def build() -> list[Middleware]:
         return [Relabel(scenario.entities, tools)]

@@ -123,6 +123,9 @@ class Scenario:
     # The entity names the tools' data is about, paired off in this order by the sanity
     # check's `relabel` arm (evals/simulated/breaks.py); () where none are known.
     entities: tuple[str, ...] = ()
+    # The subagents answer with recorded text (a scenario file's `tasks[].final`), not with
+    # what they read in the replay: `relabel` must then swap in their answers too.
+    recorded_answers: bool = False
     # What the recorded harness did to its own context (an imported trace's compactions): the
     # `original` arm replays them.
     compactions: tuple[CompactionSpec, ...] = ()

@@ -132,6 +132,7 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
         memory=tuple((m.path, m.content) for m in spec.memory),
         compactions=recorded_compactions(spec, path),
         entities=relabelled(spec.probes),
+        recorded_answers=True,
     )  # fmt: skip
 
 

@@ -53,7 +53,9 @@ def export_trace(trace: Trace, format: str, *, redact: bool = True) -> str:
     else:
         raise ValueError(f"unknown export format {format!r}; choose {', '.join(EXPORT_FORMATS)}")
     if redact:
-        doc = Redactor().value(doc)
+        redactor = Redactor()
+        redactor.learn(doc)
+        doc = redactor.value(doc)
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
 
 

@@ -1,11 +1,12 @@
 """Redaction for imported runs: every string a recorded scenario file carries passes through
 one `Redactor` before anything is written, so provider keys, tokens, passwords, private keys,
-e-mail addresses and the user's home directory never reach the file."""
+e-mail addresses and the user name of a home directory never reach the file."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 # A value after a label such as `password=`: the label stays, the value goes. The labels
@@ -62,37 +63,77 @@ _DEFAULTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # an Azure-style key: 32 hex characters after any label ending in `key`
     (r"(?i)(?P<keep>key" + _ASSIGN + r")[0-9a-f]{32}\b", ("key",)),
     (r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}", ("@",)),
-    # a path in someone's home directory: it says who ran it and where (virtual paths such
-    # as /notes/... are kept)
-    (r"""(?<![\w/.])(?:/home/|/Users/|/root/)[^\s"'`]*""", ("/home/", "/users/", "/root/")),
-    (r"""(?i)\b[A-Z]:[\\/]+Users[\\/]+[^\s"'`]*""", ("users",)),
+    # (home paths: _HOMES, which keep all but the user name)
 )  # fmt: skip
-DEFAULT_PATTERNS: tuple[str, ...] = tuple(pattern for pattern, _ in _DEFAULTS)
-_NEEDLES = dict(_DEFAULTS)
+# A path in someone's home directory says who ran the run by its user segment only: that
+# segment becomes `<user>` and the rest of the path stays, so a listing of the file is still
+# named by it (the same path always redacts to the same text). Secret shapes inside the path
+# were masked by the patterns before these. Virtual paths such as /memory/home/... are kept,
+# and so is /root/..., which names no one. The third form is a path as Claude Code spells a
+# project folder (`-home-jane-src-app`).
+_SEGMENT = r"""(?!<user>)(?:\[REDACTED\]|[^\s"'`/\\:;,()\[\]<>|]+)"""
+_HOMES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"(?P<keep>(?<![\w.\-])(?<![\w.\-]/)/(?:home|Users)/)" + _SEGMENT, ("/home/", "/users/")),
+    (r"(?i)(?P<keep>\b[A-Z]:[\\/]+Users[\\/]+)" + _SEGMENT, ("users",)),
+    (r"(?P<keep>(?<![\w.\-])-(?:home|Users)-)(?!<user>)[A-Za-z0-9_.]+(?=[-/\\]|$)",
+     ("-home-", "-users-")),
+)  # fmt: skip
+DEFAULT_PATTERNS: tuple[str, ...] = tuple(pattern for pattern, _ in (*_DEFAULTS, *_HOMES))
+_NEEDLES = dict((*_DEFAULTS, *_HOMES))
+_USER_PATTERNS = frozenset(pattern for pattern, _ in _HOMES)
+# Account names that say nothing of who ran the run (CI runners, containers, images): masked
+# in their home path, left alone elsewhere (`npm run dev`).
+_GENERIC_USERS = frozenset(
+    ("dev", "user", "admin", "ubuntu", "runner", "vagrant", "node", "app", "jovyan", "vscode",
+     "codespace", "circleci", "jenkins", "git", "shared", "Shared", "ec2-user", "docker", "test")
+)  # fmt: skip
 MASK = "[REDACTED]"
+USER = "<user>"
 
 
 class Redactor:
-    """Replaces every match of the default patterns and `extra` ones with `[REDACTED]`, and
-    counts what it replaced."""
+    """Replaces every match of the default patterns and `extra` ones with `[REDACTED]` (the
+    user name of a home path with `<user>`), and counts what it replaced."""
 
     def __init__(self, extra: Iterable[str] = (), *, defaults: bool = True) -> None:
         sources = [*(DEFAULT_PATTERNS if defaults else ()), *extra]
         compiled = []
         for pattern in sources:
             try:
-                compiled.append((re.compile(pattern), _NEEDLES.get(pattern, ())))
+                compiled.append((re.compile(pattern), _NEEDLES.get(pattern, ()),
+                                 USER if pattern in _USER_PATTERNS else MASK))  # fmt: skip
             except re.error as exc:
                 raise ValueError(f"--redact {pattern!r} is not a valid regex: {exc}") from None
         self.patterns = compiled
         self.count = 0
+        self._homes = [p for p, _, mask in compiled if mask == USER]
+        self._names: set[str] = set()
+        self._users: re.Pattern[str] | None = None
+
+    def learn(self, value: Any) -> None:
+        """Take note of the user names the home paths in `value` (a string or JSON-like data)
+        name, so `text` masks them wherever they stand as a word (`lsof` and `ls -l` print
+        the name bare); call it on a whole trace before redacting any of it."""
+        names = set()
+        for text in _strings(value):
+            for pattern in self._homes:
+                names |= {m[0][len(m["keep"]) :] for m in pattern.finditer(text)}
+        names = {n for n in names if len(n) >= 3} - {USER, MASK, *_GENERIC_USERS}
+        if names - self._names:
+            self._names |= names
+            alternatives = "|".join(map(re.escape, sorted(self._names, key=len, reverse=True)))
+            self._users = re.compile(rf"(?<![\w.\-])(?:{alternatives})(?![\w\-])")
 
     def text(self, value: str) -> str:
         lowered = value.lower()
-        for pattern, needles in self.patterns:
+        for pattern, needles, mask in self.patterns:
             if needles and not any(n in lowered for n in needles):
                 continue
-            value, n = pattern.subn(_masked if "keep" in pattern.groupindex else MASK, value)
+            keep = "keep" in pattern.groupindex
+            value, n = pattern.subn(partial(_masked, mask) if keep else mask, value)
+            self.count += n
+        if self._users is not None:
+            value, n = self._users.subn(USER, value)
             self.count += n
         return value
 
@@ -108,5 +149,15 @@ class Redactor:
         return value
 
 
-def _masked(m: re.Match[str]) -> str:
-    return (m.group("keep") or "") + MASK
+def _masked(mask: str, m: re.Match[str]) -> str:
+    return (m.group("keep") or "") + mask
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []

@@ -191,6 +191,7 @@ def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
     ground truth, metadata, compaction summaries, subagents), so no slot, cue or probe is
     built from a secret."""
     r = redactor
+    r.learn(_strings(trace))  # a user name first seen late in the trace goes from the start
 
     def message(m: TraceMessage) -> TraceMessage:
         calls = [
@@ -219,6 +220,13 @@ def redact_trace(trace: Trace, redactor: Redactor) -> Trace:
         ),
         metadata=r.value(trace.metadata),
     )
+
+
+def _strings(trace: Trace) -> list[Any]:
+    """What of `trace` may carry a home path: texts, arguments, metadata, its subagents'."""
+    calls = [(c.arguments, c.raw_arguments or "") for m in trace.messages for c in m.tool_calls]
+    return [trace.source, trace.system, trace.metadata, [m.text for m in trace.messages], calls,
+            *(_strings(s) for s in trace.subagents)]  # fmt: skip
 
 
 def tool_names(trace: Trace, native: frozenset[str] = frozenset()) -> dict[str, str]:

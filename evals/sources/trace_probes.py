@@ -9,8 +9,9 @@ file it wrote, in its final answer), is a probe asked where it was used (`after`
 so a model could answer it from its window; never the value's place in a later answer.
 
 Only values that pass the hygiene rules (hygiene.py) are probed, and each rejection is
-counted by reason. A probe whose value the recorded user or agent restated between its source
-and its use is `carried`: it stays in view whatever a strategy did to the source.
+counted by reason. A probe whose value the recorded agent restated between its source and its
+use, or the recorded user wrote anywhere before its use, is `carried`: it stays in view
+whatever a strategy did to the source.
 
 Ground truth first: the arguments of a task's expected actions and the files its gold patch
 touches are probed (`provenance.from: ground-truth`) where the run used them (else at the
@@ -184,10 +185,12 @@ def _probe(
 
 
 def _carried(walk: Walk, value: str, source: int, use: int) -> bool:
-    """The recorded user or agent wrote `value` between its source and its use."""
+    """The recorded agent wrote `value` between its source and its use, or the recorded user
+    wrote it before its use: before the source too ("my card ending in 7334", then the tool
+    shows it), the user's words keep it in view whatever befalls the tool result."""
     if walk.wrote(value, use, source):
         return True
-    return any(s.source.kind == "user" and source < s.message for s in walk.showing(value, use))
+    return any(s.source.kind == "user" and s.message != source for s in walk.showing(value, use))
 
 
 def _unambiguous(probes: list[dict[str, Any]], rejected: Rejections) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@ left out as the headline leaves them out, and `relabel` swaps the role-named val
 across tool results, so a relabelled trace answers with another value of the same kind."""
 
 import asyncio
+from pathlib import Path
 
 from role_scenario import OTHER_PAYMENT, PAYMENT, role_scenario
 
@@ -13,6 +14,7 @@ from evals.scenarios.from_file import load_scenario_file
 from evals.scenarios.recorded import relabelled
 from evals.simulated import BREAKS
 from evals.simulated.breaks import entity_pairs
+from evals.sources.trace_import import import_path
 
 
 def test_breaks_pass_on_a_sound_trace_with_a_carried_value(tmp_path) -> None:
@@ -52,3 +54,17 @@ def test_relabel_never_pairs_a_value_with_one_that_holds_it() -> None:
     pairs = entity_pairs(relabelled([probe(n, v) for n, v in enumerate(values)]))
     assert pairs["cls.wrap_keys"] != "cls.wrap_keys.add"
     assert all(a not in b and b not in a for a, b in pairs.items())
+
+
+def test_relabel_reaches_a_value_a_recorded_subagent_answered_with(tmp_path) -> None:
+    # The subagent's recorded answer ("Invoice INV-5512 for ...") is literal text in the
+    # scenario: a relabelled subagent would have answered with the swapped value, so the
+    # parent's probe on it must not pass under `relabel`.
+
+    fixture = Path(__file__).parents[1] / "sources" / "fixtures" / "claude_code_fix.jsonl"
+    out = tmp_path / "fix.yaml"
+    import_path(fixture, out, min_probes=1)
+    scenario = load_scenario_file(out)
+    assert any(p.answer == "INV-5512" and not p.carried for p in scenario.probes)
+    results = asyncio.run(check_scenario(scenario, arms=("relabel",)))
+    assert results[0].ok, results[0]

@@ -52,9 +52,6 @@ SHAPES = {
     "slack": ("SLACK={}", "xoxb-123456789012-1234567890123-AbCdEfGhIj"),
     "google": ("maps key {}", "AIzaSyA1234567890abcdefghijklmnopqrstu"),
     "e-mail": ("write to {} today", "jane.doe@example.com"),
-    "home path": ("opened {} for you", "/home/jane/work/ctxlab.duckdb"),
-    "mac home": ("saved to {}", "/Users/jane/Desktop/report.md"),
-    "windows home": ("saved to {}", "C:\\Users\\jane\\report.md"),
     "hugging face": ("HF_TOKEN {} set", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"),
     "gitlab": ("remote with {}", "glpat-AbCdEf0123456789_xyz"),
     "npm": ("//registry.npmjs.org/:_authToken {}", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
@@ -149,3 +146,53 @@ def test_keys_and_addresses_never_reach_the_file(
     assert info["redactions"] >= 6  # key and address in the user turn and the tool result
     assert info["probes"] >= 1  # the balance, asked by its label: the file is the whole path's
     assert import_run(str(db), result.run_id, min_probes=1)["source"]["redactions"] >= 4
+
+
+# A home path names who ran the run only by its user segment: that goes, the rest of the path
+# stays, so a listing of the file can still be named by it.
+HOMES = {
+    "linux": ("/home/jane/work/ctxlab.duckdb", "/home/<user>/work/ctxlab.duckdb"),
+    "mac": ("/Users/jane/Desktop/report.md", "/Users/<user>/Desktop/report.md"),
+    "windows": ("C:\\Users\\jane\\report.md", "C:\\Users\\<user>\\report.md"),
+    "windows slashes": ("c:/Users/jane/app/x.py", "c:/Users/<user>/app/x.py"),
+    "bare home": ("cd /home/jane && ls", "cd /home/<user> && ls"),
+    "file url": ("file:///Users/jane/app/x.ts:26", "file:///Users/<user>/app/x.ts:26"),
+    "claude project": (
+        "projects/-home-jane-src-app/s.jsonl",
+        "projects/-home-<user>-src-app/s.jsonl",
+    ),
+    "secret inside": (
+        "/home/jane/keys/ghp_16C7e42F292c6912E7710c838347Ae178B4a.txt",
+        f"/home/<user>/keys/{MASK}.txt",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", HOMES)
+def test_a_home_path_loses_its_user_name_only(name: str) -> None:
+    path, redacted = HOMES[name]
+    assert Redactor().text(f"opened {path} for you") == f"opened {redacted} for you"
+
+
+def test_one_home_path_redacts_alike_everywhere() -> None:
+    redactor = Redactor()
+    path = "/home/jane/src/app/x.py"
+    texts = [f"Read {path}", f'{{"file_path": "{path}"}}', f"{path}:3:x = 1"]
+    out = [redactor.text(t) for t in texts]
+    assert all("/home/<user>/src/app/x.py" in o and "jane" not in o for o in out)
+
+
+def test_a_user_name_learned_from_a_home_path_is_masked_everywhere() -> None:
+    # `lsof` and `ls -l` print the user name bare: once a home path has named the user, it
+    # goes wherever it stands as a word, before or after the path in the trace.
+    redactor = Redactor()
+    redactor.learn({"cwd": "/Users/mkowalczyk/app", "out": ["node 4242 mkowalczyk 12u IPv6"]})
+    assert redactor.text("node 4242 mkowalczyk 12u IPv6") == "node 4242 <user> 12u IPv6"
+    assert redactor.text("ls: mkowalczyk_notes, mkowalczyk") == "ls: mkowalczyk_notes, <user>"
+
+
+def test_a_generic_account_name_is_masked_only_in_its_path() -> None:
+    redactor = Redactor()
+    redactor.learn("/home/dev/shop and /home/runner/work")
+    assert redactor.text("npm run dev on the runner") == "npm run dev on the runner"
+    assert redactor.text("/home/dev/shop") == "/home/<user>/shop"

@@ -147,3 +147,16 @@ def test_an_export_is_redacted_unless_asked_not_to(
     assert main([*base, "--out", str(kept), "--no-redact"]) == 0
     assert "kari@example.org" not in shared.read_text() and "[REDACTED]" in shared.read_text()
     assert "kari@example.org" in kept.read_text()
+
+
+@pytest.mark.parametrize("format", EXPORT_FORMATS)
+def test_an_export_masks_the_user_of_a_home_path_and_keeps_the_file(format: str) -> None:
+    trace = Trace("home", "claude-code", "h.jsonl")
+    trace.messages = [
+        TraceMessage("user", "Open it."),
+        TraceMessage("assistant", "", tool_calls=[
+            TraceToolCall("a", "Read", {"file_path": "/Users/mkowalczyk/app/cart.py"})]),
+        TraceMessage("tool", "1\tTOTAL = 3  # owner mkowalczyk", tool_call_id="a"),
+    ]  # fmt: skip
+    text = export_trace(trace, format)
+    assert "mkowalczyk" not in text and "/Users/<user>/app/cart.py" in text

@@ -291,3 +291,16 @@ def test_nothing_imported_names_the_traces_reason_before_the_records_it_dropped(
     summary = ImportSummary(Path("traces"), Path("suite"), skipped=[*records, trace])
     (line,) = summary.lines()
     assert "only 2 probes (under 5)" in line  # not hidden in "(and 1 more)"
+
+
+def test_a_home_dir_file_a_claude_code_session_read_names_its_listing(tmp_path: Path) -> None:
+    # The session ran in /home/mkowalczyk/...: only the user segment of its paths is masked,
+    # so the Read of `rates.py` still names the line its value stood on.
+    summary = import_path(FIXTURES / "claude_code_home.jsonl", tmp_path / "h.yaml", min_probes=1)
+    text = summary.files[0].read_text()
+    assert "mkowalczyk" not in text
+    listed = [p for p in yaml.safe_load(text)["probes"] if p["role"]["kind"] == "listing"]
+    assert any(
+        p["answer"] == "FIN-4471" and "`/home/<user>/src/app/src/billing/rates.py`" in p["question"]
+        for p in listed
+    ), [p["question"] for p in listed]

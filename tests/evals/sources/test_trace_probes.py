@@ -268,10 +268,29 @@ def test_a_role_naming_a_redacted_file_is_no_role() -> None:
     trace.messages = _session(
         "Rename the setting.",
         _step("a", "Read", "     1→import os\n     2→show_sensitive_data = False",
-              file_path="/home/ann@corp.example/app/config.py"),
+              file_path="/srv/ann@corp.example/app/config.py"),
         _step("b", "Bash", "clean", command="git status"),
         _step("c", "Grep", "app/config.py", pattern="show_sensitive_data"),
     )  # fmt: skip
     doc = trace_to_scenario(trace)
     assert all("[REDACTED]" not in p["question"] for p in doc["probes"])
     assert doc["probe_counts"].get("rejected_no_role", 0) >= 1
+
+
+def test_a_value_the_user_wrote_before_its_tool_source_is_carried() -> None:
+    # The user says "ending in 7447" (no role there), then the tool shows it as `last_four`:
+    # the user's words keep it in view whatever a strategy (or a blanked tool) does.
+    trace = Trace("airline", "openai-chat", "airline.json")
+    trace.messages = [
+        TraceMessage("user", "Change my trip; my user id is ines_varga_31."),
+        _call("x", "list_airports", country="US"),
+        TraceMessage("tool", "JFK, LAX, SFO", tool_call_id="x"),
+        TraceMessage("user", "Option 1. Please use my credit card ending in 7447 for charges."),
+        _call("a", "get_user_details", user_id="ines_varga_31"),
+        TraceMessage("tool", json.dumps(USER), tool_call_id="a"),
+        _call("b", "get_reservation_details", reservation_id="K1P9WD"),
+        TraceMessage("tool", json.dumps({"reservation_id": "K1P9WD"}), tool_call_id="b"),
+        TraceMessage("assistant", "Done: the charges went to your credit card ending in 7447."),
+    ]  # fmt: skip
+    probe = _probe(trace_to_scenario(trace), "7447")
+    assert probe["source"] == "tool" and probe["carried"] is True
