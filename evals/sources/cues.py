@@ -16,9 +16,7 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from evals.simulated.plan import Cue
-from evals.sources.shelf import containing, holding
-
-SourceKind = Literal["tool", "user", "agent", "memory"]
+from evals.sources.shelf import Source, SourceKind, containing, holding
 
 NUMBER = r"-?[0-9][0-9,]*(?:\.[0-9]+)?"
 PATH = r"/[\w./\-]*[\w\-]"
@@ -31,17 +29,6 @@ MAX_LOOKALIKES = 8
 # A long trace asks about tens of thousands of values and labels, each several times around
 # its use: more than `re`'s own cache of 512 holds, and compiling again was most of an import.
 COMPILED = 8192
-
-
-@dataclass(frozen=True)
-class Source:
-    """A text the agent had in front of it: a tool result, a user turn or its own words.
-    `ref` says where it is in the run (turn, tool, message id)."""
-
-    ref: str
-    kind: SourceKind
-    text: str
-    turn: int
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evals.sources.cues import Found, Source, find_cue, spans
-from evals.sources.shelf import Haystack, Texts, holding, in_any, only
+from evals.sources.cues import Found, find_cue, spans
+from evals.sources.shelf import Haystack, Source, Texts, holding, in_any, only
 
 # Where the agent writes things down: its note, and the text it puts in files.
 WRITTEN_ARGS = {"write_file": ("content",), "edit_file": ("new_string",)}

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, islice
-from typing import TYPE_CHECKING, TypeVar, overload
+from typing import Literal, TypeVar, overload
 
-if TYPE_CHECKING:  # cues.py narrows its searches with the helpers below
-    from evals.sources.cues import Source, SourceKind
+SourceKind = Literal["tool", "user", "agent", "memory"]
 
 _WORD = re.compile(r"\w+")
 # Longer gaps between two words (an indented block's newline and spaces) make no pair.
@@ -27,6 +27,17 @@ MAX_BETWEEN = 3
 # start, at most MAX_BETWEEN non-word characters, the next word whole.
 _PAIR = re.compile(rf"(?<!\w)(?=(\w+\W{{1,{MAX_BETWEEN}}}\w+))")
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A text the agent had in front of it: a tool result, a user turn or its own words.
+    `ref` says where it is in the run (turn, tool, message id)."""
+
+    ref: str
+    kind: SourceKind
+    text: str
+    turn: int
 
 
 class Shelf:

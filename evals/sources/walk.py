@@ -17,10 +17,10 @@ from typing import Any
 
 from evals.scenarios.format import reply_key
 from evals.simulated.plan import escape_slots
-from evals.sources.cues import Found, Source, find_cue, spans
+from evals.sources.cues import Found, find_cue, spans
 from evals.sources.plan import Planner, rendered_step
 from evals.sources.roles import Call
-from evals.sources.shelf import Joined, Texts, holding, only
+from evals.sources.shelf import Joined, Source, Texts, holding, only
 from evals.sources.trace import Trace, TraceToolCall
 from evals.sources.values import argument_values, common, shape_of, tokens
 from evals.sources.walk_record import ReplayPoint, Shown, Use, UseKind, Walk

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evals.sources.cues import Source, spans
+from evals.sources.cues import spans
 from evals.sources.roles import Call
-from evals.sources.shelf import Shelf, Shelved
+from evals.sources.shelf import Shelf, Shelved, Source
 
 UseKind = Literal["argument", "command", "content", "answer"]
 
