@@ -29,11 +29,23 @@ _LINE_BYTES = 50  # random bytes a line: 100 hex digits and a newline
 _ATTEMPTS = 8
 
 
+# A soak of 10,000 calls log-uniform up to 300 MB writes ~240 GB. To cover the whole range on a
+# disk that holds less, the bulk of the calls can be capped (CTXLAB_SOAK_BULK_MB) while a few
+# (CTXLAB_SOAK_HUGE) are drawn from the top half of the range, at random places.
+BULK_MB = os.environ.get("CTXLAB_SOAK_BULK_MB")
+HUGE = int(os.environ.get("CTXLAB_SOAK_HUGE", "0"))
+
+
 def sizes(calls: int, max_bytes: int, seed: int) -> list[int]:
-    """Result sizes, log-uniform from 1 KB to `max_bytes`: most small, a few huge."""
+    """Result sizes, log-uniform from 1 KB to `max_bytes` (or to the bulk cap): most small, a
+    few huge."""
     rng = random.Random(seed)
-    low, high = math.log(1_000), math.log(max_bytes)
-    return [int(math.exp(rng.uniform(low, high))) for _ in range(calls)]
+    bulk = int(float(BULK_MB) * 1_000_000) if BULK_MB else max_bytes
+    low, high = math.log(1_000), math.log(min(bulk, max_bytes))
+    out = [int(math.exp(rng.uniform(low, high))) for _ in range(calls)]
+    for at in rng.sample(range(calls), min(HUGE, calls)):
+        out[at] = rng.randint(max_bytes // 2, max_bytes)
+    return out
 
 
 def result_text(n: int, size: int) -> str:

@@ -12,6 +12,11 @@ The full one (10,000 calls up to 300 MB: ~240 GB written, so a disk that holds i
     CTXLAB_SOAK_CALLS=10000 CTXLAB_SOAK_MAX_MB=300 uv run pytest \\
         tests/benchmarks/test_soak_bench.py --benchmark-only -s
 
+The same range on an ordinary disk: 10,000 calls of 1 KB to 1 MB, three of them 150-300 MB:
+
+    CTXLAB_SOAK_CALLS=10000 CTXLAB_SOAK_MAX_MB=300 CTXLAB_SOAK_BULK_MB=1 CTXLAB_SOAK_HUGE=3 \\
+        uv run pytest tests/benchmarks/test_soak_bench.py --benchmark-only -s
+
 CTXLAB_SOAK_SEED picks the sizes, the disk-full call and the kill point; CTXLAB_SOAK_MEMORY sets
 the store's DuckDB memory_limit (default 256MB, the file store's).
 """
@@ -35,7 +40,7 @@ import pytest
 from harness import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
-from soak_child import THREAD, answered, call_number, result_text, sizes  # noqa: E402
+from soak_child import BULK_MB, HUGE, THREAD, answered, call_number, result_text, sizes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).with_name("soak_child.py")
@@ -83,7 +88,7 @@ def _soak(tmp: Path) -> dict[str, Any]:
     checked = _check(db, _reported(report))
     assert "StoreError" in doomed_err + err, "the disk never refused a write"
     return {
-        "calls": CALLS, "max_mb": MAX_BYTES / 1e6, "disk_full_at": disk_at,
+        "calls": CALLS, "max_mb": MAX_BYTES / 1e6, "bulk_mb": BULK_MB, "huge": HUGE, "disk_full_at": disk_at,
         "killed_after_reported": killed_at, "wall_s": round(wall, 1),
         "peak_rss_mb_killed": round(first_peak, 1),
         "peak_rss_mb_resumed": json.loads(out.strip().splitlines()[-1])["rss_mb"],
