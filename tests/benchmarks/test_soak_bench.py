@@ -88,7 +88,8 @@ def _soak(tmp: Path) -> dict[str, Any]:
     checked = _check(db, _reported(report))
     assert "StoreError" in doomed_err + err, "the disk never refused a write"
     return {
-        "calls": CALLS, "max_mb": MAX_BYTES / 1e6, "bulk_mb": BULK_MB, "huge": HUGE, "disk_full_at": disk_at,
+        "calls": CALLS, "max_mb": MAX_BYTES / 1e6, "bulk_mb": BULK_MB, "huge": HUGE,
+        "disk_full_at": disk_at,
         "killed_after_reported": killed_at, "wall_s": round(wall, 1),
         "peak_rss_mb_killed": round(first_peak, 1),
         "peak_rss_mb_resumed": json.loads(out.strip().splitlines()[-1])["rss_mb"],
