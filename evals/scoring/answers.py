@@ -35,8 +35,10 @@ _SCALES = (
     (re.compile(r"(\d)\s*(?:k|thousands?)\b"), r"\1 thousand"),
 )
 # Punctuation not inside a token (between two letters or digits) is sentence punctuation;
-# `/`, `+`, `#`, `@`, `_` and `%` always belong to the value they touch.
-_LOOSE_PUNCT = re.compile(r"[^\w\s/+#@%](?![^\W_])|(?<![^\W_])[^\w\s/+#@%]")
+# `/`, `+`, `#`, `@`, `_` and `%` always belong to the value they touch. The character is
+# matched first and its neighbours looked at after (the one before from behind the one
+# after it): looking behind at every position first made this pass twice as slow.
+_LOOSE_PUNCT = re.compile(r"[^\w\s/+#@%](?:(?![^\W_])|(?<![^\W_].))", re.S)
 
 
 def normalize(text: str) -> str:
