@@ -271,7 +271,7 @@ class Skills(Middleware):
 def _stored_digests(state: RunState) -> dict[str, Digest]:
     """Path -> (size, SHA-256 hex) of every file under `/skills/` in the store. A file stored
     in chunks (over 256 KiB) is hashed from its chunks, so it is not rewritten every sync."""
-    rows = state.store.files.digests(SHARED_NAMESPACE, SKILLS_PREFIX)
+    rows = state.store.file_digests(SHARED_NAMESPACE, SKILLS_PREFIX)
     chunked = [r["path"] for r in rows if r["blob_id"] is not None]
     whole = _stored_contents(state, chunked)
     return {

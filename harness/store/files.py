@@ -316,7 +316,9 @@ def chunk_chars_of(blob_id: str) -> int:
 def blob_pieces(sql: Sql, blob_id: str) -> Iterator[bytes]:
     """A blob's chunks in order, fetched READ_CHARS characters' worth a query: the whole is
     joined by the caller, never by DuckDB (a string_agg of a 160 MB original fails a 256 MB
-    memory_limit)."""
+    memory_limit). A blob's chunks are numbered from 0 without a gap (it is written once,
+    `harness.files.storage`), so a query that finds fewer than it asked for found the last:
+    most blobs are read in one query rather than two, the second finding nothing."""
     step, start = max(1, READ_CHARS // chunk_chars_of(blob_id)), 0
     while rows := sql.query(
         "SELECT content FROM file_chunks WHERE blob_id = ? AND chunk >= ? AND chunk < ? "
@@ -324,4 +326,6 @@ def blob_pieces(sql: Sql, blob_id: str) -> Iterator[bytes]:
         [blob_id, start, start + step],
     ):
         yield from (bytes(r["content"]) for r in rows)
+        if len(rows) < step:
+            return
         start += step

@@ -1,6 +1,6 @@
 """What an in-memory store knows of its own writes, so that the reads a run makes at every start
-are answered without a statement: whether the store holds memory, and each thread's window and
-next transcript position.
+are answered without a statement: whether the store holds memory, which folders hold no file
+(the skills middleware's), and each thread's window and next transcript position.
 
 An in-memory database belongs to its `Store` alone (no other process or connection reaches it),
 so what the store wrote is what it holds. The knowledge is kept only while that stays certain:
@@ -13,7 +13,7 @@ store never remembers: another process may write it between two runs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -59,11 +59,13 @@ class OwnWrites:
     def __init__(self, private: bool) -> None:
         self.private = private
         self.memoryless = False  # known to hold no memory file nor version
+        self._empty: set[str] = set()  # path prefixes known to hold no file, in any namespace
         self._threads: dict[str, _Thread] = {}
 
     def forget(self) -> None:
         """Something the store cannot see into may have written: read the tables again."""
         self.memoryless = False
+        self._empty.clear()
         self._threads.clear()
 
     @contextmanager
@@ -71,10 +73,12 @@ class OwnWrites:
         """Around a unit of work: it may write memory (the flag is dropped before, and after
         in case a check ran meanwhile), never a thread's rows."""
         self.memoryless = False
+        self._empty.clear()
         try:
             yield
         finally:
             self.memoryless = False
+            self._empty.clear()
 
     def holds_memory(self, memory: Memory) -> bool:
         if self.memoryless:
@@ -82,6 +86,18 @@ class OwnWrites:
         held = memory.any()
         self.memoryless = not held and self.private
         return held
+
+    def files_under(
+        self, prefix: str, read: Callable[[], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """`read()`'s rows (files under `prefix`), or none without a read when the store is
+        known to hold no file there; an empty answer is known from then on."""
+        if prefix in self._empty:
+            return []
+        rows = read()
+        if not rows and self.private:
+            self._empty.add(prefix)
+        return rows
 
     def load_window(self, thread_id: str, messages: Messages) -> list[Message]:
         """The thread's window from the rows written when it is known; else read, and known
@@ -102,6 +118,8 @@ class OwnWrites:
         """Take note of a batch of rows handed to the store (every column in order)."""
         if "memory" in rows or any(str(r[1]).startswith(MEMORY_DIR) for r in rows.get("files", ())):
             self.memoryless = False
+        for row in rows.get("files", ()):
+            self._empty = {p for p in self._empty if not str(row[1]).startswith(p)}
         if not self._threads:
             return
         for row in rows.get("messages", ()):

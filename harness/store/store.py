@@ -132,6 +132,11 @@ class Store:
         with self.db.lock:
             return self.own.holds_memory(self.memory)
 
+    def file_digests(self, namespace: str, prefix: str) -> list[dict[str, Any]]:
+        """`Files.digests` (none read when no file is known under `prefix`: `own_writes`)."""
+        with self.db.lock:
+            return self.own.files_under(prefix, lambda: self.files.digests(namespace, prefix))
+
     # -- what a run needs (`RunStore`) ------------------------------------------------------
 
     def load_window(self, thread_id: str) -> list[Message]:

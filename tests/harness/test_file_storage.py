@@ -170,3 +170,29 @@ def test_a_file_overwritten_while_open_is_reported_not_misread() -> None:
     fs.write("/big.txt", "b\n" * 400_000)
     with pytest.raises(FileNotFoundError, match="changed while it was being read"):
         list(opened.fragments(300_000, 0, 5_000))
+
+
+@pytest.mark.parametrize(("chunks", "queries"), [(1, 1), (7, 3), (6, 3)])
+def test_a_blob_is_read_without_a_query_past_its_last_chunk(
+    monkeypatch: pytest.MonkeyPatch, chunks: int, queries: int
+) -> None:
+    # Three chunks a query: 7 chunks take 3 queries; 6 take a third finding nothing.
+    from harness.store import files as stored_files
+
+    monkeypatch.setattr(stored_files, "READ_CHARS", 21)
+    store = Store(":memory:")
+    fs = FileSystem(store, "t")
+    text = "".join(chr(ord("a") + i % 26) for i in range(7 * chunks))
+    with tiny_chunks():
+        fs.write_blob("/blob.txt", text)
+        asked: list[str] = []
+        query = store.query
+
+        def spy(sql: str, params: Any = None) -> list[dict[str, Any]]:
+            if "FROM file_chunks" in sql:
+                asked.append(sql)
+            return query(sql, params)
+
+        store.query = spy  # type: ignore[method-assign]
+        assert fs.read_text("/blob.txt") == text
+    assert len(asked) == queries
