@@ -233,3 +233,25 @@ def build_dumper(options: AgentOptions) -> Agent:
         FunctionModel(_dumper, name="dumper-model"), [dump], store=options.store,
         step_runner=options.step_runner, name="dumper", memory=(),
     )  # fmt: skip
+
+
+@tool
+def stall() -> str:
+    """Wait for the table to settle."""
+    _hang()
+    return "Settled."
+
+
+def _dump_and_stall(messages: Sequence[Message], params: RequestParams) -> object:
+    if messages[-1].role == "tool":
+        return "Dumped."
+    return reply("Dumping.", call("dump", call_id="call-d"), call("stall", call_id="call-s"))
+
+
+def build_dump_and_stall(options: AgentOptions) -> Agent:
+    """Dumps ~70 MB beside a tool that hangs until `$CTXLAB_TEST_HANG_S`, so that a test can
+    kill the run after the dump's result is journaled and before its step commits."""
+    return create_agent(
+        FunctionModel(_dump_and_stall, name="dumper-model"), [dump, stall],
+        store=options.store, step_runner=options.step_runner, name="dumper", memory=(),
+    )  # fmt: skip
