@@ -44,6 +44,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_args
 
+from flows.journal_blobs import blob_ids, spill, unspill
 from harness.messages import Message, ModelResponse, StopReason, ToolCall, Usage
 from harness.models.base import RequestParams
 from harness.steps import StepRunner
@@ -266,7 +267,10 @@ class Journal:
             )
             for row in rows:
                 where = f"step_journal row {row['key']!r} of run {scope!r} in {store.path}"
-                kind, value = decode(row["result"], where=where)
+                record = unspill(store, row["result"])
+                if record is None:
+                    raise JournalError(f"{where} names stored chunks that are gone or short")
+                kind, value = decode(record, where=where)
                 if row["key"].startswith(STATE_PREFIX) != (kind == "checkpoint"):
                     raise JournalError(f"{where} holds a {kind} under the wrong key")
                 if kind == "checkpoint":
@@ -286,11 +290,12 @@ class Journal:
         self, name: str, key: str, value: Any, task_run_id: str | None, *, model: Any = None
     ) -> None:
         """Commit one completed step's result now, in one transaction, with the checkpoint
-        of the model that produced it when the model keeps one."""
+        of the model that produced it when the model keeps one (a record over 4 MB: its
+        chunks first, in transactions of their own, see `flows.journal_blobs`)."""
         blob = encode(value)
         if blob is None:
             return  # a result with no record is recomputed on resume
-        rows = [(key, blob)]
+        rows = [(key, spill(self.store, blob))]
         if model is not None and callable(getattr(model, "checkpoint", None)):
             state = encode(model.checkpoint(), checkpoint=True)
             if state is None:
@@ -318,7 +323,11 @@ class Journal:
 
     def clear(self) -> None:
         """Drop the journal of a finished run: everything it did is in the harness tables."""
-        self.store.execute("DELETE FROM step_journal WHERE scope = ?", [self.scope])
+        chunked = blob_ids(self.store, self.scope)
+        with self.store.transaction() as con:
+            if chunked:
+                con.execute("DELETE FROM file_chunks WHERE list_contains(?, blob_id)", [chunked])
+            con.execute("DELETE FROM step_journal WHERE scope = ?", [self.scope])
 
     @property
     def remaining(self) -> int:

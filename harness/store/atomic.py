@@ -7,6 +7,8 @@ that only reads (or waits on a model) holds none.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
@@ -80,3 +82,16 @@ def scope_of(db: Database) -> AtomicScope | None:
     """The atomic block open on `db` in this context, if any."""
     scope = ATOMIC.get()
     return scope if scope is not None and scope.db is db else None
+
+
+@contextmanager
+def apart() -> Iterator[None]:
+    """Writes inside go in transactions of their own, even within an atomic block: for rows
+    that nothing reads until a row of the block names them (a large record's chunks, written
+    a bounded amount a transaction), which would otherwise swell the block's one transaction
+    past DuckDB's memory_limit. If the block then rolls back, they are left unnamed."""
+    token = ATOMIC.set(None)
+    try:
+        yield
+    finally:
+        ATOMIC.reset(token)

@@ -203,3 +203,55 @@ mcp_weekly = AgentSpec(
     session=lambda _options: ("What changed at Acme this week?",),
     mcp_servers=(NEWS_SERVER,),
 )
+
+
+# A tool result several times a lowered store memory_limit (the journal test sets 32 MB).
+DUMP_ROWS = 1_000_000  # ~70 MB
+DUMP_LINE = "row {:09d}: a tool result far larger than the store's memory limit\n"
+
+
+def huge_dump() -> str:
+    return "".join(DUMP_LINE.format(i) for i in range(DUMP_ROWS))
+
+
+@tool
+def dump() -> str:
+    """Dump the whole table."""
+    _log("tool dump")
+    return huge_dump()
+
+
+def _dumper(messages: Sequence[Message], params: RequestParams) -> object:
+    if messages[-1].role == "tool":
+        return "Dumped."
+    return reply("Dumping.", call("dump", call_id="call-d"))
+
+
+def build_dumper(options: AgentOptions) -> Agent:
+    """Calls a tool whose result is ~70 MB."""
+    return create_agent(
+        FunctionModel(_dumper, name="dumper-model"), [dump], store=options.store,
+        step_runner=options.step_runner, name="dumper", memory=(),
+    )  # fmt: skip
+
+
+@tool
+def stall() -> str:
+    """Wait for the table to settle."""
+    _hang()
+    return "Settled."
+
+
+def _dump_and_stall(messages: Sequence[Message], params: RequestParams) -> object:
+    if messages[-1].role == "tool":
+        return "Dumped."
+    return reply("Dumping.", call("dump", call_id="call-d"), call("stall", call_id="call-s"))
+
+
+def build_dump_and_stall(options: AgentOptions) -> Agent:
+    """Dumps ~70 MB beside a tool that hangs until `$CTXLAB_TEST_HANG_S`, so that a test can
+    kill the run after the dump's result is journaled and before its step commits."""
+    return create_agent(
+        FunctionModel(_dump_and_stall, name="dumper-model"), [dump, stall],
+        store=options.store, step_runner=options.step_runner, name="dumper", memory=(),
+    )  # fmt: skip
