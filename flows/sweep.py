@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -159,14 +158,9 @@ def task_runner(kind: str, *, workers: int | None = None, address: str | None = 
     if kind == "process":
         return ProcessPoolTaskRunner(max_workers=workers)
     if kind == "dask":
-        try:
-            from prefect_dask import DaskTaskRunner
-        except ImportError as exc:
-            raise RuntimeError(
-                "--runner dask needs prefect-dask: install it with `uv sync --extra dask`"
-            ) from exc
-        # The local cluster logs every worker and connection at INFO.
-        logging.getLogger("distributed").setLevel(logging.WARNING)
+        from evals.run.cluster import dask_module
+
+        DaskTaskRunner = dask_module("prefect_dask", "prefect-dask").DaskTaskRunner
         if address:
             return DaskTaskRunner(address=address)
         return DaskTaskRunner(

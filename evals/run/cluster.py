@@ -11,11 +11,13 @@ its path for an unknown built-in scenario."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from evals.run.cell import Cell, arun_cell
@@ -54,16 +56,23 @@ def run_cells_on_dask(
     return results  # type: ignore[return-value]
 
 
-@contextmanager
-def _client(address: str | None, workers: int) -> Iterator[Any]:
+def dask_module(name: str, package: str) -> ModuleType:
+    """Module `name` of the `dask` extra, or the one-line error that says how to install it;
+    Dask's own logging quieted (a local cluster logs every worker and connection at INFO)."""
     try:
-        from distributed import Client, LocalCluster
+        module = importlib.import_module(name)
     except ImportError as exc:
         raise RuntimeError(
-            "--runner dask needs dask.distributed: install it with `uv sync --extra dask`"
+            f"--runner dask needs {package}: install it with `uv sync --extra dask`"
         ) from exc
-    # A local cluster logs every worker and connection at INFO.
     logging.getLogger("distributed").setLevel(logging.WARNING)
+    return module
+
+
+@contextmanager
+def _client(address: str | None, workers: int) -> Iterator[Any]:
+    distributed = dask_module("distributed", "dask.distributed")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
     if address:
         with Client(address) as client:
             yield client

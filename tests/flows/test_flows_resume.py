@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers.crashes import kill_once
 from helpers.flows import flow_run_state
 from helpers.store import events
 from helpers.waiting import wait_until
@@ -236,20 +237,15 @@ def test_a_week_killed_under_run_weeks_resumes_and_the_next_weeks_go_on_from_its
             [*CLI, *argv, "--weeks", "3"], stdout=subprocess.DEVNULL, stderr=err,
             env={**subprocess_env, "CTXLAB_TEST_HANG_ON": "brief-2026-01-19"},
         )  # fmt: skip
-    try:
-        wait_until(lambda: marker.exists() or doomed.poll() is not None, 90, "week 2's brief")
-        assert doomed.poll() is None, log.read_text()[-3000:]
 
-        def exports_journaled() -> bool:  # they run beside the brief's read and complete
-            return bool(store.scalar("SELECT count(*) >= 3 FROM step_journal "
-                                     "WHERE key LIKE 'tool:query_market_export:%'"))  # fmt: skip
+    def exports_journaled() -> bool:  # they run beside the brief's read and complete
+        if doomed.poll() is not None:
+            raise AssertionError(log.read_text()[-3000:])
+        return marker.exists() and bool(store.scalar(
+            "SELECT count(*) >= 3 FROM step_journal "
+            "WHERE key LIKE 'tool:query_market_export:%'"))  # fmt: skip
 
-        wait_until(exports_journaled, 30, "week 2's export queries")
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(timeout=30)
-    finally:
-        if doomed.poll() is None:
-            doomed.kill()
+    kill_once(doomed, exports_journaled, 120, "week 2's brief and export queries")
     killed = [r for r in store.runs.all() if r["status"] == "running"]
     assert len(killed) == 1 and len(store.memory.versions()) == 1  # week 2 noted nothing yet
 

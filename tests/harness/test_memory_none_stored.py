@@ -1,7 +1,7 @@
 """Memory that does not exist costs nothing: on an in-memory store that holds none, a run start
 reads nothing for it; memory that appears by any road is read at the next run start."""
 
-from typing import Any
+from helpers.store import CountingStore
 
 from harness import Store
 from harness.files.filesystem import FileSystem
@@ -12,32 +12,12 @@ from harness.models import ScriptedModel, call, reply
 AGENTS = "/memories/AGENTS.md"
 
 
-class CountingStore(Store):
-    """A store that remembers every read it ran on the memory or files tables."""
-
-    def __init__(self) -> None:
-        self.reads: list[str] = []
-        super().__init__(":memory:")
-
-    def query(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
-        self._note(sql)
-        return super().query(sql, params)
-
-    def scalar(self, sql: str, params: Any = None) -> Any:
-        self._note(sql)
-        return super().scalar(sql, params)
-
-    def _note(self, sql: str) -> None:
-        if "FROM memory" in sql or "FROM files" in sql:
-            self.reads.append(sql)
-
-
 def _prompts(model: ScriptedModel) -> list[str]:
     return [c.params.system_prompt for c in model.calls]
 
 
 def test_a_run_start_reads_nothing_when_the_store_holds_no_memory(bare_agent) -> None:
-    store = CountingStore()
+    store = CountingStore(("memory", "files"))
     agent = bare_agent(ScriptedModel(["One.", "Two.", "Three."]), (), [Memory()], store=store)
     agent.run_sync("hi", thread_id="t")
     store.reads.clear()
@@ -47,7 +27,7 @@ def test_a_run_start_reads_nothing_when_the_store_holds_no_memory(bare_agent) ->
 
 
 def test_memory_written_outside_a_run_is_seen_at_the_next_start(bare_agent) -> None:
-    store = CountingStore()
+    store = CountingStore(("memory", "files"))
     model = ScriptedModel(["One.", "Two.", "Three."])
     agent = bare_agent(model, (), [Memory()], store=store)
     agent.run_sync("hi", thread_id="t")
@@ -58,7 +38,7 @@ def test_memory_written_outside_a_run_is_seen_at_the_next_start(bare_agent) -> N
 
 
 def test_memory_written_by_raw_sql_is_seen_at_the_next_start(bare_agent) -> None:
-    store = CountingStore()
+    store = CountingStore(("memory", "files"))
     model = ScriptedModel(["One.", "Two."])
     agent = bare_agent(model, (), [Memory()], store=store)
     agent.run_sync("hi", thread_id="t")
@@ -72,7 +52,7 @@ def test_memory_written_by_raw_sql_is_seen_at_the_next_start(bare_agent) -> None
 
 
 def test_memory_the_agent_writes_is_read_at_the_next_start(bare_agent) -> None:
-    store = CountingStore()
+    store = CountingStore(("memory", "files"))
     model = ScriptedModel(
         [
             reply("", call("write_file", "w1", file_path=AGENTS, content="- Bullets.\n")),

@@ -4,7 +4,8 @@ the next run start."""
 
 from typing import Any
 
-from harness import Store
+from helpers.store import CountingStore
+
 from harness.files.filesystem import FileSystem
 from harness.middleware.skills import Skills
 from harness.models import ScriptedModel
@@ -13,25 +14,12 @@ SKILL = "/skills/house-style/SKILL.md"
 TEXT = "---\nname: house-style\ndescription: Write numbers in tables.\n---\nUse tables.\n"
 
 
-class CountingStore(Store):
-    """A store that remembers every read it ran on the files table."""
-
-    def __init__(self, path: Any = ":memory:") -> None:
-        self.reads: list[str] = []
-        super().__init__(path)
-
-    def query(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
-        if "FROM files" in sql:
-            self.reads.append(sql)
-        return super().query(sql, params)
-
-
 def _prompts(model: ScriptedModel) -> list[str]:
     return [c.params.system_prompt for c in model.calls]
 
 
 def test_a_run_start_reads_nothing_when_the_store_holds_no_skills(bare_agent) -> None:
-    store = CountingStore()
+    store = CountingStore(("files",))
     agent = bare_agent(ScriptedModel(["One.", "Two.", "Three."]), (), [Skills()], store=store)
     agent.run_sync("hi", thread_id="t")
     assert len(store.reads) == 1
@@ -42,7 +30,7 @@ def test_a_run_start_reads_nothing_when_the_store_holds_no_skills(bare_agent) ->
 
 
 def test_a_skill_written_outside_a_run_is_offered_at_the_next_start(bare_agent) -> None:
-    store = CountingStore()
+    store = CountingStore(("files",))
     model = ScriptedModel(["One.", "Two."])
     agent = bare_agent(model, (), [Skills()], store=store)
     agent.run_sync("hi", thread_id="t")
@@ -53,7 +41,7 @@ def test_a_skill_written_outside_a_run_is_offered_at_the_next_start(bare_agent) 
 
 
 def test_a_skill_written_by_raw_sql_is_offered_at_the_next_start(bare_agent) -> None:
-    store = CountingStore()
+    store = CountingStore(("files",))
     model = ScriptedModel(["One.", "Two."])
     agent = bare_agent(model, (), [Skills()], store=store)
     agent.run_sync("hi", thread_id="t")
@@ -68,7 +56,7 @@ def test_a_skill_written_by_raw_sql_is_offered_at_the_next_start(bare_agent) -> 
 
 def test_a_file_store_always_reads(bare_agent, tmp_path) -> None:  # noqa: ANN001
     # Another process may change a file store between runs: its answer is never remembered.
-    store = CountingStore(tmp_path / "s.duckdb")
+    store = CountingStore(("files",), tmp_path / "s.duckdb")
     agent = bare_agent(ScriptedModel(["One.", "Two."]), (), [Skills()], store=store)
     agent.run_sync("hi", thread_id="t")
     agent.run_sync("hi", thread_id="t")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -15,6 +17,7 @@ import duckdb
 
 from harness.store import Store
 from harness.store.database import Database
+from helpers.waiting import wait_until
 
 T = TypeVar("T")
 
@@ -162,3 +165,16 @@ class CrashingRunner:
 
     def current_step_id(self) -> str | None:
         return None
+
+
+def kill_once(doomed: subprocess.Popen[Any], ready: Callable[[], bool], timeout: float,
+              what: str) -> None:  # fmt: skip
+    """SIGKILL `doomed` as soon as `ready()` holds (waiting at most `timeout` s for `what`), and
+    never leave it running, whatever fails on the way."""
+    try:
+        wait_until(ready, timeout, what)
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=60)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()

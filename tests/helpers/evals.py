@@ -2,6 +2,7 @@
 flows tests (the sweep table)."""
 
 from dataclasses import replace
+from typing import Any
 
 from evals import EvalResult
 
@@ -22,3 +23,12 @@ def result(strategy: str = "full", seed: int = 0, **changes) -> EvalResult:
         live_cost_usd=0.0, status="completed", simulated=True, wall_s=1.0,
     )  # fmt: skip
     return replace(base, **changes)
+
+
+def without_wall(value: Any) -> Any:
+    """An eval's JSON without its wall-clock fields: what two runs of the same cells share."""
+    if isinstance(value, dict):
+        return {k: without_wall(v) for k, v in value.items() if "wall" not in k}
+    if isinstance(value, list):
+        return [without_wall(v) for v in value]
+    return value

@@ -7,18 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.evals import without_wall
 
 from flows.cli import main
 
 FIXTURES = Path(__file__).parent / "suite_fixtures"
-
-
-def without_wall(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_wall(v) for k, v in value.items() if "wall" not in k}
-    if isinstance(value, list):
-        return [without_wall(v) for v in value]
-    return value
 
 
 def run_suite(capsys: pytest.CaptureFixture[str], workers: int) -> list[Any]:

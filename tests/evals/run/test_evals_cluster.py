@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.evals import without_wall
 
 from evals import load_runs
 from evals.run.cell import Cell
@@ -34,14 +35,6 @@ def scheduler() -> Iterator[str]:
         dashboard_address=None,
     ) as cluster:
         yield cluster.scheduler_address
-
-
-def without_wall(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_wall(v) for k, v in value.items() if "wall" not in k}
-    if isinstance(value, list):
-        return [without_wall(v) for v in value]
-    return value
 
 
 def run_suite(capsys: pytest.CaptureFixture[str], *options: str) -> list[Any]:
