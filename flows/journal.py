@@ -324,10 +324,10 @@ class Journal:
     def clear(self) -> None:
         """Drop the journal of a finished run: everything it did is in the harness tables."""
         chunked = blob_ids(self.store, self.scope)
-        with self.store.transaction() as con:
+        with self.store.unit() as uow:
             if chunked:
-                con.execute("DELETE FROM file_chunks WHERE list_contains(?, blob_id)", [chunked])
-            con.execute("DELETE FROM step_journal WHERE scope = ?", [self.scope])
+                uow.files.delete_blobs(chunked)
+            uow.sql.execute("DELETE FROM step_journal WHERE scope = ?", [self.scope])
 
     @property
     def remaining(self) -> int:

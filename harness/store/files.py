@@ -259,6 +259,13 @@ class Files:
     def delete_chunks(self, blob_id: str) -> None:
         self._sql.execute(f"DELETE FROM file_chunks WHERE blob_id = ? AND {_UNNAMED}", [blob_id])
 
+    def delete_blobs(self, blob_ids: list[str]) -> None:
+        """Drop the chunks of blobs no message names (a finished run's journal records)."""
+        self._sql.execute(
+            f"DELETE FROM file_chunks WHERE list_contains(?::VARCHAR[], blob_id) AND {_UNNAMED}",
+            [blob_ids],
+        )
+
     def delete(self, namespace: str, path: str) -> None:
         """Delete the file at `path` and its chunks."""
         with self._sql.together() as sql:
