@@ -113,6 +113,7 @@ def main(path: str, calls: int, max_bytes: int, seed: int, disk_at: int, report:
             ScriptedModel([*script, "finished"]), tools=[work], store=store,
             system_prompt="soak", strategy="offload", strategy_params=params,
             middleware=[Truncate(("messages", 400), ("messages", 200))],
+            max_steps=len(script) + 1,  # one run could answer every call left
         )  # fmt: skip
         try:
             agent.run_sync("go on" if done else "go", thread_id=THREAD)

@@ -17,25 +17,29 @@ from pathlib import Path
 from evals.errors import TraceFormatError
 from evals.sources.trace import Trace
 
-# Layouts a file may resemble, by keys of its head: (what it is, its signs, all required).
-_LAYOUTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("a SWE-agent trajectory", ('"trajectory"', '"history"', '"message_type"')),
-    ("an OpenHands event stream", ('"source"', '"observation"', '"action"', '"timestamp"')),
-    ("a LangSmith or LangChain run", ('"run_type"', '"inputs"', '"outputs"')),
-    ("an Inspect AI eval log", ('"eval"', '"samples"', '"messages"')),
-    ("an Aider chat history", ("# aider chat started",)),
-)
+# Layouts a file may resemble, by keys of its head: (what it is, the format that reads it if
+# ctxlab has one, its signs, all required).
+_LAYOUTS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
+    ("a SWE-agent trajectory", "swe-agent", ('"trajectory"', '"history"', '"message_type"')),
+    ("an OpenHands event stream", "openhands",
+     ('"source"', '"observation"', '"action"', '"timestamp"')),
+    ("a LangSmith or LangChain run", "langsmith", ('"run_type"', '"inputs"', '"outputs"')),
+    ("an Inspect AI eval log", "inspect-ai", ('"eval"', '"samples"', '"messages"')),
+    ("an Aider chat history", None, ("# aider chat started",)),
+)  # fmt: skip
 # How many step-less traces are held back while waiting for one with a step: a file of many
 # chat-only conversations is still refused or passed after this many, without holding it all.
 HOLD = 200
 
 
 def resemblance(head: str) -> str | None:
-    """The layout `head` (a file's first kilobytes) resembles, in words, if any is known."""
-    for what, signs in _LAYOUTS:
+    """What `head` (a file's first kilobytes) looks like, in words, and how to read it, if its
+    layout is known."""
+    for what, reader, signs in _LAYOUTS:
         if all(re.search(re.escape(sign) + (r"\s*:" if sign.startswith('"') else ""), head)
                for sign in signs):  # fmt: skip
-            return what
+            return f"{what} (--format {reader} reads it)" if reader else \
+                f"{what}, which ctxlab does not read"  # fmt: skip
     return None
 
 
@@ -70,6 +74,5 @@ def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> I
         + " no tool step"  # fmt: skip
     if dropped:
         why += f" and {dropped} record{'s' * (dropped != 1)} were dropped"
-    what = f"it looks like {like}, which ctxlab does not read" if like else \
-        "it may be another harness's layout"  # fmt: skip
+    what = f"it looks like {like}" if like else "it may be another harness's layout"
     raise TraceFormatError(f"{path}: {why}; {what} (--format {name} imports it anyway)")
