@@ -3,26 +3,10 @@ same messages the tables give, with no read; anything it cannot see into makes i
 
 from typing import Any
 
+from helpers.store import CountingStore
+
 from harness import Store, create_agent, tool
 from harness.models import ScriptedModel, call, reply
-
-
-class CountingStore(Store):
-    """A store that remembers every read of the messages or windows tables."""
-
-    def __init__(self, path: Any = ":memory:") -> None:
-        self.reads: list[str] = []
-        super().__init__(path)
-
-    def query(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
-        if "FROM messages" in sql or "FROM windows" in sql:
-            self.reads.append(sql)
-        return super().query(sql, params)
-
-    def scalar(self, sql: str, params: Any = None) -> Any:
-        if "FROM messages" in sql or "FROM windows" in sql:
-            self.reads.append(sql)
-        return super().scalar(sql, params)
 
 
 def filler(tokens: int, tag: str) -> str:
@@ -44,7 +28,7 @@ def _masking_agent(store: Store, turns: int) -> Any:
 
 
 def test_the_window_it_remembers_is_the_window_the_tables_hold() -> None:
-    store = CountingStore()
+    store = CountingStore(("messages", "windows"))
     agent = _masking_agent(store, 4)
     for i in range(4):
         agent.run_sync(f"turn {i}", thread_id="t")
@@ -55,7 +39,7 @@ def test_the_window_it_remembers_is_the_window_the_tables_hold() -> None:
 
 
 def test_a_known_thread_is_not_read_again() -> None:
-    store = CountingStore()
+    store = CountingStore(("messages", "windows"))
     agent = _masking_agent(store, 3)
     agent.run_sync("turn 0", thread_id="t")
     store.reads.clear()
@@ -65,7 +49,7 @@ def test_a_known_thread_is_not_read_again() -> None:
 
 
 def test_a_statement_it_cannot_see_into_makes_it_read_again() -> None:
-    store = CountingStore()
+    store = CountingStore(("messages", "windows"))
     agent = _masking_agent(store, 2)
     agent.run_sync("turn 0", thread_id="t")
     store.execute("DELETE FROM messages WHERE thread_id = 't' AND role = 'tool'")
@@ -75,7 +59,7 @@ def test_a_statement_it_cannot_see_into_makes_it_read_again() -> None:
 
 def test_a_file_store_always_reads(tmp_path) -> None:  # noqa: ANN001
     # Another process may write a file store between two runs.
-    store = CountingStore(tmp_path / "s.duckdb")
+    store = CountingStore(("messages", "windows"), tmp_path / "s.duckdb")
     agent = _masking_agent(store, 2)
     agent.run_sync("turn 0", thread_id="t")
     store.reads.clear()
