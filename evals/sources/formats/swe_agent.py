@@ -8,7 +8,12 @@ environment's answer comes back as the next `user` message whose `message_type` 
 `observation`: that is a call of the `bash` tool and its result. Demonstrations
 (`is_demo`) are examples in the prompt, not the run, and are left out; a second agent's
 messages (`agent` other than the first) are left out too. Without a usable `history` the
-`trajectory` steps are read (`thought`/`response`, `action`, `observation`).
+`trajectory` steps are read (`thought`/`response`, `action`, `observation`). With one,
+the trajectory still answers what `history` left open: SWE-agent before 1.0 wrote no
+observation of the last step (the submission) into `history`, only into its trajectory step,
+so an action without a result there takes the observation of the trajectory step that ran the
+same action (the steps matched in order; a step the history lacks, such as a format error the
+model was asked to fix, is passed over).
 `info.submission` names the files the patch touches, `info.exit_status` is the outcome,
 `info.model_stats` the cost and tokens.
 """
@@ -41,7 +46,12 @@ def read(path: Path) -> Iterator[Trace]:
         trace.metadata = {k: v for k, v in doc.items() if k not in ("history", "trajectory")}
         history = doc.get("history")
         if isinstance(history, list) and history:
-            _history(trace, history, [rec.where_at("history", i) for i in range(len(history))])
+            acted = _history(trace, history, [rec.where_at("history", i)
+                                              for i in range(len(history))])  # fmt: skip
+            steps = doc.get("trajectory")
+            if isinstance(steps, list):
+                _answer_from_steps(trace, acted, steps, [rec.where_at("trajectory", i)
+                                                         for i in range(len(steps))])  # fmt: skip
         elif isinstance(doc.get("trajectory"), list):
             steps = doc["trajectory"]
             _trajectory(trace, steps, [rec.where_at("trajectory", i) for i in range(len(steps))])
@@ -52,7 +62,10 @@ def read(path: Path) -> Iterator[Trace]:
         skipped = []
 
 
-def _history(trace: Trace, history: list[Any], wheres: list[Where]) -> None:
+def _history(trace: Trace, history: list[Any], wheres: list[Where]) -> \
+        list[tuple[TraceMessage, str]]:  # fmt: skip
+    """Reads `history` into `trace`; returns its assistant messages with the action each ran."""
+    acted: list[tuple[TraceMessage, str]] = []
     agent: Any = None
     open_action: str | None = None  # a thought-action call waiting for its observation
     actions = 0
@@ -77,6 +90,8 @@ def _history(trace: Trace, history: list[Any], wheres: list[Where]) -> None:
             open_action = None
         elif role == "assistant":
             message = TraceMessage("assistant", text, where=where)
+            if isinstance(raw.get("action"), str) and raw["action"].strip():
+                acted.append((message, raw["action"].strip()))
             calls = raw.get("tool_calls")
             for call in calls if isinstance(calls, list) else []:
                 fn = obj(obj(call).get("function"))
@@ -94,6 +109,39 @@ def _history(trace: Trace, history: list[Any], wheres: list[Where]) -> None:
             trace.messages.append(message)
         else:
             trace.messages.append(TraceMessage(role, text, where=where))  # type: ignore[arg-type]
+    return acted
+
+
+def _answer_from_steps(trace: Trace, acted: list[tuple[TraceMessage, str]], steps: list[Any],
+                       wheres: list[Where]) -> None:  # fmt: skip
+    """Answers each call of `acted` (assistant messages and their actions) that no history
+    message answered with the observation of the trajectory step that ran its action."""
+    answered = {m.tool_call_id for m in trace.messages if m.role == "tool"}
+    at = 0  # the next trajectory step an action may match: both run in the same order
+    answers: list[tuple[TraceMessage, TraceMessage]] = []
+    for message, action in acted:
+        match = next((j for j in range(at, len(steps)) if _step_action(steps[j]) == action),
+                     None)  # fmt: skip
+        if match is None:
+            continue
+        at = match + 1
+        open_calls = [c for c in message.tool_calls if c.id not in answered]
+        if len(open_calls) == 1:  # SWE-agent runs one call a step: its observation answers it
+            observation = content_text(steps[match].get("observation"))
+            answers.append((message, TraceMessage("tool", observation,
+                                                  tool_call_id=open_calls[0].id,
+                                                  where=wheres[match])))  # fmt: skip
+    for message, answer in reversed(answers):
+        index = next(i for i, m in enumerate(trace.messages) if m is message)
+        after = index + 1  # past the results the history already gave this message
+        while after < len(trace.messages) and trace.messages[after].role == "tool":
+            after += 1
+        trace.messages.insert(after, answer)
+
+
+def _step_action(step: Any) -> str | None:
+    action = step.get("action") if isinstance(step, dict) else None
+    return action.strip() if isinstance(action, str) else None
 
 
 def _observation(raw: dict[str, Any]) -> bool:

@@ -43,3 +43,45 @@ def test_a_trajectory_without_history_reads_its_steps(tmp_path: Path) -> None:
     (trace,) = read_traces(path, "swe-agent")
     assert [m.role for m in trace.messages] == ["assistant", "tool"]
     assert [s.reason for s in trace.skipped] == ["a trajectory step with no action"]
+
+
+def test_a_last_action_answered_only_in_the_trajectory_gets_that_observation() -> None:
+    # SWE-agent before 1.0 left the last step's observation (the submission) out of `history`.
+    trace = read_one("swe_agent_last_step.traj", "swe-agent")
+    assert [s.reason for s in trace.skipped] == []
+    assert [m.role for m in trace.messages] == ["user", *["assistant", "tool"] * 3]
+    assert "demonstration" not in trace.messages[0].text
+    calls = [c for m in trace.messages for c in m.tool_calls]
+    results = {m.tool_call_id: m.text for m in trace.messages if m.role == "tool"}
+    assert [c.arguments["command"] for c in calls][-1] == "submit"
+    assert results[calls[-1].id].startswith("\ndiff --git a/src/tally/ledger.py")
+    assert results[calls[1].id].startswith("Your command ran successfully")  # history's own
+
+
+def test_a_function_call_whose_tool_message_is_missing_takes_the_trajectory_step(
+    tmp_path: Path,
+) -> None:
+    doc = json.loads((FIXTURES / "swe_agent_function_calling.traj").read_text())
+    doc["history"] = doc["history"][:-1]  # the submit call's tool message is not in history
+    # A demonstration put in history step by step: its action matches no step of the run.
+    call = {"id": "call_d", "type": "function", "function": {"name": "submit", "arguments": "{}"}}
+    demo = {"role": "assistant", "content": "demo", "action": "submit", "agent": "main",
+            "is_demo": True, "tool_calls": [call]}  # fmt: skip
+    doc["history"].insert(1, demo)
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps(doc, indent=1))
+    (trace,) = read_traces(path, "swe-agent")
+    assert [s.reason for s in trace.skipped] == []
+    assert trace.messages[-1].role == "tool" and trace.messages[-1].tool_call_id == "call_s1"
+    assert trace.messages[-1].text == doc["trajectory"][1]["observation"]
+
+
+def test_an_action_the_trajectory_does_not_hold_stays_unanswered_and_is_named(
+    tmp_path: Path,
+) -> None:
+    doc = json.loads((FIXTURES / "swe_agent_last_step.traj").read_text())
+    doc["trajectory"][-1]["action"] = "exit_cost"  # the steps disagree: no observation to take
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps(doc, indent=1))
+    (trace,) = read_traces(path, "swe-agent")
+    assert [s.reason for s in trace.skipped] == ["call 'action_3' (bash) has no result"]
