@@ -20,6 +20,7 @@ from typing import Any
 from evals.sources.code_roles import code_role
 from evals.sources.cues import spans
 from evals.sources.redact import MASK
+from evals.sources.swe_roles import swe_listing
 from evals.sources.table_roles import table_role
 from evals.sources.text_roles import noun, only_of_shape, role, text_role
 
@@ -50,7 +51,7 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     elif call is None:
         return None
     else:
-        body = _body(text)
+        body = swe_listing(_body(text), call.arguments)
         found = (
             _json(value, body, call)
             or table_role(value, body, _result(call))
