@@ -85,3 +85,35 @@ def test_an_action_the_trajectory_does_not_hold_stays_unanswered_and_is_named(
     path.write_text(json.dumps(doc, indent=1))
     (trace,) = read_traces(path, "swe-agent")
     assert [s.reason for s in trace.skipped] == ["call 'action_3' (bash) has no result"]
+
+
+def test_a_line_number_search_file_found_is_probed_by_its_file_and_line(tmp_path: Path) -> None:
+    state = "\n(Open file: n/a)\n(Current directory: /tally)\nbash-$"
+    steps = [
+        ('search_file "def settle_account" src/tally/ledger.py',
+         'Found 1 matches for "def settle_account" in /tally/src/tally/ledger.py:\n'
+         "Line 118:def settle_account(account_id, fee_cents):\n"
+         'End of matches for "def settle_account" in /tally/src/tally/ledger.py'),
+        ("python -m pytest tests -q", "\n".join(f"tests/test_fees.py::test_case_{n} PASSED"
+                                                for n in range(60))),
+        ("goto 118", "[File: /tally/src/tally/ledger.py (212 lines total)]\n(117 more lines "
+                     "above)\n118:def settle_account(account_id, fee_cents):"),
+        ("submit", "diff --git a/src/tally/ledger.py b/src/tally/ledger.py"),
+    ]  # fmt: skip
+    history: list[dict[str, object]] = [
+        {"role": "system", "content": "SETTING: a shell with a file viewer.", "agent": "primary"},
+        {"role": "user", "content": "ISSUE: settle_account rounds the fee twice." + state,
+         "agent": "primary"},
+    ]  # fmt: skip
+    for action, observation in steps:
+        history.append({"role": "assistant", "content": f"DISCUSSION\n```\n{action}\n```",
+                        "thought": "DISCUSSION", "action": action, "agent": "primary"})  # fmt: skip
+        history.append({"role": "user", "content": observation + state, "agent": "primary"})
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps({"history": history, "info": {}}, indent=1))
+    (trace,) = read_traces(path, "swe-agent")
+    probes = trace_to_scenario(trace)["probes"]
+    asked = {p["answer"]: p["question"] for p in probes}
+    assert asked["118"] == (
+        "What is the line number of `def settle_account` in `src/tally/ledger.py`?"
+    )
