@@ -13,7 +13,8 @@ inside other text.
 - `search_dir` prints the same header, then `PATH (K matches)` lines; `find_file` the header
   then one path a line (already a path listing).
 - Before 1.0 each observation ends with the harness's state, `(Open file: PATH)`,
-  `(Current directory: DIR)` and the prompt `bash-$`: no output of the command.
+  `(Current directory: DIR)`, in CTF mode `(Interactive session: ...)`, and the prompt
+  `bash-$`: no output of the command.
 
 Each window and search line is rewritten as a grep line `PATH:N:text` of the file it belongs
 to (the file as the agent's own call spelled it when the header's path ends with it); other
@@ -32,7 +33,8 @@ _FOUND = re.compile(r'^Found \d+ matches for ".*" in (?P<where>\S.*?):\s*$')
 _SEARCH_LINE = re.compile(r"^Line (?P<line>\d+):(?P<text>.*)$")
 _DIR_LINE = re.compile(r"^(?P<path>\S.*?) \(\d+ matches\)\s*$")
 _END = re.compile(r'^End of matches for ".*" in \S.*$')
-_STATE = re.compile(r"\n*\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)\n?(?:bash-\$)?\s*$")
+_STATE = re.compile(r"\n*\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)"
+                    r"(?:\n\(Interactive session: [^\n]*\))?\n?(?:bash-\$)?\s*$")
 _WOULD_HAVE = "would have looked if applied"
 _ORIGINAL = "This is the original code before your edit"
 

@@ -99,3 +99,12 @@ def test_the_state_line_the_harness_appends_is_no_output_of_the_command() -> Non
     assert _phrase("/tally/out/report_2291.csv", text, "python report.py") == (
         "the path `python report.py` printed"
     )
+
+
+def test_the_state_line_of_an_interactive_session_is_left_out_too() -> None:
+    # SWE-agent's CTF mode adds the interactive session (`connect_start`) to the state.
+    state = "\n(Open file: n/a)\n(Current directory: /ctf)\n(Interactive session: n/a)\nbash-$"
+    text = "Wrote the capture to /ctf/out/session_7713.pcap" + state
+    assert _phrase("/ctf/out/session_7713.pcap", text, "python grab.py") == (
+        "the path `python grab.py` printed"
+    )
