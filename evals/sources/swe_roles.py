@@ -33,8 +33,10 @@ _FOUND = re.compile(r'^Found \d+ matches for ".*" in (?P<where>\S.*?):\s*$')
 _SEARCH_LINE = re.compile(r"^Line (?P<line>\d+):(?P<text>.*)$")
 _DIR_LINE = re.compile(r"^(?P<path>\S.*?) \(\d+ matches\)\s*$")
 _END = re.compile(r'^End of matches for ".*" in \S.*$')
-_STATE = re.compile(r"\n*\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)"
-                    r"(?:\n\(Interactive session: [^\n]*\))?\n?(?:bash-\$)?\s*$")
+_STATE = re.compile(
+    r"\n*\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)"
+    r"(?:\n\(Interactive session: [^\n]*\))?\n?(?:bash-\$)?\s*$"
+)
 _WOULD_HAVE = "would have looked if applied"
 _ORIGINAL = "This is the original code before your edit"
 
