@@ -78,6 +78,7 @@ def swe_listing(text: str, arguments: dict[str, Any]) -> str:
             if _END.match(line):
                 searched = None
                 continue
+            searched = None  # `find_file`'s paths, or other output: the search has ended
         path = None
         out.append(line)
     return "\n".join(out)

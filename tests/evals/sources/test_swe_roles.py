@@ -108,3 +108,12 @@ def test_the_state_line_of_an_interactive_session_is_left_out_too() -> None:
     assert _phrase("/ctf/out/session_7713.pcap", text, "python grab.py") == (
         "the path `python grab.py` printed"
     )
+
+
+def test_the_lines_after_a_find_file_listing_are_no_matches_of_a_search() -> None:
+    text = (
+        'Found 1 matches for "ledger.py" in /srv/tally.d:\n'
+        "/srv/tally.d/src/ledger.py\n"
+        "Line 230:settle_all_accounts(batch_size=5000)"  # a script's own output, not a match
+    )
+    assert _phrase("230", text, 'find_file "ledger.py" /srv/tally.d') is None
