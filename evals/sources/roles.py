@@ -20,7 +20,7 @@ from typing import Any
 from evals.sources.code_roles import code_role
 from evals.sources.cues import spans
 from evals.sources.redact import MASK
-from evals.sources.swe_roles import swe_listing
+from evals.sources.swe_roles import ctf_task_role, swe_listing
 from evals.sources.table_roles import table_role
 from evals.sources.text_roles import noun, only_of_shape, role, text_role
 
@@ -47,7 +47,7 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     if not spans(value, text):
         return None
     if kind == "user":
-        found = _user(value, text, use_argument)
+        found = ctf_task_role(value, text) or _user(value, text, use_argument)
     elif call is None:
         return None
     else:

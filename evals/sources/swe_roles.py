@@ -19,12 +19,20 @@ inside other text.
 Each window and search line is rewritten as a grep line `PATH:N:text` of the file it belongs
 to (the file as the agent's own call spelled it when the header's path ends with it); other
 text is left as it is, and a text with none of these outputs comes back unchanged.
+
+The task SWE-agent's CTF mode (EnIGMA, before 1.0) gives the agent states its facts in fixed
+sentences: `Files included in the challenge: ['a.py', 'b.enc']` and `The challenge web
+server is running on `HOST` port `PORT``. A value given there is named by that role ("the
+port the challenge server runs on", "the `.enc` file included in the challenge": a file by
+its extension when no other file of the challenge shares it).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from evals.sources.text_roles import role
 
 _HEADER = re.compile(r"^\[File: (?P<path>\S.*?) \(\d+ lines total\)\]\s*$")
 _WINDOW_LINE = re.compile(r"^(?P<line>\d+):(?P<text>.*)$")
@@ -37,6 +45,9 @@ _STATE = re.compile(
     r"\n*\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)"
     r"(?:\n\(Interactive session: [^\n]*\))?\n?(?:bash-\$)?\s*$"
 )
+_FILES = re.compile(r"^Files included in the challenge: \[(?P<files>[^\]\n]*)\]", re.M)
+_SERVER = re.compile(r"The challenge (?:web )?server is running on `(?P<host>[^`\n]+)` port "
+                     r"`(?P<port>\d+)`")  # fmt: skip
 _WOULD_HAVE = "would have looked if applied"
 _ORIGINAL = "This is the original code before your edit"
 
@@ -95,3 +106,19 @@ def _as_called(path: str, arguments: dict[str, Any]) -> str:
             if word == path or "/" in word and path.endswith("/" + word.removeprefix("./")):
                 return word
     return path
+
+
+def ctf_task_role(value: str, text: str) -> dict[str, Any] | None:
+    """The role of `value` in the task of SWE-agent's CTF mode (a user message), or None."""
+    if (m := _SERVER.search(text)) and value in (m["host"], m["port"]):
+        what = "host" if value == m["host"] else "port"
+        return role("user_text", f"the {what} the challenge server runs on", [what], value)
+    files = re.findall(r"'([^'\n]+)'", m["files"]) if (m := _FILES.search(text)) else []
+    if value not in files:
+        return None
+    if len(files) == 1:
+        return role("user_text", "the file included in the challenge", ["challenge"], value)
+    ext = value.rsplit(".", 1)[-1] if "." in value else ""
+    if not ext or sum(f.endswith(f".{ext}") for f in files) != 1:
+        return None  # no extension, or another file has it: which file is meant?
+    return role("user_text", f"the `.{ext}` file included in the challenge", [f".{ext}"], value)

@@ -117,3 +117,31 @@ def test_the_lines_after_a_find_file_listing_are_no_matches_of_a_search() -> Non
         "Line 230:settle_all_accounts(batch_size=5000)"  # a script's own output, not a match
     )
     assert _phrase("230", text, 'find_file "ledger.py" /srv/tally.d') is None
+
+
+CTF_TASK = (
+    "We're currently solving the following CTF challenge. The CTF challenge is a cryptography "
+    'problem named "Ledger Lock", worth 50 points. The description is:\nUnlock the ledger.\n'
+    "Files included in the challenge: ['lock_4412.py', 'ledger.enc', 'notes_7.txt']\n\n"
+    "The challenge web server is running on `vault.ctf.example` port `31337` and you can access "
+    "it from within the container environment using `nc vault.ctf.example 31337`.\n\n"
+    "INSTRUCTIONS:\nNow, you're going to solve this challenge on your own." + STATE
+)
+
+
+def _user(value: str, text: str) -> str | None:
+    found = role_of(value, text, "user", None, None)
+    return found["phrase"] if found else None
+
+
+def test_the_ctf_task_names_its_server_and_port() -> None:
+    assert _user("vault.ctf.example", CTF_TASK) == "the host the challenge server runs on"
+    assert _user("31337", CTF_TASK) == "the port the challenge server runs on"
+
+
+def test_a_challenge_file_is_named_by_its_extension_when_no_other_file_shares_it() -> None:
+    assert _user("ledger.enc", CTF_TASK) == "the `.enc` file included in the challenge"
+    one = CTF_TASK.replace("['lock_4412.py', 'ledger.enc', 'notes_7.txt']", "['lock_4412.py']")
+    assert _user("lock_4412.py", one) == "the file included in the challenge"
+    two = CTF_TASK.replace("'notes_7.txt'", "'lock_9.py'")
+    assert _user("lock_4412.py", two) is None  # two `.py` files: which one?
