@@ -42,8 +42,8 @@ _SEARCH_LINE = re.compile(r"^Line (?P<line>\d+):(?P<text>.*)$")
 _DIR_LINE = re.compile(r"^(?P<path>\S.*?) \(\d+ matches\)\s*$")
 _END = re.compile(r'^End of matches for ".*" in \S.*$')
 _STATE = re.compile(
-    r"\n*\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)"
-    r"(?:\n\(Interactive session: [^\n]*\))?\n?(?:bash-\$)?\s*$"
+    r"\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)"
+    r"(?:\n\(Interactive session: [^\n]*\))?\n?(?:bash-\$)?\s*"
 )
 _FILES = re.compile(r"^Files included in the challenge: \[(?P<files>[^\]\n]*)\]", re.M)
 _SERVER = re.compile(r"The challenge (?:web )?server is running on `(?P<host>[^`\n]+)` port "
@@ -55,7 +55,7 @@ _ORIGINAL = "This is the original code before your edit"
 def swe_listing(text: str, arguments: dict[str, Any]) -> str:
     """`text` with SWE-agent's viewer windows and search matches as grep lines of their file
     and its state line left out; `arguments` are the call's (the path the agent gave)."""
-    text = _STATE.sub("", text)
+    text = _without_state(text)
     if "[File: " not in text and "Found " not in text:
         return text
     out: list[str] = []
@@ -93,6 +93,15 @@ def swe_listing(text: str, arguments: dict[str, Any]) -> str:
         path = None
         out.append(line)
     return "\n".join(out)
+
+
+def _without_state(text: str) -> str:
+    """`text` without the state line SWE-agent appended to it (found from the end: a regex
+    searched from every newline of a long output costs its length squared)."""
+    at = text.rfind("(Open file: ")
+    if at >= 0 and (at == 0 or text[at - 1] == "\n") and _STATE.fullmatch(text, at):
+        return text[:at].rstrip("\r\n")
+    return text
 
 
 def _as_called(path: str, arguments: dict[str, Any]) -> str:
