@@ -89,8 +89,10 @@ class TracePlanner(Planner):
     def _argument(
         self, text: str, walk: Walk, message: int, slots: dict[str, Any], whole: bool = True
     ) -> str:
-        for value in argument_values(text) if whole else sorted(set(tokens(text)), key=len,
-                                                                   reverse=True):  # fmt: skip
+        # Longest first, ties in the order the text has them: a set's order would change with
+        # the hash seed, and so would the slot numbers of an import.
+        for value in argument_values(text) if whole else sorted(dict.fromkeys(tokens(text)),
+                                                                key=len, reverse=True):  # fmt: skip
             if value in self.system or "{{" in value:
                 continue
             shown = walk.first_shown(value, message)
