@@ -1,0 +1,259 @@
+"""Roles a command's output gives a value that the line-by-line roles of text_roles.py miss,
+found on real coding trajectories (evals/README.md "Roles, hygiene and carried values"):
+
+- the number of a line of a numbered listing that says nothing a person would name it by
+  (a blank line, `)`, `else:`) or that stands twice, named by the line right before or
+  after it ("the line number of the `else:` right after `if shape != other:` in `fits/diff.py`");
+- a test the command reported failing, named by its file (and its error when more failed);
+- the value a JSON, YAML or dict line gives a quoted key (`"winston": "^3.17.0"`);
+- the hash of a commit `git log` printed, named by its subject;
+- a value after a label inside a line (`E   Max absolute difference: 5.3e-07`, "total price
+  is 305"): the label names it, not its place in the line.
+
+In code the user pasted (an issue's traceback and example), a frame's line number and the
+value a dict literal gives a key have the same roles (`user_role`). Each role is tried only
+where the value stands under no role of text_roles.py, so it adds probes and changes none.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evals.sources.cues import spans
+from evals.sources.text_roles import (
+    GREP_LINE,
+    NUMBERED_LINE,
+    command_of,
+    file_of,
+    role,
+    what_line_says,
+)
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_BLANK_NUMBERED = re.compile(r"^\s*(?P<line>\d+)\s*$")
+_TEST = r"(?P<file>[\w./\-]+)::(?P<test>[\w.:]+)(?:\[[^\]]*\])?"
+_FAILED = re.compile(rf"^(?:FAILED|ERROR)\s+{_TEST}(?:\s+-\s+(?P<message>.*))?$")
+_FAILED_VERBOSE = re.compile(rf"^{_TEST}\s+(?:FAILED|ERROR)\b")
+# `grep -n PATTERN FILE` on one file prints `LINE:TEXT`, with no file before the number.
+_GREP_N_COMMAND = re.compile(r"^(?:grep|rg)\b[^|]*\s-\w*n")
+_GREP_N = re.compile(r"^(?P<line>\d+)[:\-](?P<text>.*)$")
+# `ls -l`: mode, links, owner, group, size, date, name.
+_LS_LONG = re.compile(r"^[\-dlbcps][rwxsStT\-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+(?P<size>\d+)\s+"
+                      r"\w{3}\s+\d+\s+[\d:]+\s+(?P<name>\S.*)$")  # fmt: skip
+_COMMIT = re.compile(r"^commit (?P<hash>[0-9a-f]{7,40})\b")
+_ONELINE = re.compile(r"^(?P<hash>[0-9a-f]{7,40}) (?:\([^)]*\) )?(?P<subject>\S.*)$")
+_KEYED = (
+    r"(?P<q>[\"'])(?P<key>[^\"'\n]{{1,40}})(?P=q)\s*:\s*[\"']?(?P<prefix>[\^~]|[<>=]=?)?"
+    r"{value}[\"']?\s*[,}}\]]?\s*$"
+)
+# A label inside a line: up to three words before `:`, `=` or "is"/"was"; pytest's `E` and `>`
+# markers start a line without being part of it.
+_INLINE = re.compile(r"(?P<label>[A-Za-z][\w\-]*(?: [A-Za-z][\w\-]*){0,2})\s*(?::|=|\bis|\bwas)"
+                     r"\s*$")  # fmt: skip
+_MARKER = re.compile(r"^\s*(?:[E>]\s+)?")
+# Words that do not name a value: they run on in prose or start a line of code.
+_NOT_LABELS = frozenset(
+    ("is", "was", "are", "at", "in", "on", "of", "to", "the", "a", "an", "and", "or", "for",
+     "from", "with", "by", "as", "line", "than", "be", "then", "it", "this", "that", "if",
+     "elif", "else", "while", "return", "assert", "def", "class", "not")
+)  # fmt: skip
+# A frame of a traceback a user pasted; where the path runs through a home folder or an
+# environment, the part a reader knows the file by is what follows `site-packages/`.
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>[\w<>.]+))?')
+_IPYTHON_LINE = re.compile(r"^\s*(?:-*>\s*)?(?P<line>\d+)\s{2,}(?P<text>\S.*)$")
+MESSAGE_CHARS = 60
+
+
+def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], result: str) -> \
+        dict[str, Any] | None:  # fmt: skip
+    """The role `value` has in the output `text` of a `tool` call with `arguments` under one
+    of this module's rules, or None; `result` names that output when no command ran."""
+    command = command_of(arguments)
+    file = file_of(arguments, command)
+    printed = f"`{command}`" if command else result
+    clean = _ANSI.sub("", text)
+    found = (
+        _grep_n(value, clean, command, file)
+        or _neighbour(value, clean, file)
+        or _ls_size(value, clean, printed)
+        or _failed_test(value, clean, printed)
+        or _keyed(value, clean, f"`{file}`" if file else f"what {printed} printed")
+        or _commit(value, clean, printed)
+        or _labelled(value, clean, printed)
+    )
+    if found is None:
+        return None
+    kind, phrase, terms = found
+    return role(kind, phrase, [*terms, *([file] if file else [])], value)
+
+
+def user_role(value: str, text: str) -> tuple[str, list[str]] | None:
+    """The phrase and search terms of `value` in a traceback or code the user pasted: a
+    frame's line number, a numbered line of an IPython traceback, or the value a dict
+    literal gives a key."""
+    for line in text.splitlines():
+        if not spans(value, line):
+            continue
+        if (m := _FRAME.search(line)) and value == m["line"] and m["fn"]:
+            file = _known_as(m["file"])
+            return (f"the line number in `{m['fn']}` of `{file}` in the traceback the user gave",
+                    [m["fn"], file.rsplit("/", 1)[-1]])  # fmt: skip
+        if "Traceback" in text and (m := _IPYTHON_LINE.match(line)) and value == m["line"]:
+            said = what_line_says(m["text"], value)
+            if said and text.count(said) == 1:
+                return f"the line number of `{said}` in the traceback the user gave", [said]
+    found = _keyed(value, text, "the user's code")
+    return (found[1], found[2]) if found else None
+
+
+def _known_as(path: str) -> str:
+    if "site-packages/" in path:
+        return path.split("site-packages/", 1)[1]
+    return path if not path.startswith(("/Users/", "/home/", "~")) else path.rsplit("/", 1)[-1]
+
+
+def _grep_n(value: str, text: str, command: str, file: str) -> tuple[str, str, list[str]] | None:
+    """The line number `grep -n PATTERN FILE` printed before a line of the one file it read:
+    named by what that line says, when it says it once."""
+    if not file or not _GREP_N_COMMAND.match(command):
+        return None
+    for line in text.splitlines():
+        m = _GREP_N.match(line)
+        if m and m["line"] == value:
+            said = what_line_says(m["text"], value)
+            if said and text.count(said) == 1:
+                return "listing", f"the line number of `{said}` in `{file}`", [said, file]
+            return None
+    return None
+
+
+def _ls_size(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
+    """The size `ls -l` printed for a file, named by the file."""
+    for line in text.splitlines():
+        m = _LS_LONG.match(line.strip())
+        if m and m["size"] == value:
+            name = m["name"].split(" -> ")[0].strip()
+            if len(re.findall(rf"\s{re.escape(name)}$", text, re.M)) != 1:
+                return None
+            return "command_output", f"the size in bytes of `{name}` that {printed} listed", [name]
+    return None
+
+
+def _neighbour(value: str, text: str, file: str) -> tuple[str, str, list[str]] | None:
+    """A numbered line whose own words do not tell it apart, named by the line right before
+    (else right after) it when that one does: the listing shows both with their numbers."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = NUMBERED_LINE.match(line) or GREP_LINE.match(line) or _BLANK_NUMBERED.match(line)
+        if not m or m["line"] != value:
+            continue
+        at = m.groupdict().get("file") or file
+        if not at:
+            return None
+        own = (m.groupdict().get("text") or "").strip()
+        what = f"the `{own[:40]}`" if own else "the blank line"
+        number = int(value)
+        for j, where in ((i - 1, "after"), (i + 1, "before")):
+            said = _numbered_says(lines, j, number + (1 if where == "before" else -1), value)
+            if said and text.count(said) == 1:
+                return ("listing", f"the line number of {what} right {where} `{said}` in `{at}`",
+                        [said, at])  # fmt: skip
+        return None
+    return None
+
+
+def _numbered_says(lines: list[str], j: int, number: int, value: str) -> str:
+    """What line `j` of a listing says, when it is the file's line `number`."""
+    if not 0 <= j < len(lines):
+        return ""
+    m = NUMBERED_LINE.match(lines[j]) or GREP_LINE.match(lines[j])
+    if not m or int(m["line"]) != number:
+        return ""
+    return what_line_says(m["text"], value)
+
+
+def _failed_test(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
+    """A test the command reported failing: named by its file when it is that file's one
+    failing test, else also by its error, when no other failing test of the file had it."""
+    failed: list[tuple[str, str, str]] = []  # file, test, message
+    for line in text.splitlines():
+        m = _FAILED.match(line.strip()) or _FAILED_VERBOSE.match(line.strip())
+        if m:
+            message = (m.groupdict().get("message") or "").strip().removesuffix("...").strip()
+            failed.append((m["file"], m["test"], message))
+    mine = [(f, t, msg) for f, t, msg in failed if t == value]
+    if not mine or len({f for f, _, _ in mine}) != 1:
+        return None
+    file = mine[0][0]
+    others = [(t, msg) for f, t, msg in failed if f == file and t != value]
+    said = f"the test in `{file}` that {printed} reported failing"
+    if not others:
+        return "command_output", said, [file.rsplit("/", 1)[-1], "FAILED"]
+    messages = {msg for _, _, msg in mine}
+    message = messages.pop() if len(messages) == 1 else ""
+    if len(message) >= 12 and not spans(value, message) and \
+            all(msg != message for _, msg in others):  # fmt: skip
+        message = message[:MESSAGE_CHARS]
+        return "command_output", f"{said} with `{message}`", [file.rsplit("/", 1)[-1], message]
+    return None
+
+
+def _keyed(value: str, text: str, where: str) -> tuple[str, str, list[str]] | None:
+    """The value a quoted key is given on a line (`"winston": "^3.17.0"`, `'CDELT3': 0.055,`),
+    when the text gives that key a value once."""
+    pattern = re.compile(_KEYED.format(value=re.escape(value)))
+    for line in text.splitlines():
+        body = NUMBERED_LINE.match(line)
+        m = pattern.search(body["text"] if body else line)
+        if not m or spans(value, m["key"]):
+            continue
+        key = m["key"]
+        given = re.findall(rf"[\"']{re.escape(key)}[\"']\s*:", text)
+        if len(given) != 1:
+            return None
+        what = "the version" if m["prefix"] in ("^", "~") else "the value"
+        return "listing", f"{what} {where} gives `{key}`", [key]
+    return None
+
+
+def _commit(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
+    """A commit hash `git log` printed, named by the commit's subject (its first line)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if m := _COMMIT.match(line):
+            subject = next((s.strip() for s in lines[i + 1 : i + 8]
+                            if s.startswith("    ") and s.strip()), "")  # fmt: skip
+        elif (m := _ONELINE.match(line)) and "git log" in printed:
+            subject = m["subject"].strip()
+        else:
+            continue
+        if m["hash"] != value or not subject:
+            continue
+        subject = subject[:MESSAGE_CHARS]
+        if text.count(subject) != 1:
+            return None
+        return "command_output", f"the hash {printed} printed for the commit `{subject}`", \
+            [subject]  # fmt: skip
+    return None
+
+
+def _labelled(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
+    """A value after a label inside a line, when the label stands once in `text`."""
+    for line in text.splitlines():
+        for start in spans(value, line):
+            before = re.split(r"[,;(\[{]", _MARKER.sub("", line[:start], count=1))[-1]
+            m = _INLINE.search(before)
+            if not m:
+                continue
+            words = m["label"].split()
+            while words and words[0].lower() in _NOT_LABELS:
+                words.pop(0)
+            label = " ".join(words)
+            if len(label) < 3 or words[-1].lower() in _NOT_LABELS or spans(value, label):
+                continue
+            said = rf"(?<![\w\-]){re.escape(label)}\s*(?::|=|\bis\b|\bwas\b)"
+            if len(re.findall(said, text)) != 1:
+                continue  # a label that stands twice names no one value
+            return "command_output", f"the `{label}` {printed} printed", [label]
+    return None
