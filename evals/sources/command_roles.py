@@ -18,9 +18,9 @@ where the value stands under no role of text_roles.py, so it adds probes and cha
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
-from evals.sources.cues import spans
+from evals.sources.cues import shape, spans
 from evals.sources.text_roles import (
     GREP_LINE,
     NUMBERED_LINE,
@@ -45,12 +45,13 @@ _COMMIT = re.compile(r"^commit (?P<hash>[0-9a-f]{7,40})\b")
 _ONELINE = re.compile(r"^(?P<hash>[0-9a-f]{7,40}) (?:\([^)]*\) )?(?P<subject>\S.*)$")
 _KEYED = (
     r"(?P<q>[\"'])(?P<key>[^\"'\n]{{1,40}})(?P=q)\s*:\s*[\"']?(?P<prefix>[\^~]|[<>=]=?)?"
-    r"{value}[\"']?\s*[,}}\]]?\s*$"
+    r"{value}[\"']?\s*(?:[,}}\]]|$)"
 )
-# A label inside a line: up to three words before `:`, `=` or "is"/"was"; pytest's `E` and `>`
-# markers start a line without being part of it.
-_INLINE = re.compile(r"(?P<label>[A-Za-z][\w\-]*(?: [A-Za-z][\w\-]*){0,2})\s*(?::|=|\bis|\bwas)"
-                     r"\s*$")  # fmt: skip
+# A label inside a line: up to three words before `:` or "is"/"was" (not `=`: in code, `x = f()`
+# gives `x` what `f` returns); pytest's `E` and `>` markers start a line without being part of it.
+_INLINE = re.compile(r"(?P<label>[A-Za-z][\w\-]*(?: [A-Za-z][\w\-]*){0,2})\s*(?::|\bis|\bwas)\s*$")
+# Commands that print a file (a listing of code), not what a program did.
+_READS = re.compile(r"^(?:cat|nl|sed|head|tail|grep|rg|less|more|awk)\b")
 _MARKER = re.compile(r"^\s*(?:[E>]\s+)?")
 # Words that do not name a value: they run on in prose or start a line of code.
 _NOT_LABELS = frozenset(
@@ -63,6 +64,18 @@ _NOT_LABELS = frozenset(
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>[\w<>.]+))?')
 _IPYTHON_LINE = re.compile(r"^\s*(?:-*>\s*)?(?P<line>\d+)\s{2,}(?P<text>\S.*)$")
 MESSAGE_CHARS = 60
+NUMBER = r"(\d+)"
+
+
+class Named(NamedTuple):
+    """A role found here, and a cue for the simulated reader: a regex whose first group is
+    the value, built from what names it (the key, the label, the line next to it), never
+    from the value or its neighbours in a list."""
+
+    kind: str
+    phrase: str
+    terms: list[str]
+    cue: str
 
 
 def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], result: str) -> \
@@ -73,6 +86,7 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
     file = file_of(arguments, command)
     printed = f"`{command}`" if command else result
     clean = _ANSI.sub("", text)
+    listing = bool(file) and (not command or _READS.match(command) is not None)
     found = (
         _grep_n(value, clean, command, file)
         or _neighbour(value, clean, file)
@@ -80,31 +94,42 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
         or _failed_test(value, clean, printed)
         or _keyed(value, clean, f"`{file}`" if file else f"what {printed} printed")
         or _commit(value, clean, printed)
-        or _labelled(value, clean, printed)
+        or (None if listing else _labelled(value, clean, printed))
     )
     if found is None:
         return None
-    kind, phrase, terms = found
-    return role(kind, phrase, [*terms, *([file] if file else [])], value)
+    found = _checked(found, clean, value)
+    named = role(found.kind, found.phrase, [*found.terms, *([file] if file else [])], value)
+    named["cue"] = found.cue  # taken off by trace_probes.py: a RoleSpec has no cue
+    return named
 
 
-def user_role(value: str, text: str) -> tuple[str, list[str]] | None:
-    """The phrase and search terms of `value` in a traceback or code the user pasted: a
-    frame's line number, a numbered line of an IPython traceback, or the value a dict
-    literal gives a key."""
+def user_role(value: str, text: str) -> Named | None:
+    """The role of `value` in a traceback or code the user pasted: a frame's line number, a
+    numbered line of an IPython traceback, or the value a dict literal gives a key."""
     for line in text.splitlines():
         if not spans(value, line):
             continue
         if (m := _FRAME.search(line)) and value == m["line"] and m["fn"]:
             file = _known_as(m["file"])
-            return (f"the line number in `{m['fn']}` of `{file}` in the traceback the user gave",
-                    [m["fn"], file.rsplit("/", 1)[-1]])  # fmt: skip
+            cue = rf'{re.escape(file)}", line {NUMBER}, in {re.escape(m["fn"])}\b'
+            phrase = f"the line number in `{m['fn']}` of `{file}` in the traceback the user gave"
+            return _checked(Named("user_text", phrase, [m["fn"], file.rsplit("/", 1)[-1]], cue),
+                            text, value)  # fmt: skip
         if "Traceback" in text and (m := _IPYTHON_LINE.match(line)) and value == m["line"]:
             said = what_line_says(m["text"], value)
             if said and text.count(said) == 1:
-                return f"the line number of `{said}` in the traceback the user gave", [said]
+                cue = rf"(?m)^\s*(?:-*>\s*)?{NUMBER}\s+{re.escape(said)}"
+                phrase = f"the line number of `{said}` in the traceback the user gave"
+                return _checked(Named("user_text", phrase, [said], cue), text, value)
     found = _keyed(value, text, "the user's code")
-    return (found[1], found[2]) if found else None
+    return _checked(found._replace(kind="user_text"), text, value) if found else None
+
+
+def _checked(named: Named, text: str, value: str) -> Named:
+    """`named`, without its cue unless the cue's first match in `text` is `value`."""
+    m = re.search(named.cue, text)
+    return named if m and m.group(1).strip() == value else named._replace(cue="")
 
 
 def _known_as(path: str) -> str:
@@ -113,7 +138,7 @@ def _known_as(path: str) -> str:
     return path if not path.startswith(("/Users/", "/home/", "~")) else path.rsplit("/", 1)[-1]
 
 
-def _grep_n(value: str, text: str, command: str, file: str) -> tuple[str, str, list[str]] | None:
+def _grep_n(value: str, text: str, command: str, file: str) -> Named | None:
     """The line number `grep -n PATTERN FILE` printed before a line of the one file it read:
     named by what that line says, when it says it once."""
     if not file or not _GREP_N_COMMAND.match(command):
@@ -123,12 +148,14 @@ def _grep_n(value: str, text: str, command: str, file: str) -> tuple[str, str, l
         if m and m["line"] == value:
             said = what_line_says(m["text"], value)
             if said and text.count(said) == 1:
-                return "listing", f"the line number of `{said}` in `{file}`", [said, file]
+                cue = rf"(?m)^{NUMBER}[:\-]\s*{re.escape(said)}"
+                return Named("listing", f"the line number of `{said}` in `{file}`", [said, file],
+                             cue)  # fmt: skip
             return None
     return None
 
 
-def _ls_size(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
+def _ls_size(value: str, text: str, printed: str) -> Named | None:
     """The size `ls -l` printed for a file, named by the file."""
     for line in text.splitlines():
         m = _LS_LONG.match(line.strip())
@@ -136,11 +163,13 @@ def _ls_size(value: str, text: str, printed: str) -> tuple[str, str, list[str]] 
             name = m["name"].split(" -> ")[0].strip()
             if len(re.findall(rf"\s{re.escape(name)}$", text, re.M)) != 1:
                 return None
-            return "command_output", f"the size in bytes of `{name}` that {printed} listed", [name]
+            cue = rf"(?m)\s{NUMBER}\s+\w{{3}}\s+\d+\s+[\d:]+\s+{re.escape(name)}$"
+            return Named("command_output", f"the size in bytes of `{name}` that {printed} listed",
+                         [name], cue)  # fmt: skip
     return None
 
 
-def _neighbour(value: str, text: str, file: str) -> tuple[str, str, list[str]] | None:
+def _neighbour(value: str, text: str, file: str) -> Named | None:
     """A numbered line whose own words do not tell it apart, named by the line right before
     (else right after) it when that one does: the listing shows both with their numbers."""
     lines = text.splitlines()
@@ -157,8 +186,10 @@ def _neighbour(value: str, text: str, file: str) -> tuple[str, str, list[str]] |
         for j, where in ((i - 1, "after"), (i + 1, "before")):
             said = _numbered_says(lines, j, number + (1 if where == "before" else -1), value)
             if said and text.count(said) == 1:
-                return ("listing", f"the line number of {what} right {where} `{said}` in `{at}`",
-                        [said, at])  # fmt: skip
+                cue = rf"{re.escape(said)}[^\n]*\n\s*{NUMBER}\b" if where == "after" else \
+                    rf"(?m)^\s*{NUMBER}\b[^\n]*\n[^\n]*{re.escape(said)}"  # fmt: skip
+                return Named("listing", f"the line number of {what} right {where} `{said}` in "
+                             f"`{at}`", [said, at], cue)  # fmt: skip
         return None
     return None
 
@@ -173,7 +204,7 @@ def _numbered_says(lines: list[str], j: int, number: int, value: str) -> str:
     return what_line_says(m["text"], value)
 
 
-def _failed_test(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
+def _failed_test(value: str, text: str, printed: str) -> Named | None:
     """A test the command reported failing: named by its file when it is that file's one
     failing test, else also by its error, when no other failing test of the file had it."""
     failed: list[tuple[str, str, str]] = []  # file, test, message
@@ -188,18 +219,21 @@ def _failed_test(value: str, text: str, printed: str) -> tuple[str, str, list[st
     file = mine[0][0]
     others = [(t, msg) for f, t, msg in failed if f == file and t != value]
     said = f"the test in `{file}` that {printed} reported failing"
+    cue = rf"FAILED\s+{re.escape(file)}::(\w+)"
     if not others:
-        return "command_output", said, [file.rsplit("/", 1)[-1], "FAILED"]
+        return Named("command_output", said, [file.rsplit("/", 1)[-1], "FAILED"], cue)
     messages = {msg for _, _, msg in mine}
     message = messages.pop() if len(messages) == 1 else ""
     if len(message) >= 12 and not spans(value, message) and \
             all(msg != message for _, msg in others):  # fmt: skip
+        cue += rf"(?:\[[^\]]*\])?\s+-\s+{re.escape(message[:MESSAGE_CHARS])}"
         message = message[:MESSAGE_CHARS]
-        return "command_output", f"{said} with `{message}`", [file.rsplit("/", 1)[-1], message]
+        return Named("command_output", f"{said} with `{message}`",
+                     [file.rsplit("/", 1)[-1], message], cue)  # fmt: skip
     return None
 
 
-def _keyed(value: str, text: str, where: str) -> tuple[str, str, list[str]] | None:
+def _keyed(value: str, text: str, where: str) -> Named | None:
     """The value a quoted key is given on a line (`"winston": "^3.17.0"`, `'CDELT3': 0.055,`),
     when the text gives that key a value once."""
     pattern = re.compile(_KEYED.format(value=re.escape(value)))
@@ -213,19 +247,22 @@ def _keyed(value: str, text: str, where: str) -> tuple[str, str, list[str]] | No
         if len(given) != 1:
             return None
         what = "the version" if m["prefix"] in ("^", "~") else "the value"
-        return "listing", f"{what} {where} gives `{key}`", [key]
+        cue = rf"[\"']{re.escape(key)}[\"']\s*:\s*[\"']?[\^~<>=]*({shape(value)})"
+        return Named("listing", f"{what} {where} gives `{key}`", [key], cue)
     return None
 
 
-def _commit(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
+def _commit(value: str, text: str, printed: str) -> Named | None:
     """A commit hash `git log` printed, named by the commit's subject (its first line)."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if m := _COMMIT.match(line):
+            form = r"commit ([0-9a-f]{7,40})\b[^\n]*\n(?:[^\n]*\n){0,6}?\s{4}"
             subject = next((s.strip() for s in lines[i + 1 : i + 8]
                             if s.startswith("    ") and s.strip()), "")  # fmt: skip
         elif (m := _ONELINE.match(line)) and "git log" in printed:
             subject = m["subject"].strip()
+            form = r"(?m)^([0-9a-f]{7,40}) (?:\([^)]*\) )?"
         else:
             continue
         if m["hash"] != value or not subject:
@@ -233,13 +270,14 @@ def _commit(value: str, text: str, printed: str) -> tuple[str, str, list[str]] |
         subject = subject[:MESSAGE_CHARS]
         if text.count(subject) != 1:
             return None
-        return "command_output", f"the hash {printed} printed for the commit `{subject}`", \
-            [subject]  # fmt: skip
+        return Named("command_output", f"the hash {printed} printed for the commit `{subject}`",
+                     [subject], form + re.escape(subject))  # fmt: skip
     return None
 
 
-def _labelled(value: str, text: str, printed: str) -> tuple[str, str, list[str]] | None:
-    """A value after a label inside a line, when the label stands once in `text`."""
+def _labelled(value: str, text: str, printed: str) -> Named | None:
+    """A value after a label inside a line, when the label stands once in `text`; not in a
+    listing of a file, whose `label:` is code (a type, a dict key), not what a run printed."""
     for line in text.splitlines():
         for start in spans(value, line):
             before = re.split(r"[,;(\[{]", _MARKER.sub("", line[:start], count=1))[-1]
@@ -252,8 +290,9 @@ def _labelled(value: str, text: str, printed: str) -> tuple[str, str, list[str]]
             label = " ".join(words)
             if len(label) < 3 or words[-1].lower() in _NOT_LABELS or spans(value, label):
                 continue
-            said = rf"(?<![\w\-]){re.escape(label)}\s*(?::|=|\bis\b|\bwas\b)"
+            said = rf"(?<![\w\-]){re.escape(label)}\s*(?::|\bis\b|\bwas\b)"
             if len(re.findall(said, text)) != 1:
                 continue  # a label that stands twice names no one value
-            return "command_output", f"the `{label}` {printed} printed", [label]
+            cue = rf"(?<![\w\-]){re.escape(label)}\s*(?::|\bis\b|\bwas\b)\s*({shape(value)})"
+            return Named("command_output", f"the `{label}` {printed} printed", [label], cue)
     return None

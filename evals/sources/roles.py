@@ -185,8 +185,10 @@ def _user(value: str, text: str, use_argument: str | None) -> dict[str, Any] | N
     for line in text.splitlines():  # code the user pasted (an issue's example)
         if spans(value, line) and (found := code_role(value, line, text, "the user's code")):
             return role("user_text", found[0], found[1], value)
-    found = user_role(value, text)  # a traceback frame, a key of a dict literal
-    return role("user_text", found[0], found[1], value) if found else None
+    named = user_role(value, text)  # a traceback frame, a key of a dict literal
+    if named is None:
+        return None
+    return {**role(named.kind, named.phrase, named.terms, value), "cue": named.cue}
 
 
 # What a person calls a value they give ("my user ID is ...", "order number: ...").

@@ -92,7 +92,8 @@ def _inline_label(value: str, text: str) -> str:
     """The word just before `value` (`balance 50.25`, `id=ACC-7`, `status: open`) when it is a
     label: letters only, no common word of prose, and standing once in `text`."""
     start = spans(value, text)[0]
-    m = re.search(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::\s*|=|\s+)$", text[:start])
+    # On the value's own line: the last word of the line before is no label of it.
+    m = re.search(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::[ \t]*|=|[ \t]+)$", text[:start])
     if not m or m[1].lower() in _PROSE or not whole_token(value, text[max(0, start - 1) :]):
         return ""
     return m[1] if len(re.findall(rf"\b{m[1]}\b", text)) == 1 else ""
