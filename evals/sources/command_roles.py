@@ -65,6 +65,7 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>[
 _IPYTHON_LINE = re.compile(r"^\s*(?:-*>\s*)?(?P<line>\d+)\s{2,}(?P<text>\S.*)$")
 MESSAGE_CHARS = 60
 NUMBER = r"(\d+)"
+NUMBER_FORM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 
 
 class Named(NamedTuple):
@@ -124,6 +125,12 @@ def user_role(value: str, text: str) -> Named | None:
                 return _checked(Named("user_text", phrase, [said], cue), text, value)
     found = _keyed(value, text, "the user's code")
     return _checked(found._replace(kind="user_text"), text, value) if found else None
+
+
+def _shape(value: str) -> str:
+    """The regex of values of `value`'s form; a number's, unlike cues.shape's, ends on a
+    digit: "total price is 305, but" gives `305`, not `305,`."""
+    return NUMBER_FORM if re.fullmatch(NUMBER_FORM, value) else shape(value)
 
 
 def _checked(named: Named, text: str, value: str) -> Named:
@@ -224,8 +231,9 @@ def _failed_test(value: str, text: str, printed: str) -> Named | None:
         return Named("command_output", said, [file.rsplit("/", 1)[-1], "FAILED"], cue)
     messages = {msg for _, _, msg in mine}
     message = messages.pop() if len(messages) == 1 else ""
-    if len(message) >= 12 and not spans(value, message) and \
-            all(msg != message for _, msg in others):  # fmt: skip
+    # Messages may be cut ("AssertionError..."): one that begins another's tells neither apart.
+    cut = any(msg.startswith(message) or message.startswith(msg) for _, msg in others)
+    if len(message) >= 12 and not spans(value, message) and not cut:
         cue += rf"(?:\[[^\]]*\])?\s+-\s+{re.escape(message[:MESSAGE_CHARS])}"
         message = message[:MESSAGE_CHARS]
         return Named("command_output", f"{said} with `{message}`",
@@ -247,7 +255,7 @@ def _keyed(value: str, text: str, where: str) -> Named | None:
         if len(given) != 1:
             return None
         what = "the version" if m["prefix"] in ("^", "~") else "the value"
-        cue = rf"[\"']{re.escape(key)}[\"']\s*:\s*[\"']?[\^~<>=]*({shape(value)})"
+        cue = rf"[\"']{re.escape(key)}[\"']\s*:\s*[\"']?[\^~<>=]*({_shape(value)})"
         return Named("listing", f"{what} {where} gives `{key}`", [key], cue)
     return None
 
@@ -293,6 +301,6 @@ def _labelled(value: str, text: str, printed: str) -> Named | None:
             said = rf"(?<![\w\-]){re.escape(label)}\s*(?::|\bis\b|\bwas\b)"
             if len(re.findall(said, text)) != 1:
                 continue  # a label that stands twice names no one value
-            cue = rf"(?<![\w\-]){re.escape(label)}\s*(?::|\bis\b|\bwas\b)\s*({shape(value)})"
+            cue = rf"(?<![\w\-]){re.escape(label)}\s*(?::|\bis\b|\bwas\b)\s*({_shape(value)})"
             return Named("command_output", f"the `{label}` {printed} printed", [label], cue)
     return None
