@@ -64,6 +64,7 @@ _NOT_LABELS = frozenset(
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>[\w<>.]+))?')
 _IPYTHON_LINE = re.compile(r"^\s*(?:-*>\s*)?(?P<line>\d+)\s{2,}(?P<text>\S.*)$")
 MESSAGE_CHARS = 60
+_PLACES = ("first", "second", "third", "fourth")
 NUMBER = r"(\d+)"
 NUMBER_FORM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 
@@ -123,8 +124,34 @@ def user_role(value: str, text: str) -> Named | None:
                 cue = rf"(?m)^\s*(?:-*>\s*)?{NUMBER}\s+{re.escape(said)}"
                 phrase = f"the line number of `{said}` in the traceback the user gave"
                 return _checked(Named("user_text", phrase, [said], cue), text, value)
-    found = _keyed(value, text, "the user's code")
+    found = _keyed(value, text, "the user's code") or _passed(value, text)
     return _checked(found._replace(kind="user_text"), text, value) if found else None
+
+
+def _passed(value: str, text: str) -> Named | None:
+    """A literal the user's code passes to a function by position (`Table.read('test.qdp')`,
+    `minversion('numpy', '1.14dev')`), when every call of that function in `text` passes the
+    same value there: "the second argument the user's code passes to `minversion`"."""
+    literal = rf"(?P<q>['\"]?){re.escape(value)}(?P=q)"
+    for m in re.finditer(rf"(?<![\w.])(?P<fn>[A-Za-z_][\w.]*)\((?P<before>[^()\n]*?){literal}"
+                         r"\s*[,)]", text):  # fmt: skip
+        before = m["before"]
+        if before and not before.rstrip().endswith(","):
+            continue  # inside another argument, not one of its own
+        place = len(re.findall(r",", before))
+        if place >= len(_PLACES) or "=" in before.rsplit(",", 1)[-1]:
+            continue
+        fn = m["fn"]
+        given = set()
+        for call in re.finditer(rf"(?<![\w.]){re.escape(fn)}\(([^()\n]*)\)", text):
+            args = [a.strip() for a in call[1].split(",")]
+            given.add(args[place].strip("'\"") if place < len(args) else "")
+        if given != {value}:
+            return None  # called with other values there too: which is meant?
+        cue = rf"(?<![\w.]){re.escape(fn)}\((?:[^,()\n]*,\s*){{{place}}}['\"]?({_shape(value)})"
+        return Named("user_text", f"the {_PLACES[place]} argument the user's code passes to "
+                     f"`{fn}`", [fn], cue)  # fmt: skip
+    return None
 
 
 def _shape(value: str) -> str:

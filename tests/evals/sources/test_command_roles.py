@@ -163,3 +163,30 @@ def test_a_frame_of_a_traceback_the_user_pasted_names_its_line_number() -> None:
     assert probe["question"] == (
         "What is the line number in `refund` of `shop/cart.py` in the traceback the user gave?"
     )
+
+
+def test_a_literal_the_users_code_passes_by_position_is_named_by_the_call() -> None:
+    task = (
+        "Reading fails in shop/io.py:\n\n    >>> t = load_orders('orders_q3.csv', strict=True)\n"
+        "    >>> load_orders('orders_q3.csv')\n    >>> check_version('shop', '2.3rc1')\n"
+    )
+    trace = Trace("shop", "mini-swe-agent", "shop.traj.json")
+    trace.messages = [
+        TraceMessage("user", task),
+        *_bash("a", "ls shop", "cart.py"),
+        *_bash("b", "python -c 'import shop; shop.load_orders(\"orders_q3.csv\")'", "ok"),
+        *_bash("c", "pip install shop==2.3rc1", "ok"),
+    ]
+    probes = {p["answer"]: p for p in trace_to_scenario(trace)["probes"]}
+    for value in ("orders_q3.csv", "2.3rc1"):
+        _cued(probes[value], task)
+    assert probes["orders_q3.csv"]["question"] == (
+        "What is the first argument the user's code passes to `load_orders`?"
+    )
+    assert probes["2.3rc1"]["question"] == (
+        "What is the second argument the user's code passes to `check_version`?"
+    )
+    # Called with two values in one place, a function's argument names neither
+    twice = task + "    >>> load_orders('orders_q4.csv')\n"
+    trace.messages[0] = TraceMessage("user", twice)
+    assert "orders_q3.csv" not in {p["answer"] for p in trace_to_scenario(trace)["probes"]}
