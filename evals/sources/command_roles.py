@@ -132,14 +132,17 @@ def _passed(value: str, text: str) -> Named | None:
     """A literal the user's code passes to a function by position (`Table.read('test.qdp')`,
     `minversion('numpy', '1.14dev')`), when every call of that function in `text` passes the
     same value there: "the second argument the user's code passes to `minversion`"."""
-    literal = rf"(?P<q>['\"]?){re.escape(value)}(?P=q)"
-    for m in re.finditer(rf"(?<![\w.])(?P<fn>[A-Za-z_][\w.]*)\((?P<before>[^()\n]*?){literal}"
-                         r"\s*[,)]", text):  # fmt: skip
+    # A literal: a quoted string or a number, not a name (a variable is code, not a value).
+    quote = "['\"]?" if re.fullmatch(NUMBER_FORM, value) else "['\"]"
+    literal = rf"(?P<q>{quote}){re.escape(value)}(?P=q)"
+    # The arguments before it hold no bracket or `=`: a comma in a list is no argument's.
+    for m in re.finditer(rf"(?<![\w.])(?<!def )(?<!class )(?P<fn>[A-Za-z_][\w.]*)\("
+                         rf"(?P<before>[^()\[\]{{}}=\n]*?){literal}\s*[,)]", text):  # fmt: skip
         before = m["before"]
         if before and not before.rstrip().endswith(","):
             continue  # inside another argument, not one of its own
         place = len(re.findall(r",", before))
-        if place >= len(_PLACES) or "=" in before.rsplit(",", 1)[-1]:
+        if place >= len(_PLACES):
             continue
         fn = m["fn"]
         given = set()

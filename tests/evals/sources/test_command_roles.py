@@ -190,3 +190,12 @@ def test_a_literal_the_users_code_passes_by_position_is_named_by_the_call() -> N
     twice = task + "    >>> load_orders('orders_q4.csv')\n"
     trace.messages[0] = TraceMessage("user", twice)
     assert "orders_q3.csv" not in {p["answer"] for p in trace_to_scenario(trace)["probes"]}
+
+
+def test_a_name_a_signature_or_a_list_item_is_no_argument_the_user_passed() -> None:
+    from evals.sources.command_roles import user_role
+
+    code = "def refund(order_q3, amount):\n    totals = Ledger(ids=[1204, 1288, 1301])\n"
+    assert user_role("order_q3", code) is None  # a parameter of a definition
+    assert user_role("1288", code) is None  # an item of a list, not the second argument
+    assert user_role("ledger_q3", "book(ledger_q3)\n") is None  # a variable: code, not a value
