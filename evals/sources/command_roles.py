@@ -101,6 +101,8 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
     if found is None:
         return None
     found = _checked(found, clean, value)
+    if found is None:
+        return None
     named = role(found.kind, found.phrase, [*found.terms, *([file] if file else [])], value)
     named["cue"] = found.cue  # taken off by trace_probes.py: a RoleSpec has no cue
     return named
@@ -163,8 +165,12 @@ def _shape(value: str) -> str:
     return NUMBER_FORM if re.fullmatch(NUMBER_FORM, value) else shape(value)
 
 
-def _checked(named: Named, text: str, value: str) -> Named:
-    """`named`, without its cue unless the cue's first match in `text` is `value`."""
+def _checked(named: Named, text: str, value: str) -> Named | None:
+    """`named`, without its cue unless the cue's first match in `text` is `value`; None when
+    its phrase holds the value even inside a name (`td_field` in "passes to
+    `td_field.serialize`"): the question would give the answer away."""
+    if value in named.phrase:
+        return None
     m = re.search(named.cue, text)
     return named if m and m.group(1).strip() == value else named._replace(cue="")
 

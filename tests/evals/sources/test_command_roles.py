@@ -199,3 +199,10 @@ def test_a_name_a_signature_or_a_list_item_is_no_argument_the_user_passed() -> N
     assert user_role("order_q3", code) is None  # a parameter of a definition
     assert user_role("1288", code) is None  # an item of a list, not the second argument
     assert user_role("ledger_q3", "book(ledger_q3)\n") is None  # a variable: code, not a value
+
+
+def test_a_role_whose_words_hold_the_value_inside_a_name_is_no_role() -> None:
+    from evals.sources.command_roles import user_role
+
+    # "the first argument the user's code passes to `td_cell.render`" would give `td_cell` away
+    assert user_role("td_cell", 'print(td_cell.render("td_cell", row))\n') is None
