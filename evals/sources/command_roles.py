@@ -34,6 +34,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _BLANK_NUMBERED = re.compile(r"^\s*(?P<line>\d+)\s*$")
 _TEST = r"(?P<file>[\w./\-]+)::(?P<test>[\w.:]+)(?:\[[^\]]*\])?"
 _FAILED = re.compile(rf"^(?:FAILED|ERROR)\s+{_TEST}(?:\s+-\s+(?P<message>.*))?$")
+_SECTION = re.compile(r"^_{3,} (?P<test>[\w.:]+?)(?:\[[^\]]*\])? _{3,}$")
 _FAILED_VERBOSE = re.compile(rf"^{_TEST}\s+(?:FAILED|ERROR)\b")
 # `grep -n PATTERN FILE` on one file prints `LINE:TEXT`, with no file before the number.
 _GREP_N_COMMAND = re.compile(r"^(?:grep|rg)\b[^|]*\s-\w*n")
@@ -93,7 +94,9 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
         _grep_n(value, clean, command, file)
         or _neighbour(value, clean, file)
         or _ls_size(value, clean, printed)
-        or _failed_test(value, clean, printed)
+        or _failed_test(value, clean, printed, alone=True)
+        or _failure_section(value, clean, printed)
+        or _failed_test(value, clean, printed, alone=False)
         or _keyed(value, clean, f"`{file}`" if file else f"what {printed} printed")
         or _commit(value, clean, printed)
         or (None if listing else _labelled(value, clean, printed))
@@ -247,9 +250,10 @@ def _numbered_says(lines: list[str], j: int, number: int, value: str) -> str:
     return what_line_says(m["text"], value)
 
 
-def _failed_test(value: str, text: str, printed: str) -> Named | None:
+def _failed_test(value: str, text: str, printed: str, alone: bool) -> Named | None:
     """A test the command reported failing: named by its file when it is that file's one
-    failing test, else also by its error, when no other failing test of the file had it."""
+    failing test, else (unless `alone`) also by its error, when no other failing test of the
+    file had it."""
     failed: list[tuple[str, str, str]] = []  # file, test, message
     for line in text.splitlines():
         m = _FAILED.match(line.strip()) or _FAILED_VERBOSE.match(line.strip())
@@ -262,9 +266,12 @@ def _failed_test(value: str, text: str, printed: str) -> Named | None:
     file = mine[0][0]
     others = [(t, msg) for f, t, msg in failed if f == file and t != value]
     said = f"the test in `{file}` that {printed} reported failing"
-    cue = rf"FAILED\s+{re.escape(file)}::(\w+)"
+    # The file by its base name: its whole path may be another probe's answer (leaks.py).
+    cue = rf"FAILED\s+[\w./\-]*{re.escape(file.rsplit('/', 1)[-1])}::(\w+)"
     if not others:
         return Named("command_output", said, [file.rsplit("/", 1)[-1], "FAILED"], cue)
+    if alone:
+        return None
     messages = {msg for _, _, msg in mine}
     message = messages.pop() if len(messages) == 1 else ""
     # Messages may be cut ("AssertionError..."): one that begins another's tells neither apart.
@@ -275,6 +282,27 @@ def _failed_test(value: str, text: str, printed: str) -> Named | None:
         return Named("command_output", f"{said} with `{message}`",
                      [file.rsplit("/", 1)[-1], message], cue)  # fmt: skip
     return None
+
+
+def _failure_section(value: str, text: str, printed: str) -> Named | None:
+    """A test named by the first `E` line of the section pytest printed for its failure
+    (`____ test_x ____` ... `E   ValueError: ...`), when no other test's section has it."""
+    sections: list[list[str]] = []  # [test, its first `E` line]
+    for line in text.splitlines():
+        if m := _SECTION.match(line):
+            sections.append([m["test"], ""])
+        elif sections and not sections[-1][1] and line.startswith("E "):
+            sections[-1][1] = line[1:].strip()[:MESSAGE_CHARS]
+    errors = {error for test, error in sections if test == value}
+    if len(errors) != 1:
+        return None
+    error = errors.pop()
+    cut = any(e.startswith(error) or error.startswith(e) for t, e in sections if t != value)
+    if len(error) < 12 or spans(value, error) or cut:
+        return None
+    cue = rf"_{{3,}} (\w+)(?:\[[^\]\n]*\])? _{{3,}}\n(?:(?!_{{3,}} ).*\n)*?E\s+{re.escape(error)}"
+    return Named("command_output", f"the test whose failure {printed} printed with `{error}`",
+                 ["FAILED", error], cue)  # fmt: skip
 
 
 def _keyed(value: str, text: str, where: str) -> Named | None:

@@ -206,3 +206,23 @@ def test_a_role_whose_words_hold_the_value_inside_a_name_is_no_role() -> None:
 
     # "the first argument the user's code passes to `td_cell.render`" would give `td_cell` away
     assert user_role("td_cell", 'print(td_cell.render("td_cell", row))\n') is None
+
+
+def test_a_failing_test_is_named_by_the_error_its_section_printed() -> None:
+    output = (
+        "=================================== FAILURES ===================================\n"
+        "____________________________ test_refund_rounds_down ____________________________\n"
+        "    def test_refund_rounds_down():\n>       assert refund(499) == 5.0\n"
+        "E       AssertionError: refund of 499 cents rounded up\n\n"
+        "tests/test_cart.py:41: AssertionError\n"
+        "____________________________ test_total_with_coupon _____________________________\n"
+        "    def test_total_with_coupon():\n"
+        "E       KeyError: 'coupon_code'\n\n"
+        "tests/test_cart.py:58: KeyError\n"
+        "FAILED tests/test_cart.py::test_refund_rounds_down - AssertionError...\n"
+        "FAILED tests/test_cart.py::test_total_with_coupon - Key...\n"
+    )
+    asked = _question("test_refund_rounds_down", ("pytest tests", output),
+                      "pytest tests/test_cart.py::test_refund_rounds_down -x")  # fmt: skip
+    assert asked == "What is the test whose failure `pytest tests` printed with " \
+        "`AssertionError: refund of 499 cents rounded up`?"  # fmt: skip
