@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evals.sources.code_roles import code_role
+from evals.sources.command_roles import command_role, user_role
 from evals.sources.cues import spans
 from evals.sources.redact import MASK
 from evals.sources.swe_roles import ctf_task_role, swe_listing
@@ -56,6 +57,7 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
             _json(value, body, call)
             or table_role(value, body, _result(call))
             or text_role(value, body, call.tool, call.arguments, _result(call))
+            or command_role(value, body, call.tool, call.arguments, _result(call))
         )
     if found is None or spans(value, found["phrase"]) or MASK in found["phrase"]:
         return None  # a role that states the value, or names what redaction took out
@@ -184,7 +186,10 @@ def _user(value: str, text: str, use_argument: str | None) -> dict[str, Any] | N
     for line in text.splitlines():  # code the user pasted (an issue's example)
         if spans(value, line) and (found := code_role(value, line, text, "the user's code")):
             return role("user_text", found[0], found[1], value)
-    return None
+    named = user_role(value, text)  # a traceback frame, a key of a dict literal
+    if named is None:
+        return None
+    return {**role(named.kind, named.phrase, named.terms, value), "cue": named.cue}
 
 
 # What a person calls a value they give ("my user ID is ...", "order number: ...").

@@ -15,9 +15,9 @@ from evals.sources.cues import spans
 from evals.sources.values import shape_of
 
 COMMAND_CHARS = 70
-_GREP = re.compile(r"^(?P<file>[\w./\-]+\.\w+)[:\-](?P<line>\d+)[:\-](?P<text>.*)$")
+GREP_LINE = re.compile(r"^(?P<file>[\w./\-]+\.\w+)[:\-](?P<line>\d+)[:\-](?P<text>.*)$")
 _GREP_FILE = re.compile(r"^(?P<file>[\w./\-]+\.\w+):(?P<text>.*)$")
-_NUMBERED = re.compile(r"^\s*(?P<line>\d+)(?:\t|→| {1,2}\||:\s| {2})(?P<text>.*)$")
+NUMBERED_LINE = re.compile(r"^\s*(?P<line>\d+)(?:\t|→| {1,2}\||:\s| {2})(?P<text>.*)$")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>[\w<>.]+))?')
 # `key: value` output (pip show, git config, a status line): a label of at most three words.
 _LABEL = re.compile(r"^\s*(?:[-*]\s+)?(?P<label>[A-Za-z_][\w.\-]*(?: [A-Za-z][\w.\-]*){0,2}):\s+"
@@ -45,8 +45,8 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
         dict[str, Any] | None:  # fmt: skip
     """The role `value` has in the text result of a `tool` call with `arguments`, or None;
     `result` names that result when the call ran no command ("the `fetch` result")."""
-    command = _command(arguments)
-    file = _file(arguments, command)
+    command = command_of(arguments)
+    file = file_of(arguments, command)
     printed = f"`{command}`" if command else result
     first = _first_line(command, file)
     for n, line in enumerate(text.splitlines()):
@@ -77,7 +77,7 @@ def _called(value: str, text: str, file: str, first: int | None) -> dict[str, An
     for n, line in enumerate(text.splitlines()):
         if not spans(value, line):
             continue
-        if m := _GREP.match(line) or _NUMBERED.match(line):
+        if m := GREP_LINE.match(line) or NUMBERED_LINE.match(line):
             at, number, code = m.groupdict().get("file") or file, int(m["line"]), m["text"]
         elif first is not None:
             at, number, code = file, first + n, line
@@ -92,7 +92,8 @@ def _inline_label(value: str, text: str) -> str:
     """The word just before `value` (`balance 50.25`, `id=ACC-7`, `status: open`) when it is a
     label: letters only, no common word of prose, and standing once in `text`."""
     start = spans(value, text)[0]
-    m = re.search(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::\s*|=|\s+)$", text[:start])
+    # On the value's own line: the last word of the line before is no label of it.
+    m = re.search(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::[ \t]*|=|[ \t]+)$", text[:start])
     if not m or m[1].lower() in _PROSE or not whole_token(value, text[max(0, start - 1) :]):
         return ""
     return m[1] if len(re.findall(rf"\b{m[1]}\b", text)) == 1 else ""
@@ -120,23 +121,23 @@ def _line_role(value: str, line: str, file: str, printed: str, text: str) -> \
             return "listing", f"the file of `{m['fn']}` in the traceback {printed} printed", \
                 [m["fn"]]  # fmt: skip
         return None
-    if (m := _GREP.match(line)) or (m := _NUMBERED.match(line)):
+    if (m := GREP_LINE.match(line)) or (m := NUMBERED_LINE.match(line)):
         at = m.groupdict().get("file") or file
         if not at:
             return None
         if value == m["line"]:
-            said = _what_line_says(m["text"], value)
+            said = what_line_says(m["text"], value)
             if said and said == m["text"].strip()[:60] and text.count(said) > 1:
                 return None  # the same line stands twice in the listing: which is meant?
             return ("listing", f"the line number of `{said}` in `{at}`", [said, at]) if said \
                 else None  # fmt: skip
         if value == at:
-            said = _what_line_says(m["text"], value)
+            said = what_line_says(m["text"], value)
             return ("listing", f"the file that holds `{said}` (as {printed} listed it)",
                     [said]) if said else None  # fmt: skip
         return _code_role(value, m["text"], int(m["line"]), at)
     if (m := _GREP_FILE.match(line)) and value == m["file"]:
-        said = _what_line_says(m["text"], value)
+        said = what_line_says(m["text"], value)
         return ("listing", f"the file in which {printed} found `{said}`", [said]) if said \
             else None  # fmt: skip
     if line.strip().strip("./") == value.strip("./") and shape_of(value) == "file path":
@@ -168,7 +169,7 @@ def _code_role(value: str, text: str, line: int, file: str) -> tuple[str, str, l
     return ("listing", found[0], [*found[1], file]) if found else None
 
 
-def _what_line_says(text: str, value: str) -> str:
+def what_line_says(text: str, value: str) -> str:
     """A line of code as a person names it: the symbol it defines or assigns, else its text
     (without the value), short."""
     stripped = text.strip()
@@ -210,7 +211,8 @@ def only_of_shape(value: str, text: str) -> bool:
     return not others
 
 
-def _command(arguments: dict[str, Any]) -> str:
+def command_of(arguments: dict[str, Any]) -> str:
+    """The first line of the command a call ran (shortened), or "" when it ran none."""
     for key in _COMMAND_ARGS:
         text = arguments.get(key)
         if isinstance(text, str) and text.strip():
@@ -219,7 +221,8 @@ def _command(arguments: dict[str, Any]) -> str:
     return ""
 
 
-def _file(arguments: dict[str, Any], command: str) -> str:
+def file_of(arguments: dict[str, Any], command: str) -> str:
+    """The one file a call read: its file argument, else the one path its command names."""
     for key in _FILE_ARGS:
         text = arguments.get(key)
         if isinstance(text, str) and text.strip() and "\n" not in text:

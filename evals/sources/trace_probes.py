@@ -149,6 +149,10 @@ def _probe(
         if fallback is None or shown is None:
             return "no_role"
         role = fallback
+    # A role of command_roles.py brings a cue built from what names the value (a key, a label,
+    # the line next to it), never from its neighbours (which another probe may ask for).
+    role = dict(role)
+    own = role.pop("cue", None)
     assert shown is not None
     steps = walk.steps_between(shown.message, point.message)
     tokens = max(0, point.tokens - shown.tokens)
@@ -158,6 +162,8 @@ def _probe(
     found = find_cue(value, before, " ".join(role["terms"]), distractors="unique")
     cue = {"patterns": list(found.cue.patterns), "lookalikes": list(found.cue.lookalikes)} \
         if found is not None and found.unique else {}  # fmt: skip
+    if own:
+        cue, found = {"patterns": [own], "lookalikes": []}, None
     probe: dict[str, Any] = {
         "id": id_,
         "kind": "recall",

@@ -20,12 +20,12 @@ from evals.sources.trace import Trace, TraceMessage, TraceToolCall
 FIXTURES = Path(__file__).parent / "fixtures"
 # Every fixture, and whether some trace in it yields probes (the first Claude Code session
 # uses nothing it read: its one path is redacted, its answer restates the code; the Responses,
-# Anthropic, OpenTelemetry and mini-swe-agent ones use each value right where they read it:
-# no step between).
+# OpenTelemetry and mini-swe-agent ones use each value right where they read it: no step
+# between; the Anthropic one answers with the rate `billing/tax.py` gives `SE`, a step later).
 FILES = [
     ("chat_tau.json", True),
     ("responses.json", False),
-    ("anthropic.json", False),
+    ("anthropic.json", True),
     ("claude_code.jsonl", False),
     ("claude_code_fix.jsonl", True),
     ("mini_swe_agent.traj.json", False),
