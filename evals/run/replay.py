@@ -100,7 +100,7 @@ async def replay(
     thresholds the caller did not set (evals/run/thresholds.py). `judge`: an LLM judge that also
     grades every answered probe; its calls are real-model calls (a `delegate` record on the
     ledger, stream "judge"), so they count in `live_cost_usd` and against `max_usd`."""
-    store = store if store is not None else Store(":memory:")
+    store = store if store is not None else Store(":memory:", lazy=True)
     if scenario.memory:
         memory = FileSystem(store, scenario.sessions[0].thread, grants=("/memories/",))
         for path, text in scenario.memory:
