@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import StoreError
 from harness.store.files import READ_CHARS, Files, chunk_chars_of
+from harness.store.lazy_rows import duplicate
 from harness.store.memory import MEMORY_DIR, Memory
 from harness.store.schema import now
 
@@ -200,7 +201,7 @@ class LazyFiles(Files):
             )  # fmt: skip
         old = self._rows.files.get((namespace, path))
         if old is not None and not exists:
-            raise StoreError(f"files: a row with key {(namespace, path)!r} is stored already")
+            raise duplicate("files", (namespace, path))
         created = old[6] if old is not None else ts
         self._rows.files[(namespace, path)] = (
             namespace, path, bytes(inline), is_text, size, run_id, created, ts, blob_id, chars,

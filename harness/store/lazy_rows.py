@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from harness.errors import StoreError
 from harness.store.bulk import insert_rows
 from harness.store.pending import Rows
 from harness.store.schema import COLUMN_NAMES
@@ -59,10 +58,10 @@ class LazyRows:
         DuckDB refuses it, the batch then not kept at all."""
         for row in rows.get("files", ()):
             if (row[0], row[1]) in self.files:
-                raise _duplicate("files", (row[0], row[1]))
+                raise duplicate("files", (row[0], row[1]))
         for row in rows.get("file_chunks", ()):
             if row[1] in self.chunks.get(row[0], {}):
-                raise _duplicate("file_chunks", (row[0], row[1]))
+                raise duplicate("file_chunks", (row[0], row[1]))
         for table, table_rows in rows.items():
             if table == "files":
                 self.files.update(((r[0], r[1]), _files_row(r)) for r in table_rows)
@@ -82,12 +81,12 @@ class LazyRows:
 
     def start_run(self, values: list[Any]) -> None:
         if values[0] in self.runs:
-            raise _duplicate("runs", values[0])
+            raise duplicate("runs", values[0])
         self.runs[values[0]] = values
 
     def add_memory(self, row: tuple[Any, ...]) -> None:
         if (row[0], row[1]) in self.memory:
-            raise _duplicate("memory", (row[0], row[1]))
+            raise duplicate("memory", (row[0], row[1]))
         self.memory[(row[0], row[1])] = row
 
     @contextmanager
@@ -139,5 +138,10 @@ def _files_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return (row[0], row[1], bytes(row[2]), *row[3:])
 
 
-def _duplicate(table: str, key: Any) -> StoreError:
-    return StoreError(f"{table}: a row with key {key!r} is stored already (duplicate key)")
+def duplicate(table: str, key: Any) -> Exception:
+    """What DuckDB raises for a key taken already (callers catch `duckdb.Error`)."""
+    import duckdb
+
+    return duckdb.ConstraintException(
+        f"Constraint Error: Duplicate key {key!r} violates the primary key of {table!r}"
+    )
