@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import StoreError
 from harness.store.files import READ_CHARS, Files, chunk_chars_of
-from harness.store.lazy_rows import duplicate
+from harness.store.lazy_rows import duplicate, locked
 from harness.store.memory import MEMORY_DIR, Memory
 from harness.store.schema import now
 
@@ -52,22 +52,26 @@ class LazyFiles(Files):
 
     # -- reads ---------------------------------------------------------------------------
 
+    @locked
     def row(self, namespace: str, path: str) -> dict[str, Any] | None:
         if not self._rows.live:
             return super().row(namespace, path)
         found = self._rows.files.get((namespace, path))
         return _opened(found) if found is not None else None
 
+    @locked
     def exists(self, namespace: str, path: str) -> bool:
         if not self._rows.live:
             return super().exists(namespace, path)
         return (namespace, path) in self._rows.files
 
+    @locked
     def has_files_below(self, namespaces: tuple[str, str], prefix: str) -> bool:
         if not self._rows.live:
             return super().has_files_below(namespaces, prefix)
         return bool(self._where(namespaces, lambda r: r[1].startswith(prefix)))
 
+    @locked
     def listing(self, namespaces: tuple[str, str], prefix: str) -> list[dict[str, Any]]:
         found = (
             self._where(namespaces, lambda r: r[1].startswith(prefix)) if self._rows.live else []
@@ -77,6 +81,7 @@ class LazyFiles(Files):
         return [{"path": r[1], "size": r[4], "modified_at": r[7]}
                 for r in sorted(found, key=lambda r: r[1])]  # fmt: skip
 
+    @locked
     def text_files_at(
         self, namespaces: tuple[str, str], path: str, prefix: str
     ) -> list[dict[str, Any]]:
@@ -89,6 +94,7 @@ class LazyFiles(Files):
             return super().text_files_at(namespaces, path, prefix)
         return [_opened(r) for r in sorted(found, key=lambda r: r[1])]
 
+    @locked
     def clashes(self, namespace: str, parents: list[str], prefix: str) -> list[str]:
         if not self._rows.live:
             return super().clashes(namespace, parents, prefix)
@@ -96,6 +102,7 @@ class LazyFiles(Files):
         found = self._where((namespace,), lambda r: r[1] in above or r[1].startswith(prefix))
         return sorted({str(r[1]) for r in found})
 
+    @locked
     def paths_under_tops(self, namespaces: list[str], tops: list[str]) -> set[str]:
         if not self._rows.live:
             return super().paths_under_tops(namespaces, tops)
@@ -107,6 +114,7 @@ class LazyFiles(Files):
 
         return {r[1] for r in self._where(namespaces, under)}
 
+    @locked
     def blob_bytes(self, blob_id: str) -> bytes:
         if not self._rows.live:
             return super().blob_bytes(blob_id)
@@ -123,12 +131,14 @@ class LazyFiles(Files):
                 return
             start += step
 
+    @locked
     def blob_chunks(self, blob_id: str | None, start: int, stop: int) -> list[dict[str, Any]]:
         if not self._rows.live:
             return super().blob_chunks(blob_id, start, stop)
         chunks = self._rows.chunks.get(blob_id or "", {}) if blob_id is not None else {}
         return [{"chunk": i, "content": chunks[i][4]} for i in sorted(chunks) if start <= i < stop]
 
+    @locked
     def chunk_of_line(self, blob_id: str | None, line: int) -> tuple[int, int] | None:
         if not self._rows.live:
             return super().chunk_of_line(blob_id, line)
@@ -139,24 +149,28 @@ class LazyFiles(Files):
                 return i, before
         return None
 
+    @locked
     def blob_of(self, namespace: str, path: str) -> tuple[bool, str | None]:
         if not self._rows.live:
             return super().blob_of(namespace, path)
         found = self._rows.files.get((namespace, path))
         return (True, found[8]) if found is not None else (False, None)
 
+    @locked
     def content(self, namespace: str, path: str) -> tuple[bytes | None, str | None] | None:
         if not self._rows.live:
             return super().content(namespace, path)
         found = self._rows.files.get((namespace, path))
         return (found[2], found[8]) if found is not None else None
 
+    @locked
     def rows(self, prefix: str = "/") -> list[dict[str, Any]]:
         if not self._rows.live:
             return super().rows(prefix)
         found = sorted((k, r) for k, r in self._rows.files.items() if r[1].startswith(prefix))
         return [dict(zip(_ALL_COLUMNS, r, strict=True)) for _, r in found]
 
+    @locked
     def thread_file(self, thread_id: str, path: str) -> dict[str, Any] | None:
         files = self._rows.files
         found = [files[k] for k in ((f"thread:{thread_id}", path), ("shared", path)) if k in files]
@@ -168,6 +182,7 @@ class LazyFiles(Files):
             else None
         )
 
+    @locked
     def digests(self, namespace: str, prefix: str) -> list[dict[str, Any]]:
         if not self._rows.live:
             return super().digests(namespace, prefix)
@@ -179,6 +194,7 @@ class LazyFiles(Files):
 
     # -- writes --------------------------------------------------------------------------
 
+    @locked
     def upsert(
         self,
         namespace: str,
@@ -209,12 +225,14 @@ class LazyFiles(Files):
         )  # fmt: skip
         return None
 
+    @locked
     def insert_chunks(self, rows: Sequence[tuple[str, int, int, int, bytes]]) -> None:
         if not self._rows.live:
             return super().insert_chunks(rows)
         self._rows.add({"file_chunks": list(rows)})
         return None
 
+    @locked
     def delete_chunks(self, blob_id: str) -> None:
         if not self._rows.live:
             return super().delete_chunks(blob_id)
@@ -225,6 +243,7 @@ class LazyFiles(Files):
         if blob_id is not None and blob_id not in self._rows.named:
             self._rows.chunks.pop(blob_id, None)
 
+    @locked
     def delete_blobs(self, blob_ids: list[str]) -> None:
         if not self._rows.live:
             return super().delete_blobs(blob_ids)
@@ -232,6 +251,7 @@ class LazyFiles(Files):
             self._drop_blob(blob_id)
         return None
 
+    @locked
     def delete(self, namespace: str, path: str) -> None:
         if not self._rows.live:
             return super().delete(namespace, path)
@@ -239,6 +259,7 @@ class LazyFiles(Files):
         self._drop_blob(gone[8] if gone is not None else None)
         return None
 
+    @locked
     def delete_many(self, namespace: str, paths: list[str]) -> dict[str, datetime]:
         if not self._rows.live:
             return super().delete_many(namespace, paths)
@@ -250,6 +271,7 @@ class LazyFiles(Files):
                 self._drop_blob(gone[8])
         return created
 
+    @locked
     def insert_inline(
         self, rows: Sequence[tuple[str, str, bytes, bool, int, str | None, datetime, datetime]]
     ) -> None:
@@ -266,6 +288,7 @@ class LazyMemory(Memory):
         super().__init__(sql)
         self._rows = rows
 
+    @locked
     def any(self) -> bool:
         if not self._rows.live:
             return super().any()
@@ -273,6 +296,7 @@ class LazyMemory(Memory):
             path.startswith(MEMORY_DIR) for _, path in self._rows.files
         )
 
+    @locked
     def latest(self, path: str) -> tuple[int, str, bool] | None:
         if not self._rows.live:
             return super().latest(path)
@@ -282,6 +306,7 @@ class LazyMemory(Memory):
         row = self._rows.memory[(path, max(versions))]
         return row[1], row[2], row[6]
 
+    @locked
     def insert_version(
         self, path: str, version: int, content: str | None, run_id: str | None, author: str
     ) -> None:

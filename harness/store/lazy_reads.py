@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from harness.messages import Usage
 from harness.store.events import Events
+from harness.store.lazy_rows import locked
 from harness.store.messages import Messages
 from harness.store.rows import RunStart, storable_json, storable_text
 from harness.store.runs import Runs
@@ -39,6 +40,7 @@ class LazyRuns(Runs):
         super().__init__(sql)
         self._rows = rows
 
+    @locked
     def start(self, **run: Unpack[RunStart]) -> None:
         if not self._rows.live:
             return super().start(**run)
@@ -50,6 +52,7 @@ class LazyRuns(Runs):
         ])  # fmt: skip
         return None
 
+    @locked
     def mark_ended(
         self, run_id: str, *, status: str, steps: int, usage: Usage, error: str | None
     ) -> None:
@@ -65,11 +68,13 @@ class LazyRuns(Runs):
             ]  # fmt: skip
         return None
 
+    @locked
     def thread_in_use(self, thread_id: str) -> bool:
         if not self._rows.live:
             return super().thread_in_use(thread_id)
         return any(r[1] == thread_id for r in self._rows.runs.values())
 
+    @locked
     def subagent_overflows(self) -> int:
         if not self._rows.live:
             return super().subagent_overflows()
@@ -87,6 +92,7 @@ class LazyMessages(Messages):
         super().__init__(sql)
         self._rows = rows
 
+    @locked
     def committed_steps(self, run_id: str) -> tuple[int, int]:
         if not self._rows.live:
             return super().committed_steps(run_id)
@@ -95,12 +101,14 @@ class LazyMessages(Messages):
         ]
         return int(max(steps, default=0)), len(steps)
 
+    @locked
     def all_tool_calls(self) -> list[dict[str, Any]]:
         if not self._rows.live:
             return super().all_tool_calls()
         calls = (r[_M["tool_calls"]] for r in self._rows.appended["messages"])
         return [c for text in calls if text is not None for c in json.loads(text or "[]")]
 
+    @locked
     def seq_range(
         self, thread_id: str, message_ids: Sequence[str]
     ) -> tuple[int | None, int | None]:
@@ -122,6 +130,7 @@ class LazyModelCalls(ModelCalls):
         super().__init__(sql)
         self._rows = rows
 
+    @locked
     def by_role(self) -> dict[str, dict[str, int | float]]:
         if not self._rows.live:
             return super().by_role()
@@ -148,6 +157,7 @@ class LazyModelCalls(ModelCalls):
             usage[role] = row
         return usage
 
+    @locked
     def of_thread(self, thread_id: str) -> dict[str, int | float]:
         if not self._rows.live:
             return super().of_thread(thread_id)
@@ -179,6 +189,7 @@ class LazyEvents(Events):
         super().__init__(sql)
         self._rows = rows
 
+    @locked
     def rows(
         self,
         run_id: str | None = None,
@@ -195,6 +206,7 @@ class LazyEvents(Events):
             return super().rows(run_id, middleware=middleware, action=action)  # ties: SQL's
         return [dict(zip(_EVENT, r, strict=True)) for r in sorted(found, key=lambda r: r[10])]
 
+    @locked
     def count(self, action_like: str) -> int:
         if not self._rows.live or "\\" in action_like:
             return super().count(action_like)
@@ -212,6 +224,7 @@ class LazySummaries(Summaries):
         super().__init__(sql)
         self._rows = rows
 
+    @locked
     def all(self) -> list[dict[str, Any]]:
         found = self._rows.appended["summaries"] if self._rows.live else []
         if not self._rows.live or len({(r[13], r[2]) for r in found}) < len(found):
@@ -219,6 +232,7 @@ class LazySummaries(Summaries):
         ordered = sorted(found, key=lambda r: (r[13], r[2]))
         return [dict(zip(_SUMMARY, r, strict=True)) for r in ordered]
 
+    @locked
     def last_cycle(self, thread_id: str) -> int:
         if not self._rows.live:
             return super().last_cycle(thread_id)

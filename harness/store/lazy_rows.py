@@ -12,9 +12,11 @@ answered here: an order the SQL leaves open (ties) falls back to SQL.
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeGuard, TypeVar
 
 from harness.store.bulk import insert_rows
 from harness.store.pending import Rows
@@ -40,7 +42,9 @@ class LazyRows:
     """Every row of a lazy store while `live`: the step tables as lists, `files` by (namespace,
     path), `file_chunks` by blob and chunk, `runs` by id, `memory` by (path, version)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lock: threading.RLock) -> None:
+        """`lock`: the database's, held around every read and write of the rows."""
+        self.lock = lock
         self.live = True
         self.appended: dict[str, list[tuple[Any, ...]]] = {t: [] for t in _APPENDED}
         self.files: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -126,6 +130,22 @@ class LazyRows:
         self.live = False
         self.appended, self.files, self.chunks, self.runs, self.memory = {}, {}, {}, {}, {}
         self.named = set()
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def locked(method: Callable[Concatenate[Any, P], T]) -> Callable[Concatenate[Any, P], T]:
+    """A repository method run under the lock of its rows (`self._rows`), as SQL runs under
+    the database's: tools may write from other threads meanwhile."""
+
+    @functools.wraps(method)
+    def run(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        with self._rows.lock:
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 def live(rows: LazyRows | None) -> TypeGuard[LazyRows]:

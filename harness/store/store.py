@@ -80,7 +80,7 @@ class Store(StoreSql):
             raise StoreError(f"lazy=True is for an in-memory store (':memory:'), not {path}")
         self.behind = WriteBehind(self.db, write_behind)
         self.own = OwnWrites(private=self.db.path == ":memory:", complete=lazy)
-        self.lazy = LazyRows() if lazy else None
+        self.lazy = LazyRows(self.db.lock) if lazy else None
         if lazy:
             return  # the schema is created with the database, when first needed
         with self._transaction() as con:
