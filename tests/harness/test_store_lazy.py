@@ -11,6 +11,7 @@ from harness import Store, create_agent, tool
 from harness.errors import StoreError
 from harness.files.filesystem import FileSystem
 from harness.models import ScriptedModel, call, reply
+from harness.store import now
 
 
 @tool
@@ -85,3 +86,12 @@ def test_rows_of_a_table_of_the_callers_own_go_to_the_database() -> None:
     store.write_rows({"mine": [(1,), (2,)]})
     assert store.scalar("SELECT sum(x) FROM mine") == 3
     assert store.scalar("SELECT count(*) FROM runs") == 1
+
+
+def test_a_read_whose_sql_leaves_the_order_open_is_left_to_sql() -> None:
+    store = Store(":memory:", lazy=True)
+    with store.unit() as uow:
+        for namespace in ("thread:t", "shared"):
+            uow.files.insert_inline([(namespace, "/a.md", b"x", True, 1, None, now(), now())])
+    assert [r["path"] for r in store.files.listing(("thread:t", "shared"), "/")] == ["/a.md"] * 2
+    assert not store.lazy.live  # two rows tied on `ORDER BY path`: DuckDB's order it is
