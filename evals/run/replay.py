@@ -91,7 +91,8 @@ async def replay(
     judge: Judge | None = None,
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (strategy settings, or their dotted
-    keys, over the scenario's scale defaults). A fresh in-memory store unless one is given.
+    keys, over the scenario's scale defaults). A fresh lazy in-memory store unless one is
+    given (its rows stay in Python until a read needs SQL: `harness.store.lazy_rows`).
     `middleware` builds extra middleware of yours for each session's agent (placed after the
     strategy's compaction); its subagents run the same unless `subagent_middleware` builds
     theirs (`lambda: ()`: none).
