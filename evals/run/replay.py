@@ -91,7 +91,8 @@ async def replay(
     judge: Judge | None = None,
 ) -> Replay:
     """Replay `scenario` under `strategy` with `params` (strategy settings, or their dotted
-    keys, over the scenario's scale defaults). A fresh in-memory store unless one is given.
+    keys, over the scenario's scale defaults). A fresh lazy in-memory store unless one is
+    given (its rows stay in Python until a read needs SQL: `harness.store.lazy_rows`).
     `middleware` builds extra middleware of yours for each session's agent (placed after the
     strategy's compaction); its subagents run the same unless `subagent_middleware` builds
     theirs (`lambda: ()`: none).
@@ -100,7 +101,7 @@ async def replay(
     thresholds the caller did not set (evals/run/thresholds.py). `judge`: an LLM judge that also
     grades every answered probe; its calls are real-model calls (a `delegate` record on the
     ledger, stream "judge"), so they count in `live_cost_usd` and against `max_usd`."""
-    store = store if store is not None else Store(":memory:")
+    store = store if store is not None else Store(":memory:", lazy=True)
     if scenario.memory:
         memory = FileSystem(store, scenario.sessions[0].thread, grants=("/memories/",))
         for path, text in scenario.memory:

@@ -56,8 +56,13 @@ class _Thread:
 class OwnWrites:
     """The memory flag and the windows of the threads an in-memory store has written."""
 
-    def __init__(self, private: bool) -> None:
+    def __init__(self, private: bool, *, complete: bool = False) -> None:
+        """`complete`: the store starts empty and every row it holds is handed to `wrote`
+        (a lazy store's, until something it cannot see into makes it forget), so a thread
+        not seen yet is known to be empty."""
         self.private = private
+        self.complete = complete
+        self._lost: set[str] = set()  # threads whose rows stopped being a plain append
         self.memoryless = False  # known to hold no memory file nor version
         self._empty: set[str] = set()  # path prefixes known to hold no file, in any namespace
         self._threads: dict[str, _Thread] = {}
@@ -65,6 +70,7 @@ class OwnWrites:
     def forget(self) -> None:
         """Something the store cannot see into may have written: read the tables again."""
         self.memoryless = False
+        self.complete = False
         self._empty.clear()
         self._threads.clear()
 
@@ -102,7 +108,7 @@ class OwnWrites:
     def load_window(self, thread_id: str, messages: Messages) -> list[Message]:
         """The thread's window from the rows written when it is known; else read, and known
         from then on if the thread turns out to be new."""
-        thread = self._threads.get(thread_id)
+        thread = self._known(thread_id)
         if thread is not None:
             return thread.window()
         window = messages.load_window(thread_id)
@@ -111,8 +117,15 @@ class OwnWrites:
         return window
 
     def next_seq(self, thread_id: str, messages: Messages) -> int:
-        thread = self._threads.get(thread_id)
+        thread = self._known(thread_id)
         return thread.next_seq() if thread is not None else messages.next_seq(thread_id)
+
+    def _known(self, thread_id: str) -> _Thread | None:
+        """The thread's rows when known (a thread not seen yet, when `complete`: none)."""
+        thread = self._threads.get(thread_id)
+        if thread is None and self.complete and thread_id not in self._lost:
+            thread = self._threads[thread_id] = _Thread()
+        return thread
 
     def wrote(self, rows: dict[str, list[tuple[Any, ...]]]) -> None:
         """Take note of a batch of rows handed to the store (every column in order)."""
@@ -120,21 +133,22 @@ class OwnWrites:
             self.memoryless = False
         for row in rows.get("files", ()):
             self._empty = {p for p in self._empty if not str(row[1]).startswith(p)}
-        if not self._threads:
+        if not self._threads and not self.complete:
             return
         for row in rows.get("messages", ()):
-            thread = self._threads.get(row[0])
+            thread = self._known(row[0])
             if thread is None:
                 continue
             message = row_to_message(dict(zip(_MESSAGE, row, strict=True)))
             seq = int(row[1])
             if message.id in thread.by_id or (thread.seqs and seq <= thread.seqs[-1][0]):
                 del self._threads[row[0]]  # not the plain append the window read assumes
+                self._lost.add(row[0])
                 continue
             thread.by_id[message.id] = message
             thread.seqs.append((seq, message.id))
         for row in rows.get("windows", ()):
-            thread = self._threads.get(row[0])
+            thread = self._known(row[0])
             if thread is None:
                 continue
             values = dict(zip(_WINDOW, row, strict=True))

@@ -10,9 +10,9 @@ Changes to several tables that must land together go through a unit of work
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Self, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from harness.errors import StoreError
 from harness.messages import Message, Usage
@@ -21,6 +21,15 @@ from harness.store.bulk import insert_rows
 from harness.store.database import Database
 from harness.store.events import Events
 from harness.store.files import Files
+from harness.store.lazy_files import LazyFiles, LazyMemory, UnitSql
+from harness.store.lazy_reads import (
+    LazyEvents,
+    LazyMessages,
+    LazyModelCalls,
+    LazyRuns,
+    LazySummaries,
+)
+from harness.store.lazy_rows import LazyRows, live
 from harness.store.memory import Memory
 from harness.store.messages import Messages
 from harness.store.own_writes import OwnWrites
@@ -29,6 +38,7 @@ from harness.store.rows import RunStart, StepBatch
 from harness.store.runs import Runs
 from harness.store.schema import WRITE_LOG_VERSION, migrate
 from harness.store.sql import OnConnection, Sql, Through
+from harness.store.store_sql import StoreSql
 from harness.store.summaries import Summaries
 from harness.store.unit import UnitOfWork
 from harness.store.usage import ModelCalls
@@ -36,10 +46,11 @@ from harness.store.write_behind import WRITE_BEHIND, WriteBehind
 
 if TYPE_CHECKING:
     import duckdb
-    import polars as pl
+
+R = TypeVar("R")
 
 
-class Store:
+class Store(StoreSql):
     """A DuckDB file (or `":memory:"`) holding everything ctxlab records."""
 
     def __init__(
@@ -50,6 +61,7 @@ class Store:
         memory_limit: str | None = None,
         threads: int = 1,
         write_behind: int = WRITE_BEHIND,
+        lazy: bool = False,
     ) -> None:
         """`hold=True` keeps one connection open and writes behind; `hold=False` opens the
         file for each transaction (see `harness.store.database`). `memory_limit` caps
@@ -59,12 +71,18 @@ class Store:
         small writes, where more threads only add wake-ups. `write_behind`: how many batches
         of rows a held store keeps before writing them to their tables together (see
         `harness.store.pending`); 0 writes each as it comes, as a `hold=False` store always
-        does."""
+        does. `lazy` (an in-memory store only): rows are kept in Python, and the database
+        created and written the first time a read needs SQL (`harness.store.lazy_rows`)."""
         if isinstance(write_behind, bool) or not isinstance(write_behind, int) or write_behind < 0:
             raise StoreError(f"write_behind must be a whole number >= 0, not {write_behind!r}")
         self.db = self._database(path, hold=hold, memory_limit=memory_limit, threads=threads)
+        if lazy and self.db.path != ":memory:":
+            raise StoreError(f"lazy=True is for an in-memory store (':memory:'), not {path}")
         self.behind = WriteBehind(self.db, write_behind)
-        self.own = OwnWrites(private=self.db.path == ":memory:")
+        self.own = OwnWrites(private=self.db.path == ":memory:", complete=lazy)
+        self.lazy = LazyRows(self.db.lock) if lazy else None
+        if lazy:
+            return  # the schema is created with the database, when first needed
         with self._transaction() as con:
             version = migrate(con, self.db.path)
         # A file store logs what it writes behind (an in-memory one has no crash to outlive).
@@ -96,36 +114,46 @@ class Store:
     def write_behind(self) -> int:
         return self.behind.batches
 
-    # -- repositories --------------------------------------------------------------------
+    # -- repositories (a live lazy store's answer from its rows: SQL materializes it) -----
 
     @property
     def runs(self) -> Runs:
         # Its statements never write files, memory or (but `discard`) messages.
-        return Runs(Through(self._connection, self.transaction))
+        return self._repo(Runs, LazyRuns, Through(self._connection, self.transaction))
 
     @property
     def messages(self) -> Messages:
-        return Messages(self)
+        return self._repo(Messages, LazyMessages, self)
 
     @property
     def usage(self) -> ModelCalls:
-        return ModelCalls(self)
+        return self._repo(ModelCalls, LazyModelCalls, self)
 
     @property
     def events(self) -> Events:
-        return Events(self)
+        return self._repo(Events, LazyEvents, self)
 
     @property
     def summaries(self) -> Summaries:
-        return Summaries(self)
+        return self._repo(Summaries, LazySummaries, self)
 
     @property
     def files(self) -> Files:
-        return Files(self, self._reading_behind)
+        return self._repo(Files, LazyFiles, self, self._reading_behind)
 
     @property
     def memory(self) -> Memory:
-        return Memory(self)
+        return self._repo(Memory, LazyMemory, self)
+
+    def _repo(self, plain: Callable[..., R], lazy: Callable[..., R], *args: Any) -> R:
+        return lazy(self.lazy, *args) if live(self.lazy) else plain(*args)
+
+    def _materialize(self) -> None:  # the caller holds the lock
+        if live(self.lazy):  # its database created and its rows written, once
+            con = self.db.held()
+            migrate(con, self.db.path)
+            self.lazy.write_to(con, self.db.types_of)
+            self.own.complete = False  # from now on statements may write what it cannot see
 
     def holds_memory(self) -> bool:
         """Whether any memory file or version is stored (remembered: `own_writes`)."""
@@ -200,9 +228,9 @@ class Store:
 
     def write_rows(self, rows: Rows) -> None:
         """Hand over a batch of rows (table -> rows, every column in order). A held store
-        keeps it with the pending rows (`WriteBehind.take`); otherwise, and inside an atomic
-        block or `write_through`, it is written now, in one transaction. If this raises, the
-        batch was not taken."""
+        keeps it pending (`WriteBehind.take`), a live lazy one in its rows; otherwise, and in
+        an atomic block or `write_through`, it is written now, in one transaction. If this
+        raises, the batch was not taken."""
         dropped = self.behind.take_dropped()
         if dropped is not None:
             self.own.forget()
@@ -212,6 +240,10 @@ class Store:
             return
         in_atomic = scope_of(self.db) is not None
         with self.db.lock:
+            if live(self.lazy) and self.lazy.takes(rows):
+                self.lazy.add(rows)  # before `wrote`: a batch it refuses is not taken
+                return self.own.wrote(rows)
+            self._materialize()
             # Rows of an atomic block may roll back: forgotten rather than remembered.
             self.own.forget() if in_atomic else self.own.wrote(rows)
             if not in_atomic and self.behind.take(rows):
@@ -239,6 +271,7 @@ class Store:
         """A connection on which the pending rows are not yet written, and those rows: for a
         read that takes them into account itself instead of writing them first."""
         with self.db.lock:
+            self._materialize()
             if not self.behind.pending:
                 with self._connection() as con:
                     yield con, self.behind.pending
@@ -286,6 +319,7 @@ class Store:
             yield scope.con
             return
         with self.db.lock:
+            self._materialize()
             self.behind.flush(keep=True)
             with self.db.use() as con:
                 yield con
@@ -334,6 +368,8 @@ class Store:
         if ATOMIC.get() is not None:
             yield
             return
+        with self.db.lock:
+            self._materialize()  # the block's connection needs the database
         scope = AtomicScope(self.db)
         token = ATOMIC.set(scope)
         try:
@@ -348,6 +384,12 @@ class Store:
     def unit(self) -> Iterator[UnitOfWork]:
         """A unit of work: the repositories over one transaction, committed when the block
         ends, rolled back if it raises. It writes files and memory, never a thread's rows."""
+        with self.db.lock:
+            if live(self.lazy):
+                with self.own.writing_files(), self.lazy.unit():
+                    sql = UnitSql()
+                    yield UnitOfWork(sql, LazyFiles(self.lazy, sql), LazyMemory(self.lazy, sql))
+                return
         with self.own.writing_files(), self._transaction() as con:
             yield UnitOfWork(OnConnection(con))
 
@@ -355,36 +397,3 @@ class Store:
     def together(self) -> Iterator[Sql]:
         with self.transaction() as con:
             yield OnConnection(con)
-
-    # -- generic access, for a caller's own tables and the user's SQL ----------------------
-
-    @property
-    def schema_version(self) -> int:
-        return int(self.scalar("SELECT max(version) FROM schema_version"))
-
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        """Run SQL, each statement committed on its own (DuckDB autocommits; an explicit
-        BEGIN/COMMIT around one statement only added two round trips). Statements that must
-        land together go through `transaction()`."""
-        with self.connection() as con:
-            con.execute(sql, params or [])
-
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Rows of a read (as `scalar`, `frame`: a write goes through `execute`)."""
-        with self._connection() as con:
-            cur = con.execute(sql, params or [])
-            cols = [d[0] for d in cur.description]
-            return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
-
-    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        with self._connection() as con:
-            row = con.execute(sql, params or []).fetchone()
-        return row[0] if row else None
-
-    def frame(self, sql: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
-        """A polars DataFrame of a query, for analysis (polars loads on first use)."""
-        import polars  # noqa: F401  (DuckDB's `.pl()` needs it importable)
-
-        with self._connection() as con:
-            frame: pl.DataFrame = con.sql(sql, params=list(params or [])).pl()
-            return frame

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from harness.store.files import Files
 from harness.store.memory import Memory
-from harness.store.sql import OnConnection
+from harness.store.sql import Sql
 
 
 class UnitOfWork:
-    """The repositories of one open transaction."""
+    """The repositories of one open transaction (a lazy store's: over its rows)."""
 
-    def __init__(self, sql: OnConnection) -> None:
+    def __init__(self, sql: Sql, files: Files | None = None, memory: Memory | None = None) -> None:
         self.sql = sql
-        self.files = Files(sql)
-        self.memory = Memory(sql)
+        self.files = files if files is not None else Files(sql)
+        self.memory = memory if memory is not None else Memory(sql)
