@@ -81,7 +81,8 @@ def _put_section(files: FileSystem, path: str, cycle: int, section: str) -> None
     and then resumed, or a summarizer call that failed after it. Cycle `cycle` is the newest
     one, so everything from its heading on is that earlier attempt's."""
     existing = files.read_text(path) if files.exists(path) else ""
-    earlier = _cycle_heading(cycle).search(existing)
+    # The heading's fixed text first: a plain find over a long file, the pattern only if found.
+    earlier = _cycle_heading(cycle).search(existing) if f"## Cycle {cycle}: " in existing else None
     if earlier is not None:
         existing = existing[: earlier.start()]
     files.write(path, existing + section)
