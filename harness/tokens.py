@@ -52,9 +52,9 @@ PROOF_CHARS_PER_TOKEN = 8
 # on a 97k export).
 SAMPLE_CHARS = 4_096
 SAMPLES = 4
-# Characters of text whose counts `_Memo` keeps, per tokenizer: more than a long session's
-# distinct texts (a suite replay's largest trace has ~8 M), and at most this much memory held.
-MEMO_CHARS = 16_000_000
+# Characters of text whose counts `_Memo` keeps, per tokenizer: a session's recent texts (~1M
+# tokens), and a bound on the memory the memo holds (most keys are the messages' own strings).
+MEMO_CHARS = 4_000_000
 
 
 def resolve_encoding(name: str) -> str:

@@ -24,9 +24,9 @@ from collections import OrderedDict
 
 from evals.scoring.answers import normalize
 
-# Characters of pieces kept with their normal forms, oldest out first: more than the texts of
-# one trace's cells, so its second cell finds the first's.
-MEMO_CHARS = 16_000_000
+# Characters of pieces kept with their normal forms, oldest out first: a few times the largest
+# scenario file of a generated suite (1.7 MB), so a trace's second cell finds the first's.
+MEMO_CHARS = 4_000_000
 CUT = "\n#"
 
 

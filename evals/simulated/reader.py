@@ -219,7 +219,7 @@ def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int
 
 # (pattern, text) -> its hits, kept for texts of up to HITS_CHARS characters in all, oldest out
 # first: a window's texts are read again at every step and every probe of a run.
-HITS_CHARS = 16_000_000
+HITS_CHARS = 4_000_000
 _HITS: OrderedDict[tuple[str, str], list[tuple[bool, int, str]]] = OrderedDict()
 _hits_chars = 0
 
