@@ -7,7 +7,9 @@ an encoding without bundled data counts as cl100k_base, and `TokenCounter.encodi
 which encoding counted (it is recorded on every `model_calls` row).
 
 Counts are cached per encoding, shared by every counter of that encoding (the agent's, the test
-doubles', the summarizer's): a message is counted once, by id and content, whoever asks.
+doubles', the summarizer's): a message is counted once, by id and content, whoever asks; a text
+is counted once, whatever message, prompt or summarizer chunk carries it (`_Memo`), so a step
+costs the tokens that are new, however long the transcript before it.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ PROOF_CHARS_PER_TOKEN = 8
 # on a 97k export).
 SAMPLE_CHARS = 4_096
 SAMPLES = 4
-_TEXT_CACHE_SIZE = 64
+# Characters of text whose counts `_Memo` keeps, per tokenizer: a session's recent texts (~1M
+# tokens), and a bound on the memory the memo holds (most keys are the messages' own strings).
+MEMO_CHARS = 4_000_000
 
 
 def resolve_encoding(name: str) -> str:
@@ -69,6 +73,8 @@ class Tokenizer(Protocol):
 
     def count_till_limit(self, text: str, token_limit: int) -> int | None: ...
 
+    def __hash__(self) -> int: ...  # each tokenizer has its own memo (`_memo`)
+
 
 @cache
 def load_tokenizer(name: str) -> Tokenizer:
@@ -76,6 +82,36 @@ def load_tokenizer(name: str) -> Tokenizer:
     first use (~0.1 s for cl100k)."""
     tokenizer: Tokenizer = _bindings().tokenizer_for_encoding(name)
     return tokenizer
+
+
+class _Memo:
+    """Counts of whole texts (`count_text`) and over-limit answers (`count_over`) of one
+    tokenizer, by content: a replayed window, the memory block injected at every run start,
+    the same tool result in the next cell are looked up, not tokenized again. Keys hold up to
+    MEMO_CHARS characters, oldest out first (as `TokenCounter._remember`)."""
+
+    def __init__(self, chars: int = MEMO_CHARS) -> None:
+        # text -> its tokens; (text, limit) -> `count_over`'s answer (None: not over).
+        self.counts: OrderedDict[str | tuple[str, int], int | None] = OrderedDict()
+        self._chars = 0
+        self._budget = chars
+
+    def put(self, key: str | tuple[str, int], n: int | None) -> None:
+        self.counts[key] = n
+        self._chars += _chars(key)
+        while self._chars > self._budget and self.counts:
+            old, _ = self.counts.popitem(last=False)
+            self._chars -= _chars(old)
+
+
+def _chars(key: str | tuple[str, int]) -> int:
+    return len(key if isinstance(key, str) else key[0])
+
+
+@cache
+def _memo(tokenizer: Tokenizer) -> _Memo:
+    """The memo of `tokenizer` (one per loaded tokenizer, so a test's spy starts empty)."""
+    return _Memo()
 
 
 @cache
@@ -112,7 +148,6 @@ class TokenCounter:
         self._name = resolve_encoding(encoding)
         self._cache = _SHARED.setdefault(self._name, OrderedDict())
         self._cache_size = cache_size
-        self._texts: OrderedDict[str, int] = OrderedDict()
         self._schemas: dict[int, tuple[dict[str, Any], int]] = {}
 
     @property
@@ -126,10 +161,17 @@ class TokenCounter:
     def count_text(self, text: str) -> int:
         if not text:
             return 0
+        tokenizer = self._tokenizer
+        memo = _memo(tokenizer)
+        n = memo.counts.get(text)
+        if n is not None:
+            return n
         try:
-            return self._tokenizer.count(text)
+            n = tokenizer.count(text)
         except UnicodeEncodeError:
-            return self._tokenizer.count(_without_surrogates(text))
+            n = tokenizer.count(_without_surrogates(text))
+        memo.put(text, n)
+        return n
 
     def count_over(self, text: str, limit: int) -> int | None:
         """None when `text` has at most `limit` tokens; else its size in tokens, found without
@@ -143,6 +185,15 @@ class TokenCounter:
             raise ValueError(f"a token limit cannot be negative, got {limit}")
         if len(text) * 4 <= limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
             return None  # a token is at least one UTF-8 byte
+        # The same text is checked again when a later run reloads its window.
+        memo, key = _memo(self._tokenizer), (text, limit)
+        if key in memo.counts:
+            return memo.counts[key]
+        over = self._count_over(text, limit)
+        memo.put(key, over)
+        return over
+
+    def _count_over(self, text: str, limit: int) -> int | None:
         # A prefix's runs are at most the text's: a huge result is proven over from its head.
         if runs_at_least(text[: PROOF_CHARS_PER_TOKEN * (limit + 1)]) > limit or (
             pieces_at_least(text) > limit
@@ -222,17 +273,6 @@ class TokenCounter:
         self._schemas[id(schema)] = (schema, n)
         return n
 
-    def _count_cached(self, text: str) -> int:
-        # The system prompt is rebuilt every step (skills menu, memory) but rarely changes:
-        # hashing the string is far cheaper than encoding it again. A few recent prompts are
-        # kept, not every one ever seen: each key holds its whole text.
-        cached = self._texts.get(text)
-        if cached is None:
-            cached = self._texts[text] = self.count_text(text)
-            if len(self._texts) > _TEXT_CACHE_SIZE:
-                self._texts.popitem(last=False)
-        return cached
-
     def count_request(
         self,
         system_prompt: str,
@@ -242,7 +282,7 @@ class TokenCounter:
     ) -> int:
         """Everything the provider receives: system prompt, tool schemas, messages, framing.
         `messages_tokens`, when the caller keeps a running total, spares the per-message sum."""
-        system_tokens = MESSAGE_OVERHEAD + self._count_cached(system_prompt) if system_prompt else 0
+        system_tokens = MESSAGE_OVERHEAD + self.count_text(system_prompt) if system_prompt else 0
         return (
             system_tokens
             + self.count_tools(tools)

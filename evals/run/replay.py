@@ -11,7 +11,6 @@ and the probes it did not reach count as wrong.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -23,11 +22,13 @@ from evals.run.thresholds import scaled_thresholds
 from evals.scenarios.base import FileCheck, Probe, Scenario
 from evals.scoring.answers import is_correct, mentions, normalize, outcome
 from evals.scoring.availability import NOT_REACHED, availability
+from evals.scoring.normalized import normal_memo
 from evals.scoring.records import ProbeResult, Replay
 from evals.simulated import Break, CallRecord, SimulatedModel, get_reader
 from harness import ContextOverflowError, Store, create_agent
 from harness.files.filesystem import FileSystem
 from harness.files.paths import FileError
+from harness.files.storage import decode
 from harness.messages import Message
 from harness.middleware.base import Middleware
 from harness.models import Model, resolve_model
@@ -115,8 +116,11 @@ async def replay(
     merged = StrategySettings.parse({**defaults.dotted(), **scaled, **given.dotted()})
     out = Replay(store=store, thresholds=scaled)
     # Each probe's audit normalises the window's texts and the files it names, most of them
-    # the last probe's too (a memo for this replay only: it holds those texts meanwhile).
-    normal = functools.cache(normalize)
+    # the last probe's (or the trace's other cell's) too: each piece once per process.
+    normal = normal_memo
+    # A blob's text never changes (a rewrite makes a new blob): each probe that names a saved
+    # file reads its row, and its text only the first time (this replay's memo).
+    blobs: dict[str, str | None] = {}
     said = user_words(scenario)
     total = sum(len(s.turns) for s in scenario.sessions)
     done = 0
@@ -180,7 +184,7 @@ async def replay(
                     window_tokens=next((c.input_tokens for c in calls if c.stream == "main"), 0),
                     outcome=outcome(probe, result.output, said), source=probe.source,
                     carried=probe.carried,
-                    **_audit(probe, shown, store, session.thread, result, normal),
+                    **_audit(probe, shown, store, session.thread, result, normal, blobs),
                 )  # fmt: skip
                 if judge is not None:
                     try:
@@ -282,15 +286,22 @@ def _audit(
     thread: str,
     result: RunResult,
     normal: Callable[[str], str],
+    blobs: dict[str, str | None],
 ) -> dict[str, Any]:
     """A probe's availability at its point of use (the first request of its turn, as shown),
     and whether its retrievals brought the value back (the tool results of its turn: a
-    question's turn calls tools only to retrieve)."""
+    question's turn calls tools only to retrieve). `blobs`: texts of the blobs read so far."""
     files = FileSystem(store, thread)
 
     def read(path: str) -> str | None:
+        # `files.read_text(path)`, None where it raises, a blob read once.
         try:
-            return files.read_text(path)
+            stored = files.open(path)
+            if stored.blob_id is None:
+                return decode(stored.inline)
+            if stored.blob_id not in blobs:
+                blobs[stored.blob_id] = decode(stored.read_bytes())
+            return blobs[stored.blob_id]
         except (FileError, FileNotFoundError, ValueError):
             return None
 

@@ -16,6 +16,7 @@ itself is left out of the request (an answer quoting it back proves nothing).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -77,11 +78,19 @@ def may_mention(text: str, value: str) -> bool:
     Normalising only ever replaces characters by spaces, drops commas inside numbers and
     writes scale words out, so every such run of `normalize(text)` (a scale word's letters
     aside) is in that form of the text; checking it costs a fraction of the normalisation."""
-    runs = [r for r in _ALNUM.findall(normalize(value)) if not any(r in w for w in _SCALE_WORDS)]
+    runs = _runs(value)
     if not runs:
         return True
     folded = unicodedata.normalize("NFKC", text).lower().replace(",", "")
     return all(r in folded for r in runs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _runs(value: str) -> tuple[str, ...]:
+    # A probe's value is checked against every text of its request: normalised once.
+    return tuple(
+        r for r in _ALNUM.findall(normalize(value)) if not any(r in w for w in _SCALE_WORDS)
+    )
 
 
 def excerpt(text: str, value: str) -> str:

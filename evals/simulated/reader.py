@@ -33,6 +33,7 @@ import hashlib
 import itertools
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -211,12 +212,35 @@ def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int
     start = 0
     for text in texts:
         for pattern in patterns:
-            for m in cue_matches(pattern, text):
-                line = text.rfind("\n", 0, m.start()) + 1
-                quoted = _QUOTED.match(text, line) is not None
-                found.append((quoted, start + m.start(), m.group(1).strip()))
+            found.extend((quoted, start + at, value) for quoted, at, value in _hits(pattern, text))
         start += len(text)
     return [(offset, value) for _, offset, value in sorted(found, key=lambda h: (h[0], -h[1]))]
+
+
+# (pattern, text) -> its hits, kept for texts of up to HITS_CHARS characters in all, oldest out
+# first: a window's texts are read again at every step and every probe of a run.
+HITS_CHARS = 4_000_000
+_HITS: OrderedDict[tuple[str, str], list[tuple[bool, int, str]]] = OrderedDict()
+_hits_chars = 0
+
+
+def _hits(pattern: str, text: str) -> list[tuple[bool, int, str]]:
+    """(quoted from a saved file, offset, value) of each match of `pattern` in `text`."""
+    global _hits_chars
+    key = (pattern, text)
+    found = _HITS.get(key)
+    if found is None:
+        found = []
+        for m in cue_matches(pattern, text):
+            line = text.rfind("\n", 0, m.start()) + 1
+            quoted = _QUOTED.match(text, line) is not None
+            found.append((quoted, m.start(), m.group(1).strip()))
+        _HITS[key] = found
+        _hits_chars += len(text)
+        while _hits_chars > HITS_CHARS and _HITS:
+            (_, old), _ = _HITS.popitem(last=False)
+            _hits_chars -= len(old)
+    return found
 
 
 def find(cue: Cue, texts: Sequence[str]) -> str | None:

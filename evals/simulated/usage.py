@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.messages import Message
 from harness.models.base import RequestParams
@@ -57,6 +58,10 @@ class PrefixCache:
         self.counter = counter
         self.streams: dict[str, Stream] = {}
         self._fingerprints: dict[str, tuple[str, int]] = {}
+        # (system prompt, ids of the tool schemas) -> (those schemas, the head's item): the
+        # same schema dicts come with every request, so their JSON is written once.
+        self._heads: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], tuple[str, int]]]
+        self._heads = {}
 
     def cached(self, stream: str, messages: Sequence[Message], params: RequestParams,
                tokens: int) -> int:  # fmt: skip
@@ -82,10 +87,7 @@ class PrefixCache:
         }
 
     def _items(self, messages: Sequence[Message], params: RequestParams) -> list[tuple[str, int]]:
-        head = json.dumps(list(params.tools), sort_keys=True) + "\x00" + params.system_prompt
-        items = [
-            (_digest(head), self.counter.count_request(params.system_prompt, [], params.tools))
-        ]
+        items = [self._head(params)]
         for m in messages:
             fp = self._fingerprints.get(m.id)
             if fp is None:
@@ -96,6 +98,18 @@ class PrefixCache:
                 fp = self._fingerprints[m.id] = (_digest(body), self.counter.count_message(m))
             items.append(fp)
         return items
+
+    def _head(self, params: RequestParams) -> tuple[str, int]:
+        tools = tuple(params.tools)
+        key = (params.system_prompt, tuple(map(id, tools)))
+        hit = self._heads.get(key)
+        # The schemas are held with their ids, so an id cannot name another schema meanwhile.
+        if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
+            return hit[1]
+        head = json.dumps(list(tools), sort_keys=True) + "\x00" + params.system_prompt
+        item = (_digest(head), self.counter.count_request(params.system_prompt, [], tools))
+        self._heads[key] = (tools, item)
+        return item
 
 
 def _digest(text: str) -> str:

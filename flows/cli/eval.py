@@ -102,8 +102,8 @@ def add_parser(subparsers: Any) -> None:
         "--workers",
         type=_workers,
         metavar="N",
-        help="run the cells on up to N processes (default: a suite folder uses every core "
-        "this process may use, a scenario one); the results do not depend on it",
+        help="run the cells on up to N processes, this one included (default: a suite folder "
+        "uses every core this process may use, a scenario one); the results do not depend on it",
     )
     ev.add_argument("--runner", default="process", choices=("process", "dask"),
                     help="where cells run: local processes (default) or Dask (a local "

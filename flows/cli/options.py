@@ -215,12 +215,13 @@ def use_model_options(args: argparse.Namespace) -> None:
 def _use_base_url(args: argparse.Namespace) -> None:
     """`--base-url` for this process and its workers, through the variable the
     openai-compatible adapter reads."""
+    if args.base_url is None:
+        # Before the import below: it loads the OpenAI SDK (~1 s), which offline runs never need.
+        return
     import os
 
     from harness.models.compatible import BASE_URL_ENV
 
-    if args.base_url is None:
-        return
     if not str(args.model).startswith("openai-compatible:"):
         args.parser.error(
             f"--base-url is for --model openai-compatible:NAME, not {args.model!r} (an openai: "

@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from harness.files.filesystem import FileSystem
-from harness.files.paths import safe_segment
+from harness.files.paths import FileError, safe_segment
 from harness.messages import Message
 from harness.store import now
 
@@ -80,8 +80,16 @@ def _put_section(files: FileSystem, path: str, cycle: int, section: str) -> None
     the same cycle left there: a run killed after the append but before its step committed
     and then resumed, or a summarizer call that failed after it. Cycle `cycle` is the newest
     one, so everything from its heading on is that earlier attempt's."""
-    existing = files.read_text(path) if files.exists(path) else ""
-    earlier = _cycle_heading(cycle).search(existing)
+    try:  # one lookup, not a check for the file and then its read
+        existing = files.read_text(path)
+    except FileNotFoundError:
+        existing = ""
+    except FileError:
+        if files.exists(path):
+            raise  # a binary file
+        existing = ""  # a directory: the write below names the clash
+    # The heading's fixed text first: a plain find over a long file, the pattern only if found.
+    earlier = _cycle_heading(cycle).search(existing) if f"## Cycle {cycle}: " in existing else None
     if earlier is not None:
         existing = existing[: earlier.start()]
     files.write(path, existing + section)

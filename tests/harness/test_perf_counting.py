@@ -9,11 +9,11 @@ import pytest
 
 import harness.tokens as tokens_module
 from harness import Store, create_agent, tool
-from harness.messages import ModelResponse, ToolCall
+from harness.messages import ModelResponse, ToolCall, user
 from harness.middleware.offload import OffloadLargeResults
 from harness.models import FunctionModel, ScriptedModel, call, reply
 from harness.profiles import ModelProfile
-from harness.tokens import PREFIX_CHARS_PER_TOKEN
+from harness.tokens import PREFIX_CHARS_PER_TOKEN, TokenCounter
 
 LIMIT = 2_000
 
@@ -115,3 +115,35 @@ def test_recorded_calls_share_the_messages_they_have_in_common() -> None:
     assert [c.messages for c in model.calls] == sent
     # Each call after the first keeps only what it added (an assistant turn and a result).
     assert [len(c._tail) for c in model.calls] == [1, 2, 2, 2]
+
+
+def test_a_text_is_tokenized_once_whatever_carries_it(spy: SpyTokenizer) -> None:
+    # Equal texts in distinct strings and messages (a replay's next cell, a reloaded window, a
+    # summarizer chunk): one tokenization, the same count.
+    counter = TokenCounter()
+    words = ["Acme", "shipped", "widgets", "to", "EMEA"] * 200
+    first, second = " ".join(words), " ".join(list(words))
+    assert first == second and first is not second
+    assert counter.count_text(first) == TokenCounter().count_text(second)
+    assert counter.count_message(user(first)) == counter.count_message(user(second))
+    assert [n for kind, n in spy.seen if kind == "count"] == [len(first)]
+    text = export()
+    assert counter.count_over(text, LIMIT) == counter.count_over(str(text + " ")[:-1], LIMIT)
+    assert sum(n for kind, n in spy.seen if n != len(first)) <= PREFIX_CHARS_PER_TOKEN * (LIMIT + 1)
+
+
+def test_a_run_tokenizes_what_is_new_however_long_the_thread(bare_agent, spy: SpyTokenizer) -> None:
+    # Each run on a thread reloads its window, and the offload middleware looks again at every
+    # user message in it: a message long enough to need the tokenizer (but under the limit) is
+    # answered from memory after its first run, so a run's work does not grow with the thread.
+    limit = 1_000
+    model = ScriptedModel([f"noted {i:03d}" for i in range(12)])
+    agent = bare_agent(model, (), [OffloadLargeResults(human_token_limit=limit)])
+    per_run = []
+    for i in range(12):
+        before = sum(n for _, n in spy.seen)
+        note = f"Note {i:03d}: " + "stock levels are fine. " * 60  # ~300 tokens
+        assert len(note) > limit  # so the cheap bounds (a token is at least a byte) cannot tell
+        agent.run_sync(note, thread_id="t")
+        per_run.append(sum(n for _, n in spy.seen) - before)
+    assert per_run[-1] <= per_run[1], per_run

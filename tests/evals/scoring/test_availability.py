@@ -123,3 +123,22 @@ def test_the_markdown_report_shows_availability_beside_accuracy(scenario: str) -
     table = "\n".join(render_table(aggregate(runs), runs))
     assert "| in view / one read / lost |" in table
     assert "0% / 100% / 0%" in table and "100% / 0% / 0%" in table
+
+
+def test_each_saved_file_is_read_once_per_replay(scenario: str, monkeypatch) -> None:
+    # Every probe's audit looks in the files its request names; a blob's text never changes,
+    # so a replay reads each one once, however many probes name it.
+    from harness.files.stored_file import StoredFile
+
+    reads: list[str] = []
+    original = StoredFile.read_bytes
+
+    def read_bytes(self: StoredFile) -> bytes:
+        if self.blob_id is not None:
+            reads.append(self.blob_id)
+        return original(self)
+
+    monkeypatch.setattr(StoredFile, "read_bytes", read_bytes)
+    offloaded = run_cell(scenario, "offload", window=16000)
+    assert _verdicts(offloaded)["pay"] == ONE_READ
+    assert reads and len(reads) == len(set(reads))

@@ -1,0 +1,63 @@
+"""`normalize` of the long texts an availability audit reads, each piece normalised once per
+process.
+
+The audit of every probe normalises the request's texts and the saved files it names. Most of
+them were normalised for an earlier probe, or by the same trace's other cell, and the history
+file under `/conversation_history/` grows by a section per summary: normalised whole each time,
+the cost of a replay grew with the square of its transcript. So a text is cut into pieces at
+every markdown heading that opens a line (a newline followed by `#`: each rendered message and
+each history section opens with one), and each piece is normalised once.
+
+The pieces' normal forms, joined by single spaces (empty ones left out), are exactly
+`normalize(text)`: every step of `normalize` is blind to what lies across such a cut. NFKC and
+case folding act per character (a newline composes with nothing and ends a final sigma's
+context); no number, currency, scale or punctuation match spans a newline followed by `#`
+(`\\s*` before a scale word meets `#`, not a unit; `#` is never loose punctuation); the
+look-arounds look one character away, and see the same newline or `#` either way; and the
+whitespace split cuts there anyway (tests/evals/scoring/test_normalized.py checks this on
+generated texts).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from evals.scoring.answers import normalize
+
+# Characters of pieces kept with their normal forms, oldest out first: a few times the largest
+# scenario file of a generated suite (1.7 MB), so a trace's second cell finds the first's.
+MEMO_CHARS = 4_000_000
+CUT = "\n#"
+
+
+class NormalMemo:
+    """`normalize(text)`, from the remembered normal forms of the text's pieces."""
+
+    def __init__(self, chars: int = MEMO_CHARS) -> None:
+        self._normal: OrderedDict[str, str] = OrderedDict()
+        self._chars = 0
+        self._budget = chars
+
+    def __call__(self, text: str) -> str:
+        if CUT not in text:
+            return self._piece(text)
+        parts = text.split(CUT)
+        last = len(parts) - 1
+        pieces = [
+            ("#" if i else "") + part + ("\n" if i < last else "") for i, part in enumerate(parts)
+        ]
+        return " ".join(n for n in map(self._piece, pieces) if n)
+
+    def _piece(self, piece: str) -> str:
+        found = self._normal.get(piece)
+        if found is None:
+            found = self._normal[piece] = normalize(piece)
+            self._chars += len(piece)
+            while self._chars > self._budget and self._normal:
+                old, _ = self._normal.popitem(last=False)
+                self._chars -= len(old)
+        return found
+
+
+# One per process: a worker replays many cells, and a trace's cells share most of their texts.
+normal_memo = NormalMemo()

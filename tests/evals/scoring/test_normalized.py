@@ -1,0 +1,55 @@
+"""The availability audit's memo of normal forms: cut at line-opening headings, each piece
+normalised once, its answers exactly `normalize`'s, and a growing history file costs only
+what it gained."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evals.scoring.normalized as normalized
+from evals.scoring.answers import normalize
+from evals.scoring.availability import availability
+from evals.scoring.normalized import NormalMemo
+
+# What `normalize` rewrites, and what sits at a cut: headings, newlines, spaces, numbers that
+# end a line, scale words that open one, a final sigma, a combining mark after `#`.
+PIECES = ["\n", "#", "\n#", "## Cycle 2", "### User", " ", "\t", "1,234", "5", ",", ".", ".5",
+          "$", "usd", "m", "M", "mn", "bn", "k", "million", "ﬁ", "①", "Ｘ", "Σ", "ΑΣ", "\u0301",
+          "-", "/", "+", "'", '"', "*", "(", ")", "FX-52", "Acme", "é", "\u00a0", "9,474.58",
+          "\u2028", "\x1c"]  # fmt: skip
+
+texts = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(text=texts)
+def test_the_pieces_normal_forms_joined_are_the_text_normal_form(text: str) -> None:
+    memo = NormalMemo()
+    assert memo(text) == normalize(text)
+    assert memo(text) == normalize(text)  # and again, from the memo
+
+
+def test_it_keeps_at_most_its_budget_and_still_answers() -> None:
+    memo = NormalMemo(chars=100)
+    texts = [f"### User\nRevenue was $1,{i:03d}M.\n" * 3 for i in range(20)]
+    assert [memo(t) for t in texts] == [normalize(t) for t in texts]
+    assert memo._chars <= 100
+
+
+def test_a_growing_history_file_is_normalised_once_per_section(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each probe after a summary finds its value one read away, in the history file the
+    # summary names, one section longer than at the probe before.
+    seen: list[int] = []
+    monkeypatch.setattr(normalized, "normalize", lambda t: seen.append(len(t)) or normalize(t))
+    memo, history = NormalMemo(), ""
+    prompt = "Earlier messages are saved in /conversation_history/t.md"
+    for cycle in range(1, 31):
+        line = f"ticket TCK-{cycle:04d} shipped, {cycle},000 units\n"
+        history += f"## Cycle {cycle}: 2 messages summarized\n\n### Tool\n" + line * 20 + "\n"
+        found = availability(f"TCK-{cycle:04d}", prompt, [], lambda path, h=history: h, "", memo)
+        assert found.verdict == "one_read", found
+    assert sum(seen) <= 2 * len(history) + 1_000  # the whole file about once, not 15 times

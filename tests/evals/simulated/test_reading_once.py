@@ -1,0 +1,48 @@
+"""The simulated model reads each text once: a window's texts come back at every step and
+every probe of a run, and the same tool schemas with every request."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evals.simulated.reader as reader
+from evals.simulated.usage import PrefixCache
+from harness.messages import user
+from harness.models.base import RequestParams
+from harness.tokens import TokenCounter
+
+
+def test_a_cue_is_searched_once_per_text_with_the_same_hits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    searched: list[tuple[str, int]] = []
+    original = reader.cue_matches
+
+    def cue_matches(pattern: str, text: str) -> list:
+        searched.append((pattern, len(text)))
+        return original(pattern, text)
+
+    monkeypatch.setattr(reader, "cue_matches", cue_matches)
+    texts = [f"order ORD-{i:04d} shipped\n" * 50 for i in range(3)]
+    pattern = r"order (ORD-\d{4}) shipped"
+    first = reader.occurrences([pattern], texts)
+    again = reader.occurrences([pattern], ["".join(t) for t in texts])  # equal, not the same
+    assert first == again and first[0][1] == "ORD-0002" and len(first) == 150
+    assert len(searched) == 3
+
+
+def test_the_tool_schemas_are_written_out_once_per_conversation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tools = [{"name": f"tool_{i}", "parameters": {"type": "object"}} for i in range(5)]
+    params = RequestParams(system_prompt="You are careful.", tools=tools)
+    cache = PrefixCache(TokenCounter())
+    written: list[object] = []
+    dumps = json.dumps
+    monkeypatch.setattr(json, "dumps", lambda obj, **kw: written.append(obj) or dumps(obj, **kw))
+    messages = [user("Hello " * 2_000)]
+    assert cache.cached("main", messages, params, 5_000) == 0
+    assert cache.cached("main", messages, params, 5_000) > 1_024
+    assert sum(obj == tools for obj in written) == 1
