@@ -229,7 +229,7 @@ def _answer(p: ProbeSpec) -> Answer:
     if p.role is None:
         return Answer(p.id, _cue(p.cue))
     cue = _cue(p.cue) if p.cue.patterns else role_cue(p.role.terms, p.role.shape)
-    return Answer(p.id, cue, tuple(p.role.terms), p.role.shape)
+    return Answer(p.id, cue, tuple(p.role.terms), p.role.shape, p.role.kind, p.role.phrase)
 
 
 def _cue(c: CueSpec) -> Cue:

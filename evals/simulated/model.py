@@ -119,7 +119,7 @@ class SimulatedModel:
         self._main: Cursor | None = None
         self._tasks: dict[str, Cursor] = {}
         self._cache = PrefixCache(self.counter)
-        self._retrievals = Retrievals(self.counter)
+        self._retrievals = Retrievals(self.counter, self.plan.questions())
         self._turn_index = {t.key: i for i, t in enumerate(self.plan.turns)}
 
         # Called with each main request as shown (system prompt, messages) once it fits the

@@ -83,12 +83,16 @@ class Answer:
     """Decision point: answer the user's question from the context (or retrieve first).
     `terms` and `shape`: the value's role, what a retrieval searches saved files with (the
     key name, symbol, file name) and the shape of the value it looks for; without them the
-    search uses the question's own words."""
+    search uses the question's own words. `kind` and `phrase`: the rest of a role (an imported
+    probe's), by which the reader finds the value in the sources in view
+    (evals/simulated/sightings.py) before it tries the cue."""
 
     id: str
     cue: Cue
     terms: tuple[str, ...] = ()
     shape: str = ""
+    kind: str = ""
+    phrase: str = ""
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,13 @@ class Plan:
             for step in turn.steps:
                 if isinstance(step, Act):
                     _check_act(step, turn.key)
+
+    def questions(self) -> frozenset[str]:
+        """The prompts of the turns that only ask a question (a probe the replay asks)."""
+        return frozenset(
+            t.prompt.strip() for t in self.turns
+            if t.steps and all(isinstance(s, Answer) for s in t.steps)
+        )  # fmt: skip
 
 
 def _check_act(step: Act, key: str) -> None:

@@ -4,6 +4,7 @@ run an earlier domain lookup again) within the reader's budgets, or say "I don't
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from evals.simulated.queries import grep_query, lookups, pointers, signature
 from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader
 from evals.simulated.request import earlier_size, offloaded_to
 from evals.simulated.shapes import role_query
+from evals.simulated.sightings import BY_ROLE, Role, sightings
 from harness.messages import Message, ModelResponse
 from harness.tokens import TokenCounter
 
@@ -23,6 +25,8 @@ class Retrievals:
     domain lookup (both are billed as retrievals and kept in checkpoints)."""
 
     counter: TokenCounter
+    # The questions the plan asks: user messages, but no source of any value.
+    questions: frozenset[str] = frozenset()
     ids: set[str] = field(default_factory=set)
     recall_ids: set[str] = field(default_factory=set)
 
@@ -39,7 +43,8 @@ class Retrievals:
         # A re-run result is a new reading: its draws are its own, keyed by how many lookups
         # this question re-ran (never by what the earlier reading found).
         again = f":r{len(cursor.recalled)}" if cursor.recalled else ""
-        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}{again}")
+        found = self.by_role(step, reader, messages)
+        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}{again}", found)
         if reading.value is not None:
             cursor.step += 1
             return ModelResponse(text=reading.value)
@@ -97,6 +102,21 @@ class Retrievals:
                 return response
         cursor.step += 1
         return ModelResponse(text=DONT_KNOW)
+
+    def by_role(
+        self, step: Answer, reader: RequestReader, messages: Sequence[Message]
+    ) -> list[tuple[int, str]]:
+        """(offset in the reader's texts, value) where a source in view shows the value under
+        the probe's role, the newest first; none for a probe without a role (synthetic ones)."""
+        if step.kind not in BY_ROLE or not step.phrase:
+            return []
+        role = Role(step.kind, step.phrase, step.terms, step.shape)
+        # The reader's texts are the system prompt, then one per message.
+        starts = list(itertools.accumulate((len(t) for t in reader.texts), initial=0))
+        return [
+            (starts[s.message + 1] + s.offset, s.value)
+            for s in sightings(role, messages, self.questions)
+        ]
 
     def grep(
         self, config: ReaderConfig, cursor: Cursor, paths: Sequence[str], pattern: str

@@ -50,7 +50,7 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     elif call is None:
         return None
     else:
-        body = _body(text)
+        body = result_body(text)
         found = (
             _json(value, body, call)
             or table_role(value, body, _result(call))
@@ -61,7 +61,8 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     return found
 
 
-def _body(text: str) -> str:
+def result_body(text: str) -> str:
+    """The text of a tool result a role is found in: a command's output without its wrapper."""
     m = _OUTPUT.search(text)  # mini-swe-agent wraps a command's output
     return m.group(1) if m else text
 
