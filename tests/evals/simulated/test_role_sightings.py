@@ -94,8 +94,10 @@ def _scenario(directory: Path) -> Path:
 
 def test_the_roles_are_the_imports_own() -> None:
     amount = _role("250", RECORD, "tool", Call("get_user_details", {"user_id": "ana_ruiz_4410"}))
-    assert amount["phrase"] == ("the `amount` of the `payment_methods` entry whose `source` is "
-                                "`certificate` in the `get_user_details` result")
+    assert amount["phrase"] == (
+        "the `amount` of the `payment_methods` entry whose `source` is "
+        "`certificate` in the `get_user_details` result"
+    )
     name = _role("required_columns", LISTING, "tool", Call("bash", {"command": LISTING_COMMAND}))
     assert name["phrase"] == "the name that line 65 of `pkg/timeseries/core.py` defines"
 
