@@ -158,6 +158,11 @@ class ReportFindings:
 Step = Act | Answer | ReadSkill | Compose | Remember | Memorize | ReportFindings
 
 
+# The final words of a recorded turn cut where a probe is asked inside it (the replay resumes
+# the turn after the question).
+PAUSED = "Pausing here for your question."
+
+
 @dataclass(frozen=True)
 class PlanTurn:
     """One user turn and the agent's steps in answer to it. The model recognises the turn by
@@ -191,11 +196,18 @@ class Plan:
                     _check_act(step, turn.key)
 
     def questions(self) -> frozenset[str]:
-        """The prompts of the turns that only ask a question (a probe the replay asks)."""
-        return frozenset(
-            t.prompt.strip() for t in self.turns
-            if t.steps and all(isinstance(s, Answer) for s in t.steps)
-        )  # fmt: skip
+        """The prompts the replay writes itself, no source of any value: the turns that only
+        ask a question (a probe), and the turn resuming a recorded one the probes paused."""
+        out: set[str] = set()
+        paused = False
+        for t in self.turns:
+            if t.steps and all(isinstance(s, Answer) for s in t.steps):
+                out.add(t.prompt.strip())
+                continue
+            if paused:
+                out.add(t.prompt.strip())
+            paused = t.final == PAUSED
+        return frozenset(out)
 
 
 def _check_act(step: Act, key: str) -> None:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from evals.simulated.cursor import Cursor
 from evals.simulated.plan import Answer
 from evals.simulated.queries import grep_query, lookups, pointers, signature
-from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader
+from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader, occurrences
 from evals.simulated.request import earlier_size, offloaded_to
 from evals.simulated.shapes import role_query
-from evals.simulated.sightings import BY_ROLE, Role, sightings
+from evals.simulated.sightings import BY_ROLE, Role, Rules, sightings
 from harness.messages import Message, ModelResponse
 from harness.tokens import TokenCounter
 
@@ -27,6 +27,9 @@ class Retrievals:
     counter: TokenCounter
     # The questions the plan asks: user messages, but no source of any value.
     questions: frozenset[str] = frozenset()
+    # The import's rules for a value's role (evals/sources/role_rules.py): without them an
+    # imported probe is read by its cue alone.
+    rules: Rules | None = None
     ids: set[str] = field(default_factory=set)
     recall_ids: set[str] = field(default_factory=set)
 
@@ -108,15 +111,21 @@ class Retrievals:
     ) -> list[tuple[int, str]]:
         """(offset in the reader's texts, value) where a source in view shows the value under
         the probe's role, the newest first; none for a probe without a role (synthetic ones)."""
-        if step.kind not in BY_ROLE or not step.phrase:
+        if self.rules is None or step.kind not in BY_ROLE or not step.phrase:
             return []
         role = Role(step.kind, step.phrase, step.terms, step.shape)
         # The reader's texts are the system prompt, then one per message.
         starts = list(itertools.accumulate((len(t) for t in reader.texts), initial=0))
-        return [
+        hits = [
             (starts[s.message + 1] + s.offset, s.value)
-            for s in sightings(role, messages, self.questions)
+            for s in sightings(self.rules, role, messages, self.questions)
         ]
+        if len({v for _, v in hits}) > 1:
+            # The role names more than one value in view ("the `user_id` the user gave", of
+            # two ids the user wrote): those the cue reads too are meant.
+            cued = {v for _, v in occurrences(step.cue.patterns, reader.texts)}
+            hits = [h for h in hits if h[1] in cued] or hits
+        return hits
 
     def grep(
         self, config: ReaderConfig, cursor: Cursor, paths: Sequence[str], pattern: str

@@ -16,6 +16,7 @@ import yaml
 from evals.run.replay import replay
 from evals.scenarios.from_file import load_scenario_file
 from evals.simulated.sightings import Role, sightings
+from evals.sources.role_rules import IMPORT_RULES
 from evals.sources.roles import Call, role_of
 from harness.messages import Message, ToolCall
 
@@ -116,7 +117,7 @@ def test_a_question_asked_is_no_source_of_what_the_user_gave() -> None:
     user = Message(role="user", content="My booking is KQ7T2M, thanks.")
     asked = "What is the id the user gave?"
     messages = [user, Message(role="user", content=asked)]
-    assert [s.value for s in sightings(role, messages, {asked})] == ["KQ7T2M"]
+    assert [s.value for s in sightings(IMPORT_RULES, role, messages, {asked})] == ["KQ7T2M"]
 
 
 def test_a_source_is_read_only_with_the_call_that_made_it() -> None:
@@ -126,4 +127,4 @@ def test_a_source_is_read_only_with_the_call_that_made_it() -> None:
     call = Message(role="assistant", content="", tool_calls=(made,))
     result = Message(role="tool", content='{"membership": "gold_2024"}', tool_call_id="c1")
     other = Message(role="tool", content='{"membership": "silver_2023"}', tool_call_id="zz")
-    assert [s.value for s in sightings(role, [call, result, other])] == ["gold_2024"]
+    assert [s.value for s in sightings(IMPORT_RULES, role, [call, result, other])] == ["gold_2024"]
