@@ -21,6 +21,10 @@ SHAPES: dict[str, str] = {
     "path": r"[A-Za-z0-9_.\-]*/[A-Za-z0-9_./\-]+",
     "hash": r"[0-9a-f]{7,64}",
     "email": r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+\.[A-Za-z0-9.\-]+",
+    # The shapes an import names (evals/sources/values.py, `shape_of`): a name or id of two
+    # characters or more, and a path or a file name.
+    "identifier": r"[\w$#@][\w.\-$#@]*\w",
+    "file path": r"(?:[\w.\-]*/[\w./\-]*\w|[\w\-]+\.[A-Za-z]\w{0,5})",
 }
 _ANY = r"[^\s\"',;:()\[\]{}]+"
 # How far apart, on one line, a role's term and its value may stand.
