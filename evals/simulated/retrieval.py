@@ -13,7 +13,7 @@ from evals.simulated.plan import Answer
 from evals.simulated.queries import grep_query, lookups, pointers, signature
 from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader, occurrences
 from evals.simulated.request import earlier_size, offloaded_to
-from evals.simulated.shapes import role_query
+from evals.simulated.shapes import role_query, search_terms
 from evals.simulated.sightings import BY_ROLE, Role, Rules, sightings
 from harness.messages import Message, ModelResponse
 from harness.tokens import TokenCounter
@@ -53,11 +53,12 @@ class Retrievals:
             return ModelResponse(text=reading.value)
         # A probe named by role searches with the role (its terms, the value's shape), never
         # with the question's wording (which may cite steps no saved file mentions).
-        question = " ".join(step.terms) if step.terms else cursor.turn.prompt
+        terms = search_terms(step.kind, step.terms)
+        question = " ".join(terms) if terms else cursor.turn.prompt
 
         def query(round_: int) -> str | None:
-            if step.terms:
-                return role_query(step.terms, step.shape, round_)
+            if terms:
+                return role_query(terms, step.shape, round_)
             return grep_query(question, round_)
 
         budget = config.max_retrievals - cursor.retrievals

@@ -51,6 +51,16 @@ def role_cue(terms: Sequence[str], shape: str) -> Cue:
     return Cue((after, before))
 
 
+def search_terms(kind: str, terms: Sequence[str]) -> tuple[str, ...]:
+    """A role's terms in the order a search uses them: a JSON value's own key first (the
+    import lists the entry's path from the top, then the key, then the tool: `payment_methods`,
+    `source`, `certificate`, `amount`, `get_user_details`), since the key stands on the value's
+    line and the outer names do not; other roles keep their order."""
+    if kind == "json_key" and len(terms) >= 2:
+        return (terms[-2], *terms[:-2], terms[-1])
+    return tuple(terms)
+
+
 def role_query(terms: Sequence[str], shape: str, round_: int) -> str | None:
     """The grep pattern of retrieval round `round_` for a value named by role: round 0, the
     first term on a line with a value of the shape; round 1, the second term alone (the

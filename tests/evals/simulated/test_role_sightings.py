@@ -128,3 +128,36 @@ def test_a_source_is_read_only_with_the_call_that_made_it() -> None:
     result = Message(role="tool", content='{"membership": "gold_2024"}', tool_call_id="c1")
     other = Message(role="tool", content='{"membership": "silver_2023"}', tool_call_id="zz")
     assert [s.value for s in sightings(IMPORT_RULES, role, [call, result, other])] == ["gold_2024"]
+
+
+def _big_record() -> str:
+    """A user record on one line, as tau-bench's tools return it: ~4k tokens, so offload (at an
+    eighth of a 16k window) takes it out and leaves a preview without the payment methods."""
+    history = [{"event": f"routine account activity, entry {i}", "channel": "web"}
+               for i in range(150)]  # fmt: skip
+    return json.dumps(
+        {"user_id": "ana_ruiz_4410", "history": history, "payment_methods": {
+            "certificate_7504069": {"source": "certificate", "amount": 250},
+            "gift_card_5521": {"source": "gift_card", "amount": 130}}, "membership": "gold"}
+    )  # fmt: skip
+
+
+def test_retrieval_greps_a_saved_record_with_the_values_own_key(tmp_path: Path) -> None:
+    record = _big_record()
+    call = Call("get_user_details", {"user_id": "ana_ruiz_4410"})
+    amount = _role("250", record, "tool", call)
+    assert amount["terms"][0] == "payment_methods" and amount["terms"][-2] == "amount"
+    spec = yaml.safe_load(_scenario(tmp_path).read_text())
+    spec["replies"][0]["content"] = record
+    spec["probes"] = [_probe("amount", "250", amount)]
+    path = tmp_path / "saved.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    out = asyncio.run(replay(load_scenario_file(path), "offload", window=16_000, reader="ideal"))
+    assert out.store is not None
+    greps = [c["arguments"]["pattern"] for c in out.store.messages.all_tool_calls()
+             if c["name"] == "grep"]  # fmt: skip
+    out.store.close()
+    # The key stands on the value's line; the outer `payment_methods` may be far before it.
+    assert greps and greps[0].startswith("amount")
+    probe = out.probes[0]
+    assert probe.retrieval_found is True, (greps, probe.answer)
