@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from evals import run_cell
 from evals.run.replay import replay
 from evals.scenarios.from_file import load_scenario_file
 from evals.simulated.sightings import Role, sightings
@@ -161,3 +162,11 @@ def test_retrieval_greps_a_saved_record_with_the_values_own_key(tmp_path: Path) 
     assert greps and greps[0].startswith("amount")
     probe = out.probes[0]
     assert probe.retrieval_found is True, (greps, probe.answer)
+
+
+def test_the_oracle_keeps_the_source_a_role_is_read_from(tmp_path: Path) -> None:
+    # The oracle arm is the token lower bound at full accuracy: cutting a JSON result or a
+    # listing down to a cue's lines would leave the reader no source to read the role in.
+    result = run_cell(str(_scenario(tmp_path)), "oracle", {}, 0, reader="ideal")
+    answers = {p.id: (p.expected, p.answer) for p in result.probe_results}
+    assert answers and all(p.correct for p in result.probe_results), answers
