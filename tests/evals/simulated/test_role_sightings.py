@@ -16,10 +16,16 @@ import yaml
 from evals import run_cell
 from evals.run.replay import replay
 from evals.scenarios.from_file import load_scenario_file
+from evals.simulated.cursor import Cursor
+from evals.simulated.plan import Answer, Cue, PlanTurn
+from evals.simulated.reader import Attention, ReaderConfig, RequestReader
+from evals.simulated.request import render
+from evals.simulated.retrieval import Retrievals
 from evals.simulated.sightings import Role, sightings
 from evals.sources.role_rules import IMPORT_RULES
 from evals.sources.roles import Call, role_of
 from harness.messages import Message, ToolCall
+from harness.tokens import TokenCounter
 
 RECORD = json.dumps(
     {
@@ -170,3 +176,31 @@ def test_the_oracle_keeps_the_source_a_role_is_read_from(tmp_path: Path) -> None
     result = run_cell(str(_scenario(tmp_path)), "oracle", {}, 0, reader="ideal")
     answers = {p.id: (p.expected, p.answer) for p in result.probe_results}
     assert answers and all(p.correct for p in result.probe_results), answers
+
+
+def test_a_reader_that_missed_a_value_in_view_reads_its_source_again() -> None:
+    # A reader that misses everything it sees (attention nil): the value stood in view under
+    # its role, so the retrieval re-runs the call whose result showed it, not another lookup.
+    blind = ReaderConfig(name="blind", attention=Attention(points=((1_000, -1e6),), base=1.0),
+                         reliable_chars=0, confusion=0.0)  # fmt: skip
+    args = {"user_id": "ana_ruiz_4410"}
+    amount = _role("250", RECORD, "tool", Call("get_user_details", args))
+    step = Answer("amount", Cue(()), tuple(amount["terms"]), "number", "json_key",
+                  amount["phrase"])  # fmt: skip
+    other = ToolCall(id="c0", name="get_user_details", arguments={"user_id": "bo_li_1"})
+    made = ToolCall(id="c1", name="get_user_details", arguments=args)
+    messages = [
+        Message(role="user", content="Help me."),
+        Message(role="assistant", content="", tool_calls=(other,)),
+        Message(role="tool", content='{"user_id": "bo_li_1"}', tool_call_id="c0"),
+        Message(role="assistant", content="", tool_calls=(made,)),
+        Message(role="tool", content=RECORD, tool_call_id="c1"),
+        Message(role="user", content=f"What is {amount['phrase']}?"),
+    ]
+    texts = ["system", *(render(m) for m in messages)]
+    reader = RequestReader(blind, texts, 20_000, 0)
+    retrievals = Retrievals(TokenCounter(), rules=IMPORT_RULES)
+    cursor = Cursor(PlanTurn(prompt=messages[-1].content, steps=(step,)), 0, "q")
+    response = retrievals.answer(blind, None, cursor, step, reader, messages,
+                                 {"get_user_details"})  # fmt: skip
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [("get_user_details", args)]
