@@ -22,8 +22,9 @@ SHAPES: dict[str, str] = {
     "hash": r"[0-9a-f]{7,64}",
     "email": r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+\.[A-Za-z0-9.\-]+",
     # The shapes an import names (evals/sources/values.py, `shape_of`): a name or id of two
-    # characters or more, and a path or a file name.
-    "identifier": r"[\w$#@][\w.\-$#@]*\w",
+    # characters or more, not all digits (that is a `number`: a grep's line number is no
+    # name), and a path or a file name.
+    "identifier": r"(?=[\w.\-$#@]*[A-Za-z_])[\w$#@][\w.\-$#@]*\w",
     "file path": r"(?:[\w.\-]*/[\w./\-]*\w|[\w\-]+\.[A-Za-z]\w{0,5})",
 }
 _ANY = r"[^\s\"',;:()\[\]{}]+"

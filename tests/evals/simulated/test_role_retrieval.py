@@ -78,6 +78,10 @@ def test_the_imports_shapes_read_a_whole_name_or_path() -> None:
     # as any run of characters, a name was cut to its first letter.
     name = role_cue(["COLUMN_RELATED_METHODS"], "identifier")
     assert _first(name, "COLUMN_RELATED_METHODS = add_columns, keep") == "add_columns"
+    # A grep hit's line number opens its line, but a name is not all digits.
+    module = role_cue(["pkg.matrix_utilities"], "identifier")
+    hit = "pkg/core.py:21:from pkg.matrix_utilities import matrix_transpose"
+    assert _first(module, hit) != "21"
     path = role_cue(["file"], "file path")
     assert _first(path, "file: astropy/table/tests/test_table.py") == (
         "astropy/table/tests/test_table.py"
