@@ -183,17 +183,11 @@ def _judge(
         leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in empty)
         return SanityResult(scenario.name, arm, accuracy, _accuracy(floor), leaks, n)
     probes = [p for p in scenario.probes if not p.carried]
-    # Under relabel, a value named by role that had no partner to swap with is left as it was;
-    # and where the role names its entity by a swapped value too ("the `flight_number` of the
-    # entry whose `origin` is `IAH`", IAH and the flight both relabelled), the relation may
-    # survive the swap: a reader that reads the role off the data answers right.
+    # Under relabel, a value named by role that had no partner to swap with is left as it was.
     kept = set()
     if arm == "relabel":
         swapped = entity_pairs(scenario.entities)
-        kept = {
-            p.id for p in probes
-            if p.terms and (p.answer not in swapped or any(t in swapped for t in p.terms))
-        }  # fmt: skip
+        kept = {p.id for p in probes if p.terms and p.answer not in swapped}
     allowed = {p.id for p in probes if may_pass(p, arm)} | kept
     leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in allowed)
     bound = round(len(allowed) / len(probes), 6) if probes else 0.0

@@ -68,27 +68,3 @@ def test_relabel_reaches_a_value_a_recorded_subagent_answered_with(tmp_path) -> 
     assert any(p.answer == "INV-5512" and not p.carried for p in scenario.probes)
     results = asyncio.run(check_scenario(scenario, arms=("relabel",)))
     assert results[0].ok, results[0]
-
-
-def test_relabel_lets_a_probe_pass_whose_role_names_a_swapped_entity() -> None:
-    # Both the flight and the origin naming its entry are relabelled: the entry whose origin
-    # is IAH after the swap may hold the same flight, so a right answer is no leak.
-    from types import SimpleNamespace
-
-    from evals.gate.sanity import _judge
-
-    def probe(pid: str, answer: str, terms: tuple[str, ...]) -> SimpleNamespace:
-        return SimpleNamespace(id=pid, answer=answer, terms=terms, carried=False,
-                               source="tool", check=None)  # fmt: skip
-
-    probes = [
-        probe("flight", "HAT190", ("flights", "origin", "IAH", "flight_number")),
-        probe("origin", "IAH", ("origin",)),
-        probe("other", "HAT999", ("flights",)),
-    ]
-    scenario = SimpleNamespace(name="t", probes=probes,
-                               entities=("HAT190", "HAT999", "IAH", "ORD"))  # fmt: skip
-    run = SimpleNamespace(probes=[SimpleNamespace(id=p.id, correct=p.id == "flight",
-                                                  carried=False) for p in probes])  # fmt: skip
-    result = _judge(scenario, "relabel", run, run)  # type: ignore[arg-type]
-    assert result.leaks == () and result.ok and result.bound == round(1 / 3, 6)
