@@ -46,7 +46,7 @@ from evals.scenarios.format import (
 from evals.scenarios.recorded import recorded_compactions, relabelled
 from evals.scenarios.safe_yaml import read_yaml
 from evals.simulated.plan import PAUSED, Act, Answer, Cue, Plan, PlanTurn, Step
-from evals.simulated.shapes import role_cue, search_terms
+from evals.simulated.shapes import role_cue
 from harness.middleware.subagents import SubAgent
 from harness.tools import Tool, ToolContext
 
@@ -227,8 +227,7 @@ def _answer(p: ProbeSpec) -> Answer:
     search terms and shape, what retrieval searches with."""
     if p.role is None:
         return Answer(p.id, _cue(p.cue))
-    terms = search_terms(p.role.kind, p.role.terms)
-    cue = _cue(p.cue) if p.cue.patterns else role_cue(terms, p.role.shape)
+    cue = _cue(p.cue) if p.cue.patterns else role_cue(p.role.terms, p.role.shape)
     return Answer(p.id, cue, tuple(p.role.terms), p.role.shape, p.role.kind, p.role.phrase)
 
 
