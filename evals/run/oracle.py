@@ -7,7 +7,9 @@ message that opened it (the model follows its plan by it), the newest exchange (
 model just did), for each fact the current or a later turn reads the newest message showing
 it (the one a reader would take), cut to the lines that show those facts, the user's stated
 style preferences and a template read into the context (a later document follows them). A
-tool call stays with its results.
+tool call stays with its results. A probe named by role (an imported one) is read off its
+whole source (evals/simulated/sightings.py), so the newest message showing its value under
+that role stays whole, with its call.
 Nothing is persisted: the window and the transcript keep everything, the oracle only narrows
 each request.
 
@@ -30,6 +32,8 @@ from evals.simulated.reader import (
     template_sections,
 )
 from evals.simulated.request import render
+from evals.simulated.sightings import BY_ROLE, Role, sightings
+from evals.sources.role_rules import IMPORT_RULES
 from harness.messages import Message, ModelResponse
 from harness.middleware.base import Middleware, ModelHandler, ModelRequest
 
@@ -57,6 +61,20 @@ def step_cues(plan: Plan) -> list[set[Cue]]:
     return remaining[::-1]
 
 
+def step_roles(plan: Plan) -> list[list[Role]]:
+    """For each plan turn, the roles of the probes it and every later turn ask by role."""
+    out: list[list[Role]] = []
+    later: list[Role] = []
+    for turn in reversed(plan.turns):
+        mine = [
+            Role(s.kind, s.phrase, s.terms, s.shape)
+            for s in turn.steps if isinstance(s, Answer) and s.kind in BY_ROLE and s.phrase
+        ]  # fmt: skip
+        later = mine + later
+        out.append(later)
+    return out[::-1]
+
+
 class Oracle(Middleware):
     """Narrows each request to the current turn plus the earlier messages a remaining step
     reads (see the module docstring)."""
@@ -66,6 +84,8 @@ class Oracle(Middleware):
     def __init__(self, plan: Plan) -> None:
         self.turn_index = {t.key: i for i, t in enumerate(plan.turns)}
         self.needs = step_cues(plan)
+        self.roles = step_roles(plan)
+        self.questions = plan.questions()
         self.cues = self.needs[0] if self.needs else set()
         self._matched: dict[str, frozenset[Cue]] = {}
         self._excerpts: dict[tuple[str, frozenset[Cue]], Message] = {}
@@ -79,6 +99,11 @@ class Oracle(Middleware):
         whole = {len(units) - 1}
         whole |= {i for i, unit in enumerate(units) if unit[0] is messages[start]}
         whole |= {i for i, unit in enumerate(units) if self._standing(unit)}
+        for role in self.roles[turn]:
+            found = sightings(IMPORT_RULES, role, messages, self.questions)
+            if found:
+                source = messages[found[0].message]
+                whole |= {i for i, unit in enumerate(units) if any(m is source for m in unit)}
         shows: dict[int, set[Cue]] = {}
         for cue in self.needs[turn]:
             newest = next(

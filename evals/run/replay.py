@@ -25,6 +25,7 @@ from evals.scoring.availability import NOT_REACHED, availability
 from evals.scoring.normalized import normal_memo
 from evals.scoring.records import ProbeResult, Replay
 from evals.simulated import Break, CallRecord, SimulatedModel, get_reader
+from evals.sources.role_rules import IMPORT_RULES
 from harness import ContextOverflowError, Store, create_agent
 from harness.files.filesystem import FileSystem
 from harness.files.paths import FileError
@@ -61,7 +62,7 @@ def build_model(
     if model == "simulated":
         return SimulatedModel(
             scenario.plan, profile=_capped(scenario.profile, window), seed=seed,
-            reader=get_reader(reader), view=view,
+            reader=get_reader(reader), view=view, rules=IMPORT_RULES,
         )  # fmt: skip
     delegate = resolve_model(model)
     return SimulatedModel(

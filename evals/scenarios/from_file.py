@@ -45,7 +45,7 @@ from evals.scenarios.format import (
 )
 from evals.scenarios.recorded import recorded_compactions, relabelled
 from evals.scenarios.safe_yaml import read_yaml
-from evals.simulated.plan import Act, Answer, Cue, Plan, PlanTurn, Step
+from evals.simulated.plan import PAUSED, Act, Answer, Cue, Plan, PlanTurn, Step
 from evals.simulated.shapes import role_cue
 from harness.middleware.subagents import SubAgent
 from harness.tools import Tool, ToolContext
@@ -138,7 +138,6 @@ def _load(path: str, stamp: int, seed: int, scale: str) -> Scenario:
 
 # A turn with probes asked inside it is replayed in parts: the part before a probe ends with
 # this reply, the probe is asked, and a user message naming the turn and step resumes it.
-PAUSED = "Pausing here for your question."
 
 
 def resume_text(turn_id: str, step: int) -> str:
@@ -229,7 +228,7 @@ def _answer(p: ProbeSpec) -> Answer:
     if p.role is None:
         return Answer(p.id, _cue(p.cue))
     cue = _cue(p.cue) if p.cue.patterns else role_cue(p.role.terms, p.role.shape)
-    return Answer(p.id, cue, tuple(p.role.terms), p.role.shape)
+    return Answer(p.id, cue, tuple(p.role.terms), p.role.shape, p.role.kind, p.role.phrase)
 
 
 def _cue(c: CueSpec) -> Cue:

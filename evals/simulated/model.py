@@ -51,15 +51,10 @@ from evals.simulated.plan import (
     ReportFindings,
     fill,
 )
-from evals.simulated.reader import (
-    FALLIBLE,
-    LINE_NUMBER,
-    ReaderConfig,
-    RequestReader,
-    skill_path,
-)
+from evals.simulated.reader import FALLIBLE, LINE_NUMBER, ReaderConfig, RequestReader, skill_path
 from evals.simulated.request import newest_turns, render
 from evals.simulated.retrieval import Retrievals
+from evals.simulated.sightings import Rules
 from evals.simulated.summarizer import (
     consolidate_memory,
     extractive_summary,
@@ -84,7 +79,8 @@ class SimulatedModel:
             replies that it has nothing planned.
         profile: window, tokenizer and prices (default: the `simulated` profile).
         seed: fixes the reader's draws.
-        reader: how it reads (`FALLIBLE` by default, `IDEAL` never misses).
+        reader: how it reads (`FALLIBLE` by default, `IDEAL` never misses); rules: the
+            import's role rules it finds an imported probe's value by (else by its cue).
         summary_budget: the most tokens a summary uses (less if the request's `max_tokens`
             is lower): about a page, what a model asked for a structured session summary
             typically writes.
@@ -105,6 +101,7 @@ class SimulatedModel:
         delegate: Model | None = None,
         max_usd: float | None = None,
         name: str = "simulated",
+        rules: Rules | None = None,
     ) -> None:
         self.name = name
         self.profile = profile or get_profile("simulated")
@@ -119,7 +116,7 @@ class SimulatedModel:
         self._main: Cursor | None = None
         self._tasks: dict[str, Cursor] = {}
         self._cache = PrefixCache(self.counter)
-        self._retrievals = Retrievals(self.counter)
+        self._retrievals = Retrievals(self.counter, self.plan.questions(), rules)
         self._turn_index = {t.key: i for i, t in enumerate(self.plan.turns)}
 
         # Called with each main request as shown (system prompt, messages) once it fits the

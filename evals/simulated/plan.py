@@ -83,12 +83,16 @@ class Answer:
     """Decision point: answer the user's question from the context (or retrieve first).
     `terms` and `shape`: the value's role, what a retrieval searches saved files with (the
     key name, symbol, file name) and the shape of the value it looks for; without them the
-    search uses the question's own words."""
+    search uses the question's own words. `kind` and `phrase`: the rest of a role (an imported
+    probe's), by which the reader finds the value in the sources in view
+    (evals/simulated/sightings.py) before it tries the cue."""
 
     id: str
     cue: Cue
     terms: tuple[str, ...] = ()
     shape: str = ""
+    kind: str = ""
+    phrase: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,11 @@ class ReportFindings:
 Step = Act | Answer | ReadSkill | Compose | Remember | Memorize | ReportFindings
 
 
+# The final words of a recorded turn cut where a probe is asked inside it (the replay resumes
+# the turn after the question).
+PAUSED = "Pausing here for your question."
+
+
 @dataclass(frozen=True)
 class PlanTurn:
     """One user turn and the agent's steps in answer to it. The model recognises the turn by
@@ -185,6 +194,20 @@ class Plan:
             for step in turn.steps:
                 if isinstance(step, Act):
                     _check_act(step, turn.key)
+
+    def questions(self) -> frozenset[str]:
+        """The prompts the replay writes itself, no source of any value: the turns that only
+        ask a question (a probe), and the turn resuming a recorded one the probes paused."""
+        out: set[str] = set()
+        paused = False
+        for t in self.turns:
+            if t.steps and all(isinstance(s, Answer) for s in t.steps):
+                out.add(t.prompt.strip())
+                continue
+            if paused:
+                out.add(t.prompt.strip())
+            paused = t.final == PAUSED
+        return frozenset(out)
 
 
 def _check_act(step: Act, key: str) -> None:

@@ -165,9 +165,11 @@ class RequestReader:
     recent: int | None = None
     unreliable: frozenset[int] = frozenset()
 
-    def read(self, cue: Cue, key: str) -> Reading:
-        """The fact `cue` recognises, as this reader sees it; `key` names the draw."""
-        hits = occurrences(cue.patterns, self.texts)
+    def read(self, cue: Cue, key: str, found: Sequence[tuple[int, str]] = ()) -> Reading:
+        """The fact `cue` recognises, as this reader sees it; `key` names the draw. `found`:
+        (offset in the joined texts, value) of the fact where its role shows it, the newest
+        first (evals/simulated/sightings.py); when given, the cue is not needed."""
+        hits = list(found) or occurrences(cue.patterns, self.texts)
         if not hits:
             return self._confuse(cue, key, "absent")
         total = sum(len(t) for t in self.texts) or 1

@@ -4,15 +4,18 @@ run an earlier domain lookup again) within the reader's budgets, or say "I don't
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from evals.simulated.cursor import Cursor
 from evals.simulated.plan import Answer
-from evals.simulated.queries import grep_query, lookups, pointers, signature
-from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader
+from evals.simulated.queries import grep_query, is_lookup, lookups, pointers, signature
+from evals.simulated.reader import DONT_KNOW, ReaderConfig, RequestReader, occurrences
 from evals.simulated.request import earlier_size, offloaded_to
-from evals.simulated.shapes import role_query
+from evals.simulated.shapes import role_query, search_terms
+from evals.simulated.sightings import BY_ROLE, Role, Rules, sightings
 from harness.messages import Message, ModelResponse
 from harness.tokens import TokenCounter
 
@@ -23,6 +26,11 @@ class Retrievals:
     domain lookup (both are billed as retrievals and kept in checkpoints)."""
 
     counter: TokenCounter
+    # The questions the plan asks: user messages, but no source of any value.
+    questions: frozenset[str] = frozenset()
+    # The import's rules for a value's role (evals/sources/role_rules.py): without them an
+    # imported probe is read by its cue alone.
+    rules: Rules | None = None
     ids: set[str] = field(default_factory=set)
     recall_ids: set[str] = field(default_factory=set)
 
@@ -39,17 +47,19 @@ class Retrievals:
         # A re-run result is a new reading: its draws are its own, keyed by how many lookups
         # this question re-ran (never by what the earlier reading found).
         again = f":r{len(cursor.recalled)}" if cursor.recalled else ""
-        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}{again}")
+        found, source = self.by_role(step, reader, messages)
+        reading = reader.read(step.cue, f"{step.id}:{cursor.rounds}{again}", found)
         if reading.value is not None:
             cursor.step += 1
             return ModelResponse(text=reading.value)
         # A probe named by role searches with the role (its terms, the value's shape), never
         # with the question's wording (which may cite steps no saved file mentions).
-        question = " ".join(step.terms) if step.terms else cursor.turn.prompt
+        terms = search_terms(step.kind, step.terms)
+        question = " ".join(terms) if terms else cursor.turn.prompt
 
         def query(round_: int) -> str | None:
-            if step.terms:
-                return role_query(step.terms, step.shape, round_)
+            if terms:
+                return role_query(terms, step.shape, round_)
             return grep_query(question, round_)
 
         budget = config.max_retrievals - cursor.retrievals
@@ -76,10 +86,14 @@ class Retrievals:
             seen = [(c.name, c.arguments) for m in messages for c in m.tool_calls]
             room = None if window is None else window - reader.tokens
             # The best-ranked lookup that fits; sizes are counted only until one does.
+            ranked = lookups(seen, question, offered)
+            if source is not None and source[0] in offered and is_lookup(*source):
+                # The value was in view under its role, and missed: read that source again.
+                ranked = [source, *(c for c in ranked if signature(*c) != signature(*source))]
             fresh = next(
                 (
                     (name, args)
-                    for name, args in lookups(seen, question, offered)
+                    for name, args in ranked
                     if signature(name, args) not in cursor.recalled
                     and (room is None or earlier_size(self.counter, messages, name, args) < room)
                 ),
@@ -97,6 +111,29 @@ class Retrievals:
                 return response
         cursor.step += 1
         return ModelResponse(text=DONT_KNOW)
+
+    def by_role(
+        self, step: Answer, reader: RequestReader, messages: Sequence[Message]
+    ) -> tuple[list[tuple[int, str]], tuple[str, dict[str, Any]] | None]:
+        """(offset in the reader's texts, value) where a source in view shows the value under
+        the probe's role, the newest first, and the call that made the newest such source (a
+        tool's result; None for a user's message); none for a probe without a role."""
+        if self.rules is None or step.kind not in BY_ROLE or not step.phrase:
+            return [], None
+        role = Role(step.kind, step.phrase, step.terms, step.shape)
+        seen = sightings(self.rules, role, messages, self.questions)
+        if len({s.value for s in seen}) > 1:
+            # The role names more than one value in view ("the `user_id` the user gave", of
+            # two ids the user wrote): those the cue reads too are meant.
+            cued = {v for _, v in occurrences(step.cue.patterns, reader.texts)}
+            seen = [s for s in seen if s.value in cued] or seen
+        # The reader's texts are the system prompt, then one per message.
+        starts = list(itertools.accumulate((len(t) for t in reader.texts), initial=0))
+        hits = [(starts[s.message + 1] + s.offset, s.value) for s in seen]
+        made = seen[0].message if seen else None
+        calls = {c.id: c for m in messages for c in m.tool_calls}
+        call = calls.get(messages[made].tool_call_id or "") if made is not None else None
+        return hits, None if call is None else (call.name, dict(call.arguments))
 
     def grep(
         self, config: ReaderConfig, cursor: Cursor, paths: Sequence[str], pattern: str

@@ -21,6 +21,11 @@ SHAPES: dict[str, str] = {
     "path": r"[A-Za-z0-9_.\-]*/[A-Za-z0-9_./\-]+",
     "hash": r"[0-9a-f]{7,64}",
     "email": r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+\.[A-Za-z0-9.\-]+",
+    # The shapes an import names (evals/sources/values.py, `shape_of`): a name or id of two
+    # characters or more, not all digits (that is a `number`: a grep's line number is no
+    # name), and a path or a file name.
+    "identifier": r"(?=[\w.\-$#@]*[A-Za-z_])[\w$#@][\w.\-$#@]*\w",
+    "file path": r"(?:[\w.\-]*/[\w./\-]*\w|[\w\-]+\.[A-Za-z]\w{0,5})",
 }
 _ANY = r"[^\s\"',;:()\[\]{}]+"
 # How far apart, on one line, a role's term and its value may stand.
@@ -45,6 +50,16 @@ def role_cue(terms: Sequence[str], shape: str) -> Cue:
     after = rf"{term}[\"'`]?[ \t]*[:=|,\t][ \t]*[\"'`]?({value})(?![\w\-])"
     before = rf"^(?:[^\s:]+:)?[ \t]*({value})[:\t][^\n]{{0,{_GAP}}}?{term}"
     return Cue((after, before))
+
+
+def search_terms(kind: str, terms: Sequence[str]) -> tuple[str, ...]:
+    """A role's terms in the order a search uses them: a JSON value's own key first (the
+    import lists the entry's path from the top, then the key, then the tool: `payment_methods`,
+    `source`, `certificate`, `amount`, `get_user_details`), since the key stands on the value's
+    line and the outer names do not; other roles keep their order."""
+    if kind == "json_key" and len(terms) >= 2:
+        return (terms[-2], *terms[:-2], terms[-1])
+    return tuple(terms)
 
 
 def role_query(terms: Sequence[str], shape: str, round_: int) -> str | None:

@@ -52,7 +52,7 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     elif call is None:
         return None
     else:
-        body = swe_listing(_body(text), call.arguments)
+        body = swe_listing(result_body(text), call.arguments)
         found = (
             _json(value, body, call)
             or table_role(value, body, _result(call))
@@ -64,7 +64,8 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     return found
 
 
-def _body(text: str) -> str:
+def result_body(text: str) -> str:
+    """The text of a tool result a role is found in: a command's output without its wrapper."""
     m = _OUTPUT.search(text)  # mini-swe-agent wraps a command's output
     return m.group(1) if m else text
 

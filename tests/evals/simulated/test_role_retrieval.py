@@ -71,3 +71,19 @@ def test_retrieval_finds_an_offloaded_value_by_role_never_by_step_number(tmp_pat
 )
 def test_a_recorded_read_command_may_run_again(name: str, command: str, reads: bool) -> None:
     assert is_lookup(name, {"command": command} if command else {}) is reads
+
+
+def test_the_imports_shapes_read_a_whole_name_or_path() -> None:
+    # `identifier` and `file path` are what an import writes (evals/sources/values.py); read
+    # as any run of characters, a name was cut to its first letter.
+    name = role_cue(["COLUMN_RELATED_METHODS"], "identifier")
+    assert _first(name, "COLUMN_RELATED_METHODS = add_columns, keep") == "add_columns"
+    # A grep hit's line number opens its line, but a name is not all digits.
+    module = role_cue(["pkg.matrix_utilities"], "identifier")
+    hit = "pkg/core.py:21:from pkg.matrix_utilities import matrix_transpose"
+    assert _first(module, hit) != "21"
+    path = role_cue(["file"], "file path")
+    assert _first(path, "file: astropy/table/tests/test_table.py") == (
+        "astropy/table/tests/test_table.py"
+    )
+    assert regex.fullmatch(role_query(["x"], "file path", 0) or "", "x: core.py")

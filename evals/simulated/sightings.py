@@ -1,0 +1,169 @@
+"""Where a request shows the value a probe names by role (a scenario file's `role`: kind,
+phrase, terms, shape), read the way the question asks for it: a value stands there under the
+role when the sources in view (a tool's result with the call that made it, a user's message)
+give it that role by the rules the import named it by (evals/sources/roles.py). So "the
+`amount` of the `payment_methods` entry whose `id` is `certificate_7504069` in the
+`get_user_details` result" is read off that result's JSON, and "the name that line 65 of
+`core.py` defines" off the listing that printed line 65, not off the first text that happens
+to follow the word `core.py` (evals/README.md, "The reader").
+
+Only whole sources are read this way; a value left in a summary, a preview or a note is found
+by the probe's cue (evals/simulated/reader.py)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from harness.messages import Message, ToolCall
+
+# A listing longer than this is searched only on the lines its role points at (the line
+# number, the words it quotes): naming every token of a 5,000-line file would be slow.
+ALL_LINES = 60
+_TOKEN = re.compile(r"[\w$#@][\w.\-/:@#+$]*")
+_QUOTED = re.compile(r"`([^`\n]+)`")
+_LINE = re.compile(r"\bline (\d+)\b")
+# The kinds of role a source in view can show (a `truth` or `argument` role names no source).
+BY_ROLE = frozenset({"json_key", "table_cell", "listing", "command_output", "user_text"})
+
+
+class Rules(Protocol):
+    """The import's rules for a value's role (evals/sources/role_rules.py, handed in by the
+    replay: evals.simulated does not import evals.sources)."""
+
+    def phrase(
+        self, value: str, text: str, tool: str | None, arguments: Mapping[str, Any],
+        again: bool, use_argument: str | None,
+    ) -> str | None: ...  # fmt: skip
+
+    def shape(self, value: str) -> str: ...
+
+    def distinctive(self, value: str) -> bool: ...
+
+    def stands(self, value: str, text: str) -> bool: ...
+
+    def body(self, text: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Call:
+    """The call whose result a source is (`again`: the tool ran with other arguments too)."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    again: bool = False
+
+
+@dataclass(frozen=True)
+class Role:
+    """What a probe asks for: `kind` (json_key, listing, command_output, user_text, table,
+    truth), `phrase` (the question's words for it), `terms`, `shape` (of the value)."""
+
+    kind: str
+    phrase: str
+    terms: tuple[str, ...] = ()
+    shape: str = ""
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A value shown under the role: in `messages[message]`, at `offset` of its content."""
+
+    message: int
+    offset: int
+    value: str
+
+
+def sightings(
+    rules: Rules, role: Role, messages: Sequence[Message], questions: Collection[str] = ()
+) -> list[Sighting]:
+    """Every value the request's sources show under `role`, the newest source first. A user
+    message that is one of `questions` (a probe the replay asked) is no source."""
+    calls = {c.id: c for m in messages for c in m.tool_calls}
+    user = role.kind == "user_text"
+    passed = _passed(role, calls.values()) if user else set()
+    found: list[Sighting] = []
+    for index in range(len(messages) - 1, -1, -1):
+        m = messages[index]
+        if m.kind != "message" or not m.content:
+            continue  # placeholders and summaries are no source: the cue reads those
+        if user and m.role == "user" and m.content.strip() not in questions:
+            call = None
+        elif not user and m.role == "tool" and m.tool_call_id in calls:
+            made = calls[m.tool_call_id]
+            call = Call(made.name, made.arguments, again=_again(role, made.name))
+        else:
+            continue
+        if call is not None and not _mentions(role, m.content, call):
+            continue
+        body = m.content if call is None else rules.body(m.content)
+        for value in _candidates(rules, role, body, call):
+            if (call is None and passed and value not in passed) or \
+                    not _has_role(rules, role, value, m.content, call):  # fmt: skip
+                continue
+            found.append(Sighting(index, max(m.content.find(value), 0), value))
+    return found
+
+
+def _passed(role: Role, calls: Iterable[ToolCall]) -> set[str]:
+    """What the agent passed in view as the argument a user's value is named by ("the
+    `reservation_id` the user gave"): of the ids a user's messages hold, the one meant."""
+    if not role.terms or role.phrase != f"the `{role.terms[0]}` the user gave":
+        return set()
+    return {str(c.arguments[role.terms[0]]).strip() for c in calls if role.terms[0] in c.arguments}
+
+
+def _again(role: Role, tool: str) -> bool:
+    """Whether the role names a result by its call's arguments (the tool ran more than once)."""
+    return f"the `{tool}` result for " in role.phrase
+
+
+def _mentions(role: Role, text: str, call: Call | None) -> bool:
+    """Every term of the role stands in the tool's result or in the call that made it: a cheap
+    test before naming any value."""
+    where = f"{call.tool} {call.arguments} {text}" if call else text
+    return all(t in where for t in role.terms)
+
+
+def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Iterator[str]:
+    """Values of the role's shape in `text`, on the lines the role points at when the text is
+    long."""
+    lines = text.splitlines()
+    if len(lines) > ALL_LINES:
+        lines = _pointed(role, lines, call)
+    seen: set[str] = set()
+    for line in lines:
+        for m in _TOKEN.finditer(line):
+            for value in {m.group(), m.group().rstrip(".:,;")}:
+                # A probe asks only for a distinctive value (evals/sources/hygiene.py): not
+                # "is" or "Yes", which a user's message shows as the one word of its shape.
+                if value and value not in seen and rules.shape(value) == role.shape and \
+                        rules.stands(value, text) and rules.distinctive(value):  # fmt: skip
+                    seen.add(value)
+                    yield value
+
+
+def _pointed(role: Role, lines: list[str], call: Call | None) -> list[str]:
+    """The lines a long listing may show the value on: those holding a word the role quotes,
+    its line number, or standing where a
+    listing printed from line `a` (`sed -n 'a,bp'`, `cat`) puts that line."""
+    quoted = _QUOTED.findall(role.phrase)
+    numbers = [int(n) for n in _LINE.findall(role.phrase)]
+    command = " ".join(str(v) for v in call.arguments.values()) if call else ""
+    starts = {1, *(int(a) for a in re.findall(r"\b(\d+)\s*,", command))}
+    at = {n - a for n in numbers for a in starts if 0 <= n - a < len(lines)}
+    wanted = [re.compile(rf"(?<!\d){n}(?!\d)") for n in numbers]
+    return [
+        line for i, line in enumerate(lines)
+        if i in at or any(q in line for q in quoted) or any(w.search(line) for w in wanted)
+    ]  # fmt: skip
+
+
+def _has_role(rules: Rules, role: Role, value: str, text: str, call: Call | None) -> bool:
+    named = role.terms and role.phrase == f"the `{role.terms[0]}` the user gave"
+    use = role.terms[0] if named else None
+    if call is None:
+        return rules.phrase(value, text, None, {}, False, use) == role.phrase
+    return rules.phrase(value, text, call.tool, call.arguments, call.again, use) == role.phrase

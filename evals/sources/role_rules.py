@@ -1,0 +1,43 @@
+"""The import's rules for what a value is in its source (roles.py, hygiene.py), as the
+simulated reader applies them to the sources in view (evals/simulated/sightings.py): handed to
+the replay model by evals/run/replay.py, since evals.simulated must not import evals.sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evals.sources.cues import spans
+from evals.sources.hygiene import rejection
+from evals.sources.roles import Call, result_body, role_of
+from evals.sources.values import shape_of
+
+
+class ImportRules:
+    """`phrase`: the role phrase `value` has in `text` (a tool's result, with the call that
+    made it, or a user's message when `tool` is None); `shape`, `distinctive`, `stands`,
+    `body`: the value's shape, whether a probe may ask for it, whether it stands in `text` as
+    a token of its own, and the part of a tool's result roles are found in."""
+
+    def phrase(
+        self, value: str, text: str, tool: str | None, arguments: Mapping[str, Any],
+        again: bool, use_argument: str | None,
+    ) -> str | None:  # fmt: skip
+        call = None if tool is None else Call(tool, dict(arguments), again)
+        found = role_of(value, text, "user" if tool is None else "tool", call, use_argument)
+        return None if found is None else str(found["phrase"])
+
+    def shape(self, value: str) -> str:
+        return shape_of(value)
+
+    def distinctive(self, value: str) -> bool:
+        return rejection(value) is None
+
+    def stands(self, value: str, text: str) -> bool:
+        return bool(spans(value, text))
+
+    def body(self, text: str) -> str:
+        return result_body(text)
+
+
+IMPORT_RULES = ImportRules()
