@@ -11,7 +11,7 @@ from helpers.traces import counting_misses, write_ledger
 
 from evals.run.cell import run_cell
 from evals.scenarios.from_file import load_scenario_file
-from evals.simulated.plan import Act, fill
+from evals.simulated.plan import Act, escape_slots, fill, slots_in
 from evals.sources.formats import read_traces
 from evals.sources.thread_import import write_scenario
 from evals.sources.to_scenario import original_window, tool_names, trace_to_scenario
@@ -116,6 +116,43 @@ def test_slot_syntax_in_recorded_text_stays_literal(
     filled = fill(dict(act.calls[0][1]), {"arg_1": "ORD-5521"})
     assert filled == {"template": "Hi {{name}}", "order": "ORD-5521"}
     assert fill(act.text, {}) == "Rendering {{greeting}} now."
+    with counting_misses(monkeypatch) as misses:
+        run_cell(str(tmp_path / "t.yaml"), "full", reader="ideal")
+    assert misses == []
+
+
+def test_escaped_slot_syntax_and_a_slot_after_a_backslash_are_told_apart() -> None:
+    # A backslash run before slot syntax: even, a slot after that many halved backslashes; odd,
+    # literal text. Files escaped the old way (one backslash) read as they did.
+    assert fill(r"C:\x\\{{arg_1}}", {"arg_1": "README.md"}) == r"C:\x\README.md"
+    assert fill(r"Hi \{{name}}", {"name": "Ann"}) == "Hi {{name}}"
+    for literal in [r"C:\x\{{arg_1}}", r"\\{{a}} and {{b}}", "{{c}}"]:
+        assert fill(escape_slots(literal), {"arg_1": "R", "a": "A", "b": "B", "c": "C"}) == literal
+    assert slots_in({"p": r"C:\x\\{{arg_1}}", "q": [r"\{{lit}}"]}) == {"arg_1"}
+
+
+def test_a_windows_path_keeps_its_slot_and_replays_to_the_recorded_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = "C:\\work\\acme"
+    trace = Trace("windows", "openai-chat", "windows.json")
+    trace.messages = [
+        TraceMessage("user", f"Summarise the quarterly report in {folder}."),
+        TraceMessage("assistant", "Listing.",
+                     [TraceToolCall("a", "bash", {"command": f"dir {folder}"})]),
+        TraceMessage("tool", f"Directory of {folder}\n  report_q3_2024.csv  1200 bytes\n"
+                     "  notes.txt  80 bytes", tool_call_id="a"),
+        TraceMessage("assistant", "Reading it.", [TraceToolCall(
+            "b", "bash", {"command": f"type {folder}\\report_q3_2024.csv"})]),
+        TraceMessage("tool", "revenue,1200", tool_call_id="b"),
+        TraceMessage("assistant", "Revenue was 1200."),
+    ]  # fmt: skip
+    doc = trace_to_scenario(trace)
+    step = doc["turns"][0]["steps"][1]
+    assert list(step["slots"]) == ["arg_1"]
+    filled = fill(step["calls"][0]["arguments"], {"arg_1": "report_q3_2024.csv"})
+    assert filled == {"command": "type C:\\work\\acme\\report_q3_2024.csv"}
+    _write(doc, tmp_path)
     with counting_misses(monkeypatch) as misses:
         run_cell(str(tmp_path / "t.yaml"), "full", reader="ideal")
     assert misses == []
