@@ -89,8 +89,10 @@ class TracePlanner(Planner):
     def _argument(
         self, text: str, walk: Walk, message: int, slots: dict[str, Any], whole: bool = True
     ) -> str:
-        for value in argument_values(text) if whole else sorted(set(tokens(text)), key=len,
-                                                                   reverse=True):  # fmt: skip
+        # Longest first, then by text: slots are numbered in this order, the same every run.
+        values = argument_values(text) if whole else sorted(set(tokens(text)),
+                                                            key=lambda v: (-len(v), v))  # fmt: skip
+        for value in values:
             if value in self.system or "{{" in value:
                 continue
             shown = walk.first_shown(value, message)

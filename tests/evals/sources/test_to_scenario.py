@@ -4,6 +4,9 @@ replays with the recorded replies, tool names are made safe, slot syntax stays l
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,6 +159,44 @@ def test_a_windows_path_keeps_its_slot_and_replays_to_the_recorded_call(
     with counting_misses(monkeypatch) as misses:
         run_cell(str(tmp_path / "t.yaml"), "full", reader="ideal")
     assert misses == []
+
+
+_WRITES_THREE_NAMES = """
+import json
+from evals.sources.to_scenario import trace_to_scenario
+from evals.sources.trace import Trace, TraceMessage as M, TraceToolCall as C
+t = Trace("det", "openai-chat", "det.json")
+t.messages = [
+    M("user", "Wire the hooks into main.py."),
+    M("assistant", "", [C("a", "bash", {"command": "grep -rn def hooks.py"})]),
+    M("tool", "hooks.py:3:def hook_alpha(x):\\nhooks.py:9:def hook_bravo(x):\\n"
+      "hooks.py:15:def hook_delta(x):", tool_call_id="a"),
+    M("assistant", "", [C("b", "bash", {"command": "ls"})]),
+    M("tool", "main.py hooks.py", tool_call_id="b"),
+    M("assistant", "", [C("c", "write", {"path": "main.py", "content":
+        "from hooks import hook_delta, hook_bravo, hook_alpha\\nhook_bravo(1)\\n"
+        "hook_alpha(2)\\nhook_delta(3)\\n"})]),
+    M("tool", "ok", tool_call_id="c"),
+    M("assistant", "Done."),
+]
+print(json.dumps(trace_to_scenario(t)["turns"]))
+"""
+
+
+def test_slots_are_numbered_the_same_whatever_the_hash_seed() -> None:
+    # Tokens of one length written in a file were slotted in set order: arg_N changed from
+    # one run of an import to the next.
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", _WRITES_THREE_NAMES],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout  # fmt: skip
+        for seed in range(1, 6)
+    }
+    assert len(runs) == 1 and "{{arg_" in next(iter(runs))
 
 
 def test_arguments_repeating_what_was_shown_are_slots_and_replies_keep_the_recording() -> None:
