@@ -12,7 +12,7 @@ from typing import Any, Literal
 import pydantic
 import regex
 
-from evals.simulated.plan import SLOT
+from evals.simulated.plan import slots_in
 
 FORMAT = "ctxlab-scenario/1"
 
@@ -63,9 +63,7 @@ class StepSpec(_Spec):
 
     @pydantic.model_validator(mode="after")
     def _slots_match(self) -> StepSpec:
-        used = set(SLOT.findall(self.note))
-        for call in self.calls:
-            used |= set(SLOT.findall(json.dumps(call.arguments)))
+        used = slots_in([self.note, *(call.arguments for call in self.calls)])
         if used - set(self.slots):
             raise ValueError(f"slots used without a cue: {sorted(used - set(self.slots))}")
         if set(self.slots) - used:

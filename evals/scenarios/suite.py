@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,11 @@ def load_suite(directory: str | Path) -> Suite:
             )
         names[spec.name] = path
         traces.append(SuiteFile(path, trace, fmt, skips, original_usage(spec.source)))
+    # A trace id is the key results are pooled and counted by: files sharing one (two session
+    # files of one conversation, a resumed Claude Code session) are told apart by file.
+    ids = Counter(t.trace for t in traces)
+    traces = [replace(t, trace=f"{t.trace} ({t.file.name})") if ids[t.trace] > 1 else t
+              for t in traces]  # fmt: skip
     return Suite(root, tuple(traces), skipped)
 
 

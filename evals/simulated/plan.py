@@ -14,11 +14,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-SLOT = re.compile(r"(?<!\\)\{\{([a-z_][a-z0-9_]*)\}\}")
-# A backslash before slot syntax makes it literal text (recorded text that happens to hold
-# `{{name}}`, escaped by `escape_slots`): `fill` takes one backslash off and fills nothing.
-_ESCAPED = re.compile(r"\\(\\*\{\{[a-z_][a-z0-9_]*\}\})")
-_LITERAL = re.compile(r"(\\*\{\{[a-z_][a-z0-9_]*\}\})")
+# A slot is `{{name}}` after an even run of backslashes (none, or each literal backslash
+# doubled); an odd run makes it literal text (recorded text that happens to hold `{{name}}`,
+# escaped by `escape_slots`). So `C:\dir\\{{arg_1}}` is a file in `C:\dir\` and
+# `\{{name}}` (how files were escaped before, still read the same) is the literal `{{name}}`.
+SLOT = re.compile(r"(?<!\\)(?:\\\\)*\{\{([a-z_][a-z0-9_]*)\}\}")
+_RUN = re.compile(r"(\\*)(\{\{[a-z_][a-z0-9_]*\}\})")
 UNKNOWN = "unknown"
 
 
@@ -62,20 +63,38 @@ def _strings(value: Any) -> Iterator[str]:
 
 def escape_slots(text: str) -> str:
     """`text` with anything shaped like a slot made literal: `fill` gives `text` back."""
-    return _LITERAL.sub(r"\\\1", text)
+    return _RUN.sub(lambda m: "\\" * (2 * len(m.group(1)) + 1) + m.group(2), text)
+
+
+def put_slot(before: str, name: str) -> str:
+    """`before` (literal text) followed by the slot `name`: a backslash run ending `before`
+    (a Windows path's separator) doubled, so the slot is not read as escaped."""
+    run = len(before) - len(before.rstrip("\\"))
+    return before + "\\" * run + "{{" + name + "}}"
+
+
+def slots_in(value: Any) -> set[str]:
+    """The slots the strings in `value` (a string, or a structure of them) use."""
+    return {name for text in _strings(value) for name in SLOT.findall(text)}
 
 
 def fill(value: Any, values: Mapping[str, str]) -> Any:
     """`value` (a string, or a structure of them) with every `{{slot}}` replaced, and every
     escaped one (`escape_slots`) given back as it was written."""
     if isinstance(value, str):
-        filled = SLOT.sub(lambda m: values.get(m.group(1), UNKNOWN), value)
-        return _ESCAPED.sub(r"\1", filled) if "\\{{" in filled else filled
+        return _RUN.sub(lambda m: _filled(m, values), value) if "{{" in value else value
     if isinstance(value, Mapping):
         return {k: fill(v, values) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return type(value)(fill(v, values) for v in value)
     return value
+
+
+def _filled(m: re.Match[str], values: Mapping[str, str]) -> str:
+    run = len(m.group(1))
+    if run % 2:
+        return "\\" * (run // 2) + m.group(2)
+    return "\\" * (run // 2) + values.get(m.group(2)[2:-2], UNKNOWN)
 
 
 @dataclass(frozen=True)

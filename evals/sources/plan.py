@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evals.simulated.plan import put_slot
 from evals.sources.cues import Found, find_cue, spans
 from evals.sources.shelf import Haystack, Source, Texts, holding, in_any, only
 
@@ -73,7 +74,7 @@ class Planner:
             return text
         out, last = [], 0
         for start, end, fact in sorted(chosen, key=lambda c: c[0]):
-            out += [text[last:start], "{{" + fact.slot + "}}"]
+            out.append(put_slot(text[last:start], fact.slot))
             last = end
             slots[fact.slot] = fact.found
         out.append(text[last:])

@@ -88,6 +88,9 @@ class TraceMessage:
     usage: TraceUsage | None = None  # role "assistant": the call that produced it
     model: str | None = None  # role "assistant": the model that wrote it
     where: Where | None = None
+    # The id the format gives the record it came from (a Claude Code event's uuid), kept by
+    # copies of the record: a resumed session's file repeats the records it resumes.
+    record_id: str | None = None
 
 
 @dataclass

@@ -24,6 +24,7 @@ from typing import Any
 
 from evals.errors import TraceFormatError
 from evals.scenarios.suite import SUITE_FORMAT, SUITE_INDEX
+from evals.sources.copies import held_elsewhere
 from evals.sources.formats import FORMATS, read_folder, read_traces
 from evals.sources.hygiene import (
     FLAG_BELOW,
@@ -140,10 +141,16 @@ def import_path(
     folder = Path(out) if out is not None else EXPORTS / f"traces-{_slug(_stem(path))}"
     _check_folder(folder, force)
     summary = ImportSummary(path, folder)
-    items: Iterable[Trace | Skipped] = (
-        _file_items(path, format) if path.is_file() else read_folder(path, format, strict=True)
-    )
-    return _write_suite(items, summary, folder, window, redactor, force, start, min_probes)
+
+    def items() -> Iterator[Trace | Skipped]:
+        if path.is_file():
+            return _file_items(path, format)
+        return read_folder(path, format, strict=True)
+
+    # Read twice: first only the records' ids, to leave out a trace another one holds.
+    held = held_elsewhere(items())
+    return _write_suite(items(), summary, folder, window, redactor, force, start, min_probes,
+                        held)  # fmt: skip
 
 
 def _import_file(
@@ -180,19 +187,27 @@ def _import_file(
     _check_folder(folder, force)
     summary.out = folder
     items = (item for item in (first, second, *traces) if item is not None)
-    return _write_suite(items, summary, folder, window, redactor, force, start, min_probes)
+    held = held_elsewhere(_file_items(path, format))
+    return _write_suite(items, summary, folder, window, redactor, force, start, min_probes,
+                        held)  # fmt: skip
 
 
 def _write_suite(
     items: Iterable[Trace | Skipped], summary: ImportSummary, folder: Path, window: int | None,
-    redactor: Sequence[str], force: bool, start: float, min_probes: int,
+    redactor: Sequence[str], force: bool, start: float, min_probes: int, held: dict[int, str],
 ) -> ImportSummary:  # fmt: skip
-    """One scenario file per sound trace into `folder`, then its `suite.json`."""
+    """One scenario file per sound trace into `folder`, then its `suite.json`; a trace
+    `held` names (by its position among the traces) is skipped with the reason given."""
     rows: list[dict[str, Any]] = []
     names: set[str] = set()
+    position = -1
     for item in items:
         if isinstance(item, Skipped):
             summary.skipped.append(item)
+            continue
+        position += 1
+        if position in held:
+            summary.skipped.append(Skipped(Where(item.source), held[position]))
             continue
         row = _write_one(item, folder, names, window, redactor, force, summary, min_probes)
         if row is not None:

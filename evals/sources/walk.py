@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evals.scenarios.format import reply_key
-from evals.simulated.plan import escape_slots
+from evals.simulated.plan import escape_slots, put_slot, slots_in
 from evals.sources.cues import Found, find_cue, spans
 from evals.sources.plan import Planner, rendered_step
 from evals.sources.roles import Call
@@ -135,19 +135,14 @@ def _replace_spans(text: str, value: str, slot: str) -> str:
     for start in starts:
         if text[max(0, start - 2) : start] == "{{":
             continue
-        out += [text[last:start], "{{" + slot + "}}"]
+        out.append(put_slot(text[last:start], slot))
         last = start + len(value)
     out.append(text[last:])
     return "".join(out)
 
 
 def _used_slots(step: dict[str, Any]) -> set[str]:
-    from evals.simulated.plan import SLOT
-
-    used = set(SLOT.findall(step["note"]))
-    for call in step["calls"]:
-        used |= set(SLOT.findall(json.dumps(call["arguments"])))
-    return used
+    return slots_in([step["note"], *(call["arguments"] for call in step["calls"])])
 
 
 def _uses_slot(step: dict[str, Any], slot: str) -> bool:

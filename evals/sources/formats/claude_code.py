@@ -168,6 +168,8 @@ def _reduce(raw: dict[str, Any], uuid: str, kind: str, where: Where) -> _Event:
         usage = usage_of(message.get("usage")) if kind == "assistant" else None
         add_content(holder, kind, message.get("content"), where, usage, model)
         event.messages = holder.messages
+        for m in event.messages:
+            m.record_id = uuid
         event.compactions = holder.compactions
         mid = message.get("id")
         event.message_id = mid if kind == "assistant" and isinstance(mid, str) else None

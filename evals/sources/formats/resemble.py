@@ -32,15 +32,25 @@ _LAYOUTS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
 HOLD = 200
 
 
-def resemblance(head: str) -> str | None:
-    """What `head` (a file's first kilobytes) looks like, in words, and how to read it, if its
-    layout is known."""
+def _layout(head: str) -> tuple[str, str | None] | None:
+    """The layout `head` has the signs of: what it is, and the format that reads it."""
     for what, reader, signs in _LAYOUTS:
         if all(re.search(re.escape(sign) + (r"\s*:" if sign.startswith('"') else ""), head)
                for sign in signs):  # fmt: skip
-            return f"{what} (--format {reader} reads it)" if reader else \
-                f"{what}, which ctxlab does not read"  # fmt: skip
+            return what, reader
     return None
+
+
+def resemblance(head: str) -> str | None:
+    """What `head` (a file's first kilobytes) looks like, in words, and how to read it, if its
+    layout is known."""
+    layout = _layout(head)
+    if layout is None:
+        return None
+    what, reader = layout
+    return (
+        f"{what} (--format {reader} reads it)" if reader else f"{what}, which ctxlab does not read"
+    )
 
 
 def _sound(trace: Trace) -> bool:
@@ -69,10 +79,26 @@ def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> I
             held.clear()
     if passed or not seen:
         return
-    like = resemblance(head)
+    raise TraceFormatError(f"{path}: {_refusal(name, head, seen, dropped, held)}")
+
+
+def _refusal(name: str, head: str, seen: int, dropped: int, traces: list[Trace]) -> str:
+    """Why a file is refused. Read fine (fewer records dropped than kept, no other layout's
+    signs): it is conversations without a tool call, said so. Otherwise the guess of `name`
+    is weak: the layout the file may be, and how to force `name`."""
+    layout = _layout(head)
+    kept = sum(len(t.messages) for t in traces)
+    records = f"{dropped} record{'s' * (dropped != 1)}"
+    if (layout is None or layout[1] == name) and dropped <= kept:
+        what = "a conversation" if seen == 1 else f"{seen} conversations"
+        lost = f" ({records} dropped)" if dropped else ""
+        return (
+            f"read as {name}: {what} with no tool call{lost}, nothing a context strategy could move"
+        )
     why = f"read as {name}, " + ("its trace holds" if seen == 1 else f"its {seen} traces hold") \
         + " no tool step"  # fmt: skip
     if dropped:
-        why += f" and {dropped} record{'s' * (dropped != 1)} were dropped"
-    what = f"it looks like {like}" if like else "it may be another harness's layout"
-    raise TraceFormatError(f"{path}: {why}; {what} (--format {name} imports it anyway)")
+        why += f" and {records} were dropped"
+    if layout is None:
+        return f"{why}; it may be another harness's layout (--format {name} imports it anyway)"
+    return f"{why}; it looks like {resemblance(head)}; --format {name} imports it anyway"

@@ -81,6 +81,23 @@ def test_the_suite_index_lists_the_traces_and_names_missing_files(
     assert "names missing scenario files: gone.yaml" in one_line_error(capsys)
 
 
+def test_two_files_imported_from_one_trace_id_count_as_two_traces(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two session files of one conversation carry one session id (a resumed Claude Code
+    # session): keyed by that id, their probes were pooled as one trace's and the table
+    # counted one trace for the two files.
+    for name in ("alpha.yaml", "beta.yaml"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    rows = [{"file": name, "trace": "s1"} for name in ("alpha.yaml", "beta.yaml")]
+    (tmp_path / "suite.json").write_text(
+        json.dumps({"format": "ctxlab-suite/1", "scenarios": rows})
+    )
+    assert [t.trace for t in load_suite(tmp_path).traces] == ["s1 (alpha.yaml)", "s1 (beta.yaml)"]
+    lines = run_suite(capsys, tmp_path)
+    assert lines[-1]["traces"] == 2 and lines[-1]["arms"][0]["traces"] == 2
+
+
 def test_two_files_with_one_name_are_refused(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "alpha.yaml", tmp_path / "a.yaml")
     shutil.copy(FIXTURES / "alpha.yaml", tmp_path / "b.yml")

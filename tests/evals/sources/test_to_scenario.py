@@ -4,6 +4,9 @@ replays with the recorded replies, tool names are made safe, slot syntax stays l
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ from helpers.traces import counting_misses, write_ledger
 
 from evals.run.cell import run_cell
 from evals.scenarios.from_file import load_scenario_file
-from evals.simulated.plan import Act, fill
+from evals.simulated.plan import Act, escape_slots, fill, slots_in
 from evals.sources.formats import read_traces
 from evals.sources.thread_import import write_scenario
 from evals.sources.to_scenario import original_window, tool_names, trace_to_scenario
@@ -119,6 +122,81 @@ def test_slot_syntax_in_recorded_text_stays_literal(
     with counting_misses(monkeypatch) as misses:
         run_cell(str(tmp_path / "t.yaml"), "full", reader="ideal")
     assert misses == []
+
+
+def test_escaped_slot_syntax_and_a_slot_after_a_backslash_are_told_apart() -> None:
+    # A backslash run before slot syntax: even, a slot after that many halved backslashes; odd,
+    # literal text. Files escaped the old way (one backslash) read as they did.
+    assert fill(r"C:\x\\{{arg_1}}", {"arg_1": "README.md"}) == r"C:\x\README.md"
+    assert fill(r"Hi \{{name}}", {"name": "Ann"}) == "Hi {{name}}"
+    for literal in [r"C:\x\{{arg_1}}", r"\\{{a}} and {{b}}", "{{c}}"]:
+        assert fill(escape_slots(literal), {"arg_1": "R", "a": "A", "b": "B", "c": "C"}) == literal
+    assert slots_in({"p": r"C:\x\\{{arg_1}}", "q": [r"\{{lit}}"]}) == {"arg_1"}
+
+
+def test_a_windows_path_keeps_its_slot_and_replays_to_the_recorded_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = "C:\\work\\acme"
+    trace = Trace("windows", "openai-chat", "windows.json")
+    trace.messages = [
+        TraceMessage("user", f"Summarise the quarterly report in {folder}."),
+        TraceMessage("assistant", "Listing.",
+                     [TraceToolCall("a", "bash", {"command": f"dir {folder}"})]),
+        TraceMessage("tool", f"Directory of {folder}\n  report_q3_2024.csv  1200 bytes\n"
+                     "  notes.txt  80 bytes", tool_call_id="a"),
+        TraceMessage("assistant", "Reading it.", [TraceToolCall(
+            "b", "bash", {"command": f"type {folder}\\report_q3_2024.csv"})]),
+        TraceMessage("tool", "revenue,1200", tool_call_id="b"),
+        TraceMessage("assistant", "Revenue was 1200."),
+    ]  # fmt: skip
+    doc = trace_to_scenario(trace)
+    step = doc["turns"][0]["steps"][1]
+    assert list(step["slots"]) == ["arg_1"]
+    filled = fill(step["calls"][0]["arguments"], {"arg_1": "report_q3_2024.csv"})
+    assert filled == {"command": "type C:\\work\\acme\\report_q3_2024.csv"}
+    _write(doc, tmp_path)
+    with counting_misses(monkeypatch) as misses:
+        run_cell(str(tmp_path / "t.yaml"), "full", reader="ideal")
+    assert misses == []
+
+
+_WRITES_THREE_NAMES = """
+import json
+from evals.sources.to_scenario import trace_to_scenario
+from evals.sources.trace import Trace, TraceMessage as M, TraceToolCall as C
+t = Trace("det", "openai-chat", "det.json")
+t.messages = [
+    M("user", "Wire the hooks into main.py."),
+    M("assistant", "", [C("a", "bash", {"command": "grep -rn def hooks.py"})]),
+    M("tool", "hooks.py:3:def hook_alpha(x):\\nhooks.py:9:def hook_bravo(x):\\n"
+      "hooks.py:15:def hook_delta(x):", tool_call_id="a"),
+    M("assistant", "", [C("b", "bash", {"command": "ls"})]),
+    M("tool", "main.py hooks.py", tool_call_id="b"),
+    M("assistant", "", [C("c", "write", {"path": "main.py", "content":
+        "from hooks import hook_delta, hook_bravo, hook_alpha\\nhook_bravo(1)\\n"
+        "hook_alpha(2)\\nhook_delta(3)\\n"})]),
+    M("tool", "ok", tool_call_id="c"),
+    M("assistant", "Done."),
+]
+print(json.dumps(trace_to_scenario(t)["turns"]))
+"""
+
+
+def test_slots_are_numbered_the_same_whatever_the_hash_seed() -> None:
+    # Tokens of one length written in a file were slotted in set order: arg_N changed from
+    # one run of an import to the next.
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", _WRITES_THREE_NAMES],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout  # fmt: skip
+        for seed in range(1, 6)
+    }
+    assert len(runs) == 1 and "{{arg_" in next(iter(runs))
 
 
 def test_arguments_repeating_what_was_shown_are_slots_and_replies_keep_the_recording() -> None:

@@ -304,3 +304,28 @@ def test_a_home_dir_file_a_claude_code_session_read_names_its_listing(tmp_path: 
         p["answer"] == "FIN-4471" and "`/home/<user>/src/app/src/billing/rates.py`" in p["question"]
         for p in listed
     ), [p["question"] for p in listed]
+
+
+def test_a_resumed_session_holding_another_sessions_records_imports_once(tmp_path: Path) -> None:
+    # Claude Code's `--resume` writes a new file that repeats the records (same uuids) of the
+    # session it resumes, then goes on: the earlier file is skipped, naming the one holding it.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    lines = (FIXTURES / "claude_code_fix.jsonl").read_text().splitlines()
+    main_lines = [line for line in lines if not json.loads(line)["isSidechain"]]
+    (folder / "b-first.jsonl").write_text("\n".join(lines) + "\n")
+    session = "7c1d0e22-9a4b-4c55-8d10-000000000003"
+    more = [
+        {"uuid": "r01", "parentUuid": json.loads(main_lines[-1])["uuid"], "type": "user",
+         "message": {"role": "user", "content": "Thanks. Is the fix committed?"}},
+        {"uuid": "r02", "parentUuid": "r01", "type": "assistant",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Not yet."}]}},
+    ]  # fmt: skip
+    resumed = [*main_lines, *(json.dumps({"sessionId": session, **r}) for r in more)]
+    (folder / "a-resumed.jsonl").write_text("\n".join(resumed) + "\n")
+    summary = import_path(folder, tmp_path / "out", min_probes=1)
+    assert summary.traces == 1
+    (held,) = [s for s in summary.skipped if "records" in s.reason]
+    assert held.where.file.endswith("b-first.jsonl")
+    assert "all 10 of its records are in trace" in held.reason
+    assert "(a-resumed.jsonl)" in held.reason

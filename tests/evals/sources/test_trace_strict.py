@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evals.sources.formats.resemble import resemblance
+from evals.errors import TraceFormatError
+from evals.sources.formats.resemble import resemblance, strict_steps
+from evals.sources.trace import Skipped, Trace, TraceMessage, Where
 from evals.sources.trace_import import import_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -46,7 +48,43 @@ def test_a_file_of_conversations_without_steps_is_refused_and_a_folder_goes_on(
     summary = import_path(folder, tmp_path / "out", min_probes=1)
     assert summary.traces == 1  # chat_tau's first trace; its chat-only second one has no probes
     (refused,) = [s for s in summary.skipped if s.where.file.endswith("chat.jsonl")]
+    # read fine, the guess is sound: say what it is, not that it may be another layout
     assert refused.reason == (
-        "read as openai-chat, its 2 traces hold no tool step; it may be another harness's "
-        "layout (--format openai-chat imports it anyway)"
+        "read as openai-chat: 2 conversations with no tool call, nothing a context strategy "
+        "could move"
     )
+
+
+def _chat(dropped: int) -> Trace:
+    trace = Trace(
+        "t", "x", "t.json", [TraceMessage("user", "Hi"), TraceMessage("assistant", "Hello")]
+    )
+    trace.skipped = [Skipped(Where("t.json", n), "not JSON") for n in range(dropped)]
+    return trace
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "dropped", "said"),
+    [
+        # the layout it resembles is the format's own: one sound reading, no hint
+        ("inspect-ai", '{"eval": {}, "samples": [{"messages": []}]}', 0,
+         "read as inspect-ai: a conversation with no tool call, nothing a context strategy "
+         "could move"),
+        ("openai-chat", '{"messages": []}', 1,
+         "read as openai-chat: a conversation with no tool call (1 record dropped), nothing a "
+         "context strategy could move"),
+        # most records dropped, or another layout's signs: the guess is weak, the hint stays
+        ("openai-chat", '{"messages": []}', 3,
+         "read as openai-chat, its trace holds no tool step and 3 records were dropped; it may "
+         "be another harness's layout (--format openai-chat imports it anyway)"),
+        ("openai-chat", '{"trajectory": [], "history": [{"message_type": "action"}]}', 0,
+         "read as openai-chat, its trace holds no tool step; it looks like a SWE-agent "
+         "trajectory (--format swe-agent reads it); --format openai-chat imports it anyway"),
+    ],
+)  # fmt: skip
+def test_a_refusal_says_what_was_read_and_hints_a_layout_only_when_the_guess_is_weak(
+    name: str, head: str, dropped: int, said: str
+) -> None:
+    with pytest.raises(TraceFormatError) as refused:
+        list(strict_steps([_chat(dropped)], Path("t.json"), name, head))
+    assert str(refused.value) == f"t.json: {said}"
