@@ -4,13 +4,19 @@ the replay model by evals/run/replay.py, since evals.simulated must not import e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from evals.sources.cues import spans
 from evals.sources.hygiene import rejection
 from evals.sources.roles import Call, result_body, role_of
 from evals.sources.values import shape_of
+
+# A replay asks the same value of the same source at every probe and every arm: its roles are
+# found once per process. Keys hold the source text itself (equal texts share an answer).
+_MEMO_ENTRIES = 200_000
 
 
 class ImportRules:
@@ -19,25 +25,44 @@ class ImportRules:
     `body`: the value's shape, whether a probe may ask for it, whether it stands in `text` as
     a token of its own, and the part of a tool's result roles are found in."""
 
+    def __init__(self) -> None:
+        self._phrases: dict[tuple[str, str, str | None, str, bool, str | None], str | None] = {}
+
     def phrase(
         self, value: str, text: str, tool: str | None, arguments: Mapping[str, Any],
         again: bool, use_argument: str | None,
     ) -> str | None:  # fmt: skip
-        call = None if tool is None else Call(tool, dict(arguments), again)
-        found = role_of(value, text, "user" if tool is None else "tool", call, use_argument)
-        return None if found is None else str(found["phrase"])
+        key = (value, text, tool, json.dumps(arguments, sort_keys=True, default=str), again,
+               use_argument)  # fmt: skip
+        if key not in self._phrases:
+            if len(self._phrases) >= _MEMO_ENTRIES:
+                self._phrases.pop(next(iter(self._phrases)))  # the oldest answer goes first
+            call = None if tool is None else Call(tool, dict(arguments), again)
+            found = role_of(value, text, "user" if tool is None else "tool", call, use_argument)
+            self._phrases[key] = None if found is None else str(found["phrase"])
+        return self._phrases[key]
 
     def shape(self, value: str) -> str:
-        return shape_of(value)
+        return _shape(value)
 
     def distinctive(self, value: str) -> bool:
-        return rejection(value) is None
+        return _distinctive(value)
 
     def stands(self, value: str, text: str) -> bool:
         return bool(spans(value, text))
 
     def body(self, text: str) -> str:
         return result_body(text)
+
+
+@lru_cache(maxsize=65_536)
+def _shape(value: str) -> str:
+    return shape_of(value)
+
+
+@lru_cache(maxsize=65_536)
+def _distinctive(value: str) -> bool:
+    return rejection(value) is None
 
 
 IMPORT_RULES = ImportRules()
