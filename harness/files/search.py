@@ -8,6 +8,14 @@ one, so `$`, lookaheads and greedy repeats see the real line end. A match in a l
 `LONG_LINE` characters is reported as an excerpt of `CONTEXT` characters either side, with its
 position in the line, instead of the line's head.
 
+A regex is tried once per line, which for a file of short lines costs a call per line: where
+the pattern allows (no construct that sees past a line's end differently in the whole text:
+negative lookarounds, atomic groups, possessive repeats, string anchors, conditionals), a file of
+at most `WHOLE_CHARS` characters with short `\n`-ended lines is first searched whole, in
+multiline mode, for the next line that can match: a line that matches alone holds a match of
+the whole text that starts in it, so the lines skipped hold none, and each line found is then
+searched alone exactly as before.
+
 Regexes run on the `regex` engine, which takes a timeout: the whole call shares one wall-clock
 budget, and running out raises `SearchStopped` with what was found so far still yielded.
 Globs (`glob()` and grep's file filter) compile to `regex` patterns matched under the same
@@ -38,6 +46,10 @@ MAX_PATTERN_CHARS = 1_000
 SEARCH_SECONDS = 10.0
 # A glob compiles to a backtracking regex: more wildcards than this could take exponential time.
 MAX_GLOB_WILDCARDS = 32
+WHOLE_CHARS = 1 << 22
+# Constructs under which a line that matches alone might not match inside the whole text.
+_LINE_BOUND = ("(?!", "(?<!", "(?>", "(?(", "\\A", "\\Z", "*+", "++", "?+", "}+", "(?-")
+_LONG = re.compile(rf"[^\n]{{{LONG_LINE + 1}}}")
 
 Unit = Literal["match", "line", "file"]
 
@@ -87,19 +99,37 @@ class Matcher:
     def __init__(self, literal: str | None, pattern: regex.Pattern[str] | None) -> None:
         self.literal = literal
         self.pattern = pattern
+        # The same pattern over a whole text, in multiline mode, when that is sound.
+        self.whole = None
+        if pattern is not None and not any(c in pattern.pattern for c in _LINE_BOUND):
+            import regex
+
+            self.whole = regex.compile(pattern.pattern, pattern.flags | regex.MULTILINE)
 
     def find(self, text: str, pos: int, deadline: Deadline) -> tuple[int, int] | None:
         if self.literal is not None:
             at = text.find(self.literal, pos)
             return None if at < 0 else (at, at + len(self.literal))
         assert self.pattern is not None
-        try:
-            # concurrent: the GIL is released, so a tool running in a worker thread does not
-            # stall the event loop for the length of the budget.
-            m = self.pattern.search(text, pos, concurrent=True, timeout=deadline.remaining())
-        except TimeoutError:
-            raise SearchStopped(deadline.message()) from None
-        return None if m is None else m.span()
+        return _search(self.pattern, text, pos, deadline)
+
+    def next_line(self, text: str, pos: int, deadline: Deadline) -> int | None:
+        """Where the next match of the whole-text pattern at or after `pos` starts."""
+        assert self.whole is not None
+        span = _search(self.whole, text, pos, deadline)
+        return None if span is None else span[0]
+
+
+def _search(
+    pattern: regex.Pattern[str], text: str, pos: int, deadline: Deadline
+) -> tuple[int, int] | None:
+    try:
+        # concurrent: the GIL is released, so a tool running in a worker thread does not
+        # stall the event loop for the length of the budget.
+        m = pattern.search(text, pos, concurrent=True, timeout=deadline.remaining())
+    except TimeoutError:
+        raise SearchStopped(deadline.message()) from None
+    return None if m is None else m.span()
 
 
 def scan(
@@ -111,10 +141,42 @@ def scan(
         deadline.remaining()
         if matcher.literal is not None and f.blob_id is None and matcher.literal not in f.chunk(0):
             continue
-        for hit in _scan_file(f, matcher, unit, deadline):
+        whole = _whole_text(f) if matcher.whole is not None else None
+        found = _skip_ahead(f.path, whole, matcher, deadline) if whole is not None else None
+        for hit in found or _scan_file(f, matcher, unit, deadline):
             yield hit
             if unit == "file":
                 break
+
+
+def _whole_text(f: StoredFile) -> str | None:
+    """The file's text when a whole-text search may pick its lines: small, every line `\n`-ended
+    (no `\r` that a line drops) and at most `LONG_LINE` characters."""
+    if (f.chars if f.blob_id else len(f.chunk(0))) > WHOLE_CHARS:
+        return None
+    text = "".join(f.text_from(0))
+    return None if "\r" in text or _LONG.search(text) else text
+
+
+def _skip_ahead(path: str, text: str, matcher: Matcher, deadline: Deadline) -> Iterator[GrepMatch]:
+    """The first match of each line that matches, a line of at most `LONG_LINE` characters
+    being one hit as in `_scan_file`; only the lines the whole-text search points at are
+    searched alone."""
+    pos, line, counted = 0, 0, 0
+    while (at := matcher.next_line(text, pos, deadline)) is not None:
+        if at == len(text) and (not text or text.endswith("\n")):
+            return  # past the final newline: no line is there
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line += text.count("\n", counted, start)
+        counted = start
+        span = matcher.find(text[start:end], 0, deadline)
+        if span is not None:
+            yield _hit(path, line, text[start:end], 0, span[0], span[1], True)
+        pos = end + 1
+        if pos > len(text):
+            return
 
 
 def _scan_file(
