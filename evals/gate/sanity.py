@@ -183,15 +183,23 @@ def _judge(
         leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in empty)
         return SanityResult(scenario.name, arm, accuracy, _accuracy(floor), leaks, n)
     probes = [p for p in scenario.probes if not p.carried]
-    # Under relabel, a value named by role that had no partner to swap with is left as it was.
-    kept = set()
-    if arm == "relabel":
-        swapped = entity_pairs(scenario.entities)
-        kept = {p.id for p in probes if p.terms and p.answer not in swapped}
+    kept = relabel_kept(probes, scenario.entities) if arm == "relabel" else set()
     allowed = {p.id for p in probes if may_pass(p, arm)} | kept
     leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in allowed)
     bound = round(len(allowed) / len(probes), 6) if probes else 0.0
     return SanityResult(scenario.name, arm, accuracy, bound, leaks, n)
+
+
+def relabel_kept(probes: Sequence[Probe], entities: Sequence[str]) -> set[str]:
+    """The probes named by role that relabel cannot move: a value with no partner to swap with
+    is left as it was, and a question that names part of its own answer ("the path of
+    `test_products.py` that `find` listed") finds it after the swap too, since both values of
+    a pair stay in the source, each under its own name."""
+    swapped = entity_pairs(entities)
+    return {
+        p.id for p in probes
+        if p.terms and (p.answer not in swapped or any(t in p.answer for t in p.terms))
+    }  # fmt: skip
 
 
 def run_sanity(

@@ -68,3 +68,37 @@ def test_relabel_reaches_a_value_a_recorded_subagent_answered_with(tmp_path) -> 
     assert any(p.answer == "INV-5512" and not p.carried for p in scenario.probes)
     results = asyncio.run(check_scenario(scenario, arms=("relabel",)))
     assert results[0].ok, results[0]
+
+
+def test_relabel_cannot_move_a_value_its_question_names_part_of() -> None:
+    from evals.gate.sanity import relabel_kept
+    from evals.scenarios.base import Cue, Probe
+
+    def listed(pid: str, name: str, path: str) -> Probe:
+        return Probe(
+            pid,
+            "recall",
+            f"What is the path of `{name}` that `find` listed?",
+            path,
+            Cue(patterns=()),
+            role="listing",
+            terms=(name,),
+            shape="file path",
+        )
+
+    a = listed("a", "test_products.py", "sympy/concrete/tests/test_products.py")
+    b = listed("b", "test_sums.py", "sympy/concrete/tests/test_sums.py")
+    line = Probe(
+        "c",
+        "recall",
+        "What is the line number of `def f` in `x.py`?",
+        "567",
+        Cue(patterns=()),
+        role="listing",
+        terms=("def f", "x.py"),
+        shape="number",
+    )
+    entities = (a.answer, b.answer, "567", "912")
+    # Both paths stay in the swapped listing, each under its own file name: a reader still
+    # answers them; the line number is swapped for another and may not pass.
+    assert relabel_kept([a, b, line], entities) == {"a", "b"}
