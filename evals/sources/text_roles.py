@@ -91,7 +91,10 @@ def _called(value: str, text: str, file: str, first: int | None) -> dict[str, An
 def _inline_label(value: str, text: str) -> str:
     """The word just before `value` (`balance 50.25`, `id=ACC-7`, `status: open`) when it is a
     label: letters only, no common word of prose, and standing once in `text`."""
-    start = spans(value, text)[0]
+    found = spans(value, text)
+    if not found:  # the reader asks of values its source shows outside the part roles read
+        return ""
+    start = found[0]
     # On the value's own line: the last word of the line before is no label of it.
     m = re.search(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::[ \t]*|=|[ \t]+)$", text[:start])
     if not m or m[1].lower() in _PROSE or not whole_token(value, text[max(0, start - 1) :]):

@@ -145,3 +145,9 @@ def test_a_challenge_file_is_named_by_its_extension_when_no_other_file_shares_it
     assert _user("lock_4412.py", one) == "the file included in the challenge"
     two = CTF_TASK.replace("'notes_7.txt'", "'lock_9.py'")
     assert _user("lock_4412.py", two) is None  # two `.py` files: which one?
+
+
+def test_a_value_only_the_state_line_shows_has_no_role_and_no_crash() -> None:
+    # The simulated reader asks of every value its source shows, the state line's path too;
+    # roles read the output without that line, where the value does not stand.
+    assert _phrase("/tally", "Found 0 matches." + STATE, "search_dir settle /tally") is None
