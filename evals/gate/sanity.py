@@ -175,6 +175,9 @@ def _judge(
         if not normal.summaries:
             return SanityResult(scenario.name, arm, accuracy, None, (), n,
                                 "no summaries in the normal run: nothing to withhold")  # fmt: skip
+        if _same_availability(normal, broken):
+            why = "the summaries held no probe's value: nothing to withhold"
+            return SanityResult(scenario.name, arm, accuracy, None, (), n, why)
         bound = round(max(_accuracy(normal) - 1 / n, 0.0), 6)
         return SanityResult(scenario.name, arm, accuracy, bound, (), n)
     if arm == "questions-only":
@@ -188,6 +191,14 @@ def _judge(
     leaks = tuple(p.id for p in _scored(broken) if p.correct and p.id not in allowed)
     bound = round(len(allowed) / len(probes), 6) if probes else 0.0
     return SanityResult(scenario.name, arm, accuracy, bound, leaks, n)
+
+
+def _same_availability(normal: Replay, broken: Replay) -> bool:
+    """Every scored probe is as available (in view, one read away, lost) with the summaries
+    withheld as with them: no summary was where a probe's value stood, so withholding them
+    cannot lower accuracy (the reader finds each value where it found it before)."""
+    before = {p.id: p.availability for p in _scored(normal)}
+    return all(before.get(p.id) == p.availability for p in _scored(broken))
 
 
 def relabel_kept(probes: Sequence[Probe], entities: Sequence[str]) -> set[str]:

@@ -4,6 +4,7 @@ across tool results, so a relabelled trace answers with another value of the sam
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from role_scenario import OTHER_PAYMENT, PAYMENT, role_scenario
 
@@ -102,3 +103,23 @@ def test_relabel_cannot_move_a_value_its_question_names_part_of() -> None:
     # Both paths stay in the swapped listing, each under its own file name: a reader still
     # answers them; the line number is swapped for another and may not pass.
     assert relabel_kept([a, b, line], entities) == {"a", "b"}
+
+
+def test_withholding_summaries_that_held_no_probe_value_cannot_fail() -> None:
+    from types import SimpleNamespace
+
+    from evals.gate.sanity import _judge
+    from evals.scoring.records import ProbeResult, Replay
+
+    def run(*verdicts: str, correct: bool = True) -> Replay:
+        probes = [ProbeResult(f"p{k}", "recall", 0, "q", "a", "a", correct, "answered",
+                              availability=v) for k, v in enumerate(verdicts)]  # fmt: skip
+        return Replay(probes=probes, summaries=2)
+
+    scenario: Any = SimpleNamespace(name="t")  # the withhold judgement reads only its name
+    same = _judge(scenario, "withhold-summaries", run("in_view", "lost"), run("in_view", "lost"))
+    assert same.bound is None and "held no probe" in same.note
+    # A value the summary held is lost without it: the break must then lower accuracy.
+    moved = _judge(scenario, "withhold-summaries", run("in_view", "in_view"),
+                   run("in_view", "lost"))  # fmt: skip
+    assert moved.bound is not None and not moved.ok
