@@ -49,7 +49,8 @@ MAX_GLOB_WILDCARDS = 32
 WHOLE_CHARS = 1 << 22
 # Constructs under which a line that matches alone might not match inside the whole text.
 _LINE_BOUND = ("(?!", "(?<!", "(?>", "(?(", "\\A", "\\Z", "*+", "++", "?+", "}+", "(?-")
-_LONG = re.compile(rf"[^\n]{{{LONG_LINE + 1}}}")
+# Tried at line starts only: unanchored, it would walk up to LONG_LINE characters from each one.
+_LONG = re.compile(rf"^[^\n]{{{LONG_LINE + 1}}}", re.MULTILINE)
 
 Unit = Literal["match", "line", "file"]
 
