@@ -1,27 +1,25 @@
 """Claude Code session logs: JSONL, one event a line, linked by `uuid`/`parentUuid`.
 
-The conversation is the chain of parents ending at the last leaf the model answered on (a
-local command's branch off the root is none), not the line order: a session rewound or edited has
-branches, and the ones off that chain are recorded in `skipped`. Progress and hook events
-sit in the chain but make no leaf. Claude Code writes one event per content block, so the
-assistant events of one API message (same `message.id`) are merged back into one message;
-its parallel calls hang one under the other and each result under its own call, so those
-parts and results beside the chain are read with it. A message with no parent after the
-first (a tool-written log, a compaction whose `logicalParentUuid` the file lacks) continues
-the line before it. `claude -p --output-format stream-json` output has no parent links and
-marks a subagent's events by `parent_tool_use_id`: read in line order, one subagent a call.
+The conversation is the chain of parents ending at the last leaf the model answered on (a local
+command's branch off the root is none), not the line order: a session rewound or edited has
+branches, and the ones off that chain are recorded in `skipped`. Progress and hook events sit in
+the chain but make no leaf. Claude Code writes one event per content block, so the assistant
+events of one API message (same `message.id`) are merged back into one message; its parallel
+calls hang one under the other and each result under its own call, so those parts and results
+beside the chain are read with it. A message with no parent after the first (a tool-written log,
+a compaction whose `logicalParentUuid` the file lacks) continues the line before it. Output of
+`claude -p --output-format stream-json` has no parent links and marks a subagent's events by
+`parent_tool_use_id`: read in line order, one subagent a call.
 
-Sidechain events (a subagent's own conversation) become `subagents`, whether in the session
-file (older versions) or each in its own `<session>/subagents/agent-<id>.jsonl` beside it
-(newer), each linked to the parent's `Task` call whose result names the agent's id, or else
-whose prompt started it. A `compact_boundary` system event, with the summary the next user
-event carries, is a `Compaction` (its `compactMetadata`: what triggered it, the tokens before);
-a `summary` event (the title of a conversation in Claude Code's session list) goes to
-`metadata["summaries"]`. Each assistant message keeps its call's `usage` (cache read and
-creation tokens included).
-
-The file is read a line at a time and each event reduced at once to the few fields kept,
-so a session of many megabytes never sits in memory as text or as raw JSON.
+Sidechain events (a subagent's own conversation) become `subagents`, whether in the session file
+(older versions) or each in its own `<session>/subagents/agent-<id>.jsonl` beside it (newer),
+each linked to the parent's `Task` call whose result names the agent's id, or else whose prompt
+started it. A `compact_boundary` system event, with the summary the next user event carries, is
+a `Compaction` (its `compactMetadata`: what triggered it, the tokens before); a `summary` event
+(the title of a conversation in Claude Code's session list) goes to `metadata["summaries"]`.
+Each assistant message keeps its call's `usage` (cache read and creation tokens included).
+The file is read a line at a time and each event reduced at once to the few fields kept, so a
+session of many megabytes never sits in memory as text or as raw JSON.
 """
 
 from __future__ import annotations
