@@ -8,7 +8,7 @@ which encoding counted (it is recorded on every `model_calls` row).
 
 Counts are cached per encoding, shared by every counter of that encoding (the agent's, the test
 doubles', the summarizer's): a message is counted once, by id and content, whoever asks; a text
-is counted once, whatever message, prompt or summarizer chunk carries it (`_Memo`), so a step
+is counted once, whatever message, prompt or summarizer chunk carries it (`_memo`), so a step
 costs the tokens that are new, however long the transcript before it.
 """
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.errors import HarnessError
+from harness.memo import Memo
 from harness.messages import Message
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ PROOF_CHARS_PER_TOKEN = 8
 # on a 97k export).
 SAMPLE_CHARS = 4_096
 SAMPLES = 4
-# Characters of text whose counts `_Memo` keeps, per tokenizer: a session's recent texts (~1M
+# Characters of text whose counts `_memo` keeps, per tokenizer: a session's recent texts (~1M
 # tokens), and a bound on the memory the memo holds (most keys are the messages' own strings).
 MEMO_CHARS = 4_000_000
 
@@ -84,34 +85,17 @@ def load_tokenizer(name: str) -> Tokenizer:
     return tokenizer
 
 
-class _Memo:
-    """Counts of whole texts (`count_text`) and over-limit answers (`count_over`) of one
-    tokenizer, by content: a replayed window, the memory block injected at every run start,
-    the same tool result in the next cell are looked up, not tokenized again. Keys hold up to
-    MEMO_CHARS characters, oldest out first (as `TokenCounter._remember`)."""
-
-    def __init__(self, chars: int = MEMO_CHARS) -> None:
-        # text -> its tokens; (text, limit) -> `count_over`'s answer (None: not over).
-        self.counts: OrderedDict[str | tuple[str, int], int | None] = OrderedDict()
-        self._chars = 0
-        self._budget = chars
-
-    def put(self, key: str | tuple[str, int], n: int | None) -> None:
-        self.counts[key] = n
-        self._chars += _chars(key)
-        while self._chars > self._budget and self.counts:
-            old, _ = self.counts.popitem(last=False)
-            self._chars -= _chars(old)
-
-
 def _chars(key: str | tuple[str, int]) -> int:
     return len(key if isinstance(key, str) else key[0])
 
 
 @cache
-def _memo(tokenizer: Tokenizer) -> _Memo:
-    """The memo of `tokenizer` (one per loaded tokenizer, so a test's spy starts empty)."""
-    return _Memo()
+def _memo(tokenizer: Tokenizer) -> Memo[str | tuple[str, int], int | None]:
+    """Counts of whole texts (`count_text`) and over-limit answers (`count_over`) of one
+    tokenizer, by content: a replayed window, the memory block injected at every run start,
+    the same tool result in the next cell are looked up, not tokenized again. One per loaded
+    tokenizer, so a test's spy starts empty."""
+    return Memo(MEMO_CHARS, _chars)
 
 
 @cache
@@ -163,7 +147,7 @@ class TokenCounter:
             return 0
         tokenizer = self._tokenizer
         memo = _memo(tokenizer)
-        n = memo.counts.get(text)
+        n = memo.get(text)
         if n is not None:
             return n
         try:
@@ -187,8 +171,8 @@ class TokenCounter:
             return None  # a token is at least one UTF-8 byte
         # The same text is checked again when a later run reloads its window.
         memo, key = _memo(self._tokenizer), (text, limit)
-        if key in memo.counts:
-            return memo.counts[key]
+        if key in memo:
+            return memo[key]
         over = self._count_over(text, limit)
         memo.put(key, over)
         return over

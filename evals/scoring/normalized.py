@@ -20,9 +20,8 @@ generated texts).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from evals.scoring.answers import normalize
+from harness.memo import Memo
 
 # Characters of pieces kept with their normal forms, oldest out first: a few times the largest
 # scenario file of a generated suite (1.7 MB), so a trace's second cell finds the first's.
@@ -34,9 +33,7 @@ class NormalMemo:
     """`normalize(text)`, from the remembered normal forms of the text's pieces."""
 
     def __init__(self, chars: int = MEMO_CHARS) -> None:
-        self._normal: OrderedDict[str, str] = OrderedDict()
-        self._chars = 0
-        self._budget = chars
+        self._normal: Memo[str, str] = Memo(chars, len)
 
     def __call__(self, text: str) -> str:
         if CUT not in text:
@@ -50,13 +47,7 @@ class NormalMemo:
 
     def _piece(self, piece: str) -> str:
         found = self._normal.get(piece)
-        if found is None:
-            found = self._normal[piece] = normalize(piece)
-            self._chars += len(piece)
-            while self._chars > self._budget and self._normal:
-                old, _ = self._normal.popitem(last=False)
-                self._chars -= len(old)
-        return found
+        return found if found is not None else self._normal.put(piece, normalize(piece))
 
 
 # One per process: a worker replays many cells, and a trace's cells share most of their texts.

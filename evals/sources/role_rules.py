@@ -13,6 +13,7 @@ from evals.sources.cues import spans
 from evals.sources.hygiene import rejection
 from evals.sources.roles import Call, result_body, role_of
 from evals.sources.values import shape_of
+from harness.memo import Memo
 
 # A replay asks the same value of the same source at every probe and every arm: its roles are
 # found once per process. Keys hold the source text itself (equal texts share an answer).
@@ -26,7 +27,9 @@ class ImportRules:
     a token of its own, and the part of a tool's result roles are found in."""
 
     def __init__(self) -> None:
-        self._phrases: dict[tuple[str, str, str | None, str, bool, str | None], str | None] = {}
+        self._phrases: Memo[tuple[str, str, str | None, str, bool, str | None], str | None] = Memo(
+            _MEMO_ENTRIES, lambda _: 1
+        )
 
     def phrase(
         self, value: str, text: str, tool: str | None, arguments: Mapping[str, Any],
@@ -34,13 +37,11 @@ class ImportRules:
     ) -> str | None:  # fmt: skip
         key = (value, text, tool, json.dumps(arguments, sort_keys=True, default=str), again,
                use_argument)  # fmt: skip
-        if key not in self._phrases:
-            if len(self._phrases) >= _MEMO_ENTRIES:
-                self._phrases.pop(next(iter(self._phrases)))  # the oldest answer goes first
-            call = None if tool is None else Call(tool, dict(arguments), again)
-            found = role_of(value, text, "user" if tool is None else "tool", call, use_argument)
-            self._phrases[key] = None if found is None else str(found["phrase"])
-        return self._phrases[key]
+        if key in self._phrases:
+            return self._phrases[key]
+        call = None if tool is None else Call(tool, dict(arguments), again)
+        found = role_of(value, text, "user" if tool is None else "tool", call, use_argument)
+        return self._phrases.put(key, None if found is None else str(found["phrase"]))
 
     def shape(self, value: str) -> str:
         return _shape(value)
