@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from evals.errors import TraceFormatError
+from evals.sources.formats.records import is_damaged
 from evals.sources.trace import Trace
 
 # Layouts a file may resemble, by keys of its head: (what it is, the format that reads it if
@@ -53,10 +54,16 @@ def resemblance(head: str) -> str | None:
     )
 
 
+def _dropped(trace: Trace) -> int:
+    """The records `trace` dropped, but its file's damaged lines: the reader weighs those
+    against the file's lines (records.py `refuse_damaged`), and they say nothing of the layout."""
+    return sum(not is_damaged(s) for s in trace.skipped)
+
+
 def _sound(trace: Trace) -> bool:
     """A trace a replay can use: at least one tool step, and fewer records dropped than kept."""
     steps = sum(bool(m.tool_calls) for m in trace.messages)
-    return steps > 0 and len(trace.skipped) <= len(trace.messages)
+    return steps > 0 and _dropped(trace) <= len(trace.messages)
 
 
 def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> Iterator[Trace]:
@@ -71,7 +78,7 @@ def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> I
             yield trace
             continue
         seen += 1
-        dropped += len(trace.skipped)
+        dropped += _dropped(trace)
         held.append(trace)
         if _sound(trace) or len(held) >= HOLD:
             passed = True
