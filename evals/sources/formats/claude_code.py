@@ -7,15 +7,20 @@ the chain but make no leaf. Claude Code writes one event per content block, so t
 events of one API message (same `message.id`) are merged back into one message; its parallel
 calls hang one under the other and each result under its own call, so those parts and results
 beside the chain are read with it. A message with no parent after the first (a tool-written log,
-a compaction whose `logicalParentUuid` the file lacks) continues the line before it. Output of
+a compaction whose `logicalParentUuid` the file lacks, an event under one on a damaged line)
+continues the line before it (claude_chain.py). Damaged lines (records.py) are skipped and
+counted; a file most of whose lines are damaged is refused, saying so. Output of
 `claude -p --output-format stream-json` has no parent links and marks a subagent's events by
 `parent_tool_use_id`: read in line order, one subagent a call.
 
 Sidechain events (a subagent's own conversation) become `subagents`, whether in the session file
 (older versions) or each in its own `<session>/subagents/agent-<id>.jsonl` beside it (newer),
 each linked to the parent's `Task` call whose result names the agent's id, or else whose prompt
-started it. A `compact_boundary` system event, with the summary the next user event carries, is
-a `Compaction` (its `compactMetadata`: what triggered it, the tokens before); a `summary` event
+started it. An agent file read on its own (older versions wrote it into the project folder,
+beside its session) is the trace `<session>/agent-<id>`: its session holds only the `Task`
+call and the agent's answer, so nothing of it is counted twice (docs/traces.md).
+A `compact_boundary` system event, with the summary the next user event carries, is a
+`Compaction` (its `compactMetadata`: what triggered it, the tokens before); a `summary` event
 (the title of a conversation in Claude Code's session list) goes to `metadata["summaries"]`.
 Each assistant message keeps its call's `usage` (cache read and creation tokens included).
 The file is read a line at a time and each event reduced at once to the few fields kept, so a
@@ -38,6 +43,8 @@ from evals.sources.trace import Compaction, Skipped, ToolDef, Trace, TraceMessag
 NAME = "claude-code"
 TASK_TOOLS = ("Task", "Agent")
 RESULT_FIELDS = ("subtype", "is_error", "num_turns", "duration_ms", "total_cost_usd", "result")
+# Fields kept for the whole session, from the first event with each (`agentId`: a subagent's).
+INFO_KEYS = ("sessionId", "session_id", "agentId", "cwd", "version", "gitBranch", "model", "tools")
 COMPACTION_AGENT = "agent-acompact-"  # subagents/agent-acompact-*.jsonl: a compaction's run
 
 
@@ -86,16 +93,7 @@ def session(path: Path) -> Trace:
         if uuid in events:
             skipped.append(Skipped(rec.where, f"a second event with uuid {uuid!r}"))
             continue
-        for key in (
-            "sessionId",
-            "session_id",
-            "agentId",
-            "cwd",
-            "version",
-            "gitBranch",
-            "model",
-            "tools",
-        ):
+        for key in INFO_KEYS:
             if key in raw and key not in info:
                 info[key] = raw[key]
         if kind == "result":  # stream-json's last line: the run's outcome and total cost

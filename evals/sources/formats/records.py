@@ -1,6 +1,8 @@
 """A trace file read as JSON records without stopping at a bad one: a JSON document, or JSONL
 one record a line, read line by line; a damaged document salvaged where it can be, and each
-value's line found so a skipped record is named by file and line."""
+value's line found so a skipped record is named by file and line. A JSONL line that does not
+parse is a damaged line: skipped, counted per file in a summary (`damage_by_file`), and fatal
+only to a file of one conversation most of whose lines are damaged (`refuse_damaged`)."""
 
 from __future__ import annotations
 

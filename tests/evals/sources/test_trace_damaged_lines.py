@@ -12,7 +12,7 @@ import pytest
 from helpers.traces import claude_event, ledger_messages
 
 from evals.errors import TraceFormatError
-from evals.sources.formats import read_folder, read_traces
+from evals.sources.formats import read_traces
 from evals.sources.trace import Trace
 from evals.sources.trace_import import import_path
 
@@ -197,40 +197,3 @@ def test_the_import_summary_counts_damaged_lines_per_file(tmp_path: Path) -> Non
     assert line.startswith(f"skipped {path}: 3 damaged lines skipped (the first at line 24, ")
     rows = json.loads((tmp_path / "out" / "suite.json").read_text())["skipped"]
     assert [r["line"] for r in rows if r["reason"].startswith("damaged line")] == [24, 26, 28]
-
-
-def _parent_and_agent(folder: Path) -> None:
-    """A session whose Task call ran agent `b7c1`, and that agent's own file beside it
-    (Claude Code before 2.1 wrote `agent-<id>.jsonl` into the project folder)."""
-    task = [{"type": "tool_use", "id": "toolu_9", "name": "Task",
-             "input": {"prompt": "Count the TODOs.", "subagent_type": "Explore"}}]  # fmt: skip
-    done = _result("toolu_9", "12 TODOs\nagentId: b7c1")
-    (folder / "p1.jsonl").write_text("\n".join([
-        claude_event("p1", "1", None, "user", "How many TODOs?"),
-        claude_event("p1", "2", "1", "assistant", task),
-        claude_event("p1", "3", "2", "user", done),
-        claude_event("p1", "4", "3", "assistant", "12."),
-    ]) + "\n")  # fmt: skip
-    agent = {"isSidechain": True, "agentId": "b7c1"}
-    (folder / "agent-b7c1.jsonl").write_text("\n".join([
-        claude_event("p1", "x1", None, "user", "Count the TODOs.", **agent),
-        claude_event("p1", "x2", "x1", "assistant", _call("g1", "grep -rc TODO src"), **agent),
-        claude_event("p1", "x3", "x2", "user", _result("g1", "src/a.py:7\nsrc/b.py:5"), **agent),
-        claude_event("p1", "x4", "x3", "assistant", "12 TODOs", **agent),
-    ]) + "\n")  # fmt: skip
-
-
-def test_an_agent_file_beside_its_session_is_its_own_trace_named_as_its_subagent(
-    tmp_path: Path,
-) -> None:
-    _parent_and_agent(tmp_path)
-    traces = [t for t in read_folder(tmp_path) if isinstance(t, Trace)]
-    assert [t.id for t in traces] == ["p1/agent-b7c1", "p1"]
-    agent, parent = traces
-    assert agent.metadata["subagent_of"] == "p1" and agent.metadata["agent_id"] == "b7c1"
-    assert [m.text for m in agent.messages][-1] == "12 TODOs"
-    # The session holds only the Task call and the agent's answer, not its run: nothing of
-    # it is counted twice, and the session reads as it did.
-    assert [m.text for m in parent.messages] == ["How many TODOs?", "", "12 TODOs\nagentId: b7c1",
-                                                 "12."]  # fmt: skip
-    assert not parent.subagents
