@@ -96,16 +96,19 @@ def _refusal(name: str, head: str, seen: int, dropped: int, traces: list[Trace])
     layout = _layout(head)
     kept = sum(len(t.messages) for t in traces)
     records = f"{dropped} record{'s' * (dropped != 1)}"
-    if (layout is None or layout[1] == name) and dropped <= kept:
+    steps = sum(bool(m.tool_calls) for t in traces for m in t.messages)
+    if (layout is None or layout[1] == name) and dropped <= kept and not steps:
         what = "a conversation" if seen == 1 else f"{seen} conversations"
         lost = f" ({records} dropped)" if dropped else ""
         return (
             f"read as {name}: {what} with no tool call{lost}, nothing a context strategy could move"
         )
-    why = f"read as {name}, " + ("its trace holds" if seen == 1 else f"its {seen} traces hold") \
-        + " no tool step"  # fmt: skip
-    if dropped:
-        why += f" and {records} were dropped"
+    why = f"read as {name}, " + ("its trace holds" if seen == 1 else f"its {seen} traces hold")
+    if steps:  # refused for what it dropped, not for a lack of steps
+        why += f" {steps} tool step{'s' * (steps != 1)}, but {records} were dropped against " \
+            f"{kept} messages kept"  # fmt: skip
+    else:
+        why += " no tool step" + (f" and {records} were dropped" if dropped else "")
     if layout is None:
         return f"{why}; it may be another harness's layout (--format {name} imports it anyway)"
     return f"{why}; it looks like {resemblance(head)}; --format {name} imports it anyway"
