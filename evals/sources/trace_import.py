@@ -26,6 +26,7 @@ from evals.errors import TraceFormatError
 from evals.scenarios.suite import SUITE_FORMAT, SUITE_INDEX
 from evals.sources.copies import held_elsewhere
 from evals.sources.formats import FORMATS, read_folder, read_traces
+from evals.sources.formats.records import damage_by_file, is_damaged
 from evals.sources.hygiene import (
     FLAG_BELOW,
     MIN_PROBES,
@@ -74,20 +75,23 @@ class ImportSummary:
             more = f" (and {len(self.skipped) - 3} more)" if len(self.skipped) > 3 else ""
             return [f"nothing imported from {self.source}: {why}{more}"]
         where = self.suite or self.files[0]
+        damaged = sum(map(is_damaged, self.skipped))
+        shown = damage_by_file(self.skipped)  # a file's damaged lines: one line, counted
         out = [
             f"imported {self.traces} trace{'s' * (self.traces != 1)} from {self.source} into "
             f"{where}: {self.probes} probes, {self.redactions} redactions, "
-            f"{len(self.skipped)} skipped, in {self.seconds:.1f} s",
+            f"{len(self.skipped)} skipped{f' ({damaged} damaged lines)' if damaged else ''}, "
+            f"in {self.seconds:.1f} s",
             rejections_line(self.candidates, self.rejected),
         ]
         if self.flagged:
             names = ", ".join(self.flagged[:5]) + (" ..." if len(self.flagged) > 5 else "")
             out.append(f"flagged {len(self.flagged)} trace{'s' * (len(self.flagged) != 1)} where "
                        f"fewer than half the candidates survived: {names}")  # fmt: skip
-        for s in self.skipped[:MAX_SUMMARY_LINES]:
+        for s in shown[:MAX_SUMMARY_LINES]:
             out.append(f"skipped {s.where}: {s.reason}")
-        if len(self.skipped) > MAX_SUMMARY_LINES:
-            rest = len(self.skipped) - MAX_SUMMARY_LINES
+        if len(shown) > MAX_SUMMARY_LINES:
+            rest = len(shown) - MAX_SUMMARY_LINES
             out.append(f"... and {rest} more skipped (listed in {where})")
         return out
 

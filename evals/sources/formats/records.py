@@ -1,13 +1,15 @@
 """A trace file read as JSON records without stopping at a bad one: a JSON document, or JSONL
 one record a line, read line by line; a damaged document salvaged where it can be, and each
-value's line found so a skipped record is named by file and line."""
+value's line found so a skipped record is named by file and line. A JSONL line that does not
+parse is a damaged line: skipped, counted per file in a summary (`damage_by_file`), and fatal
+only to a file of one conversation most of whose lines are damaged (`refuse_damaged`)."""
 
 from __future__ import annotations
 
 import bisect
-import contextlib
 import json
 import re
+from collections import Counter
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,20 +166,69 @@ def _lines(
             except RecursionError:
                 skipped.append(Skipped(Where(file, number), "JSON nested too deeply to read"))
             except json.JSONDecodeError as exc:
-                reason = "cut off" if exc.pos >= len(line.rstrip()) else "not JSON"
-                skipped.append(Skipped(Where(file, number), f"{reason}: {exc.msg}"))
+                skipped.append(_damaged(Where(file, number), line, exc))
         line = _next_line(f)
         number += 1
 
 
+# A line of a JSONL file that does not parse (cut short, a redaction pasted into its JSON): its
+# skip reason starts so, and `damaged_lines` counts them by it.
+DAMAGED = "damaged line"
+
+
+def _damaged(where: Where, line: str, exc: json.JSONDecodeError) -> Skipped:
+    how = "cut off" if exc.pos >= len(line.rstrip()) else "not JSON"
+    return Skipped(where, f"{DAMAGED}, {how}: {exc.msg.removesuffix(' at')} at column {exc.colno}")
+
+
+def is_damaged(skip: Skipped) -> bool:
+    """True for the skip of a JSONL line that did not parse."""
+    return skip.reason.startswith(DAMAGED)
+
+
+def _first(skip: Skipped) -> str:
+    return f"the first at line {skip.where.line}, {skip.reason.removeprefix(DAMAGED + ', ')}"
+
+
+def refuse_damaged(path: Path, records: int, skipped: list[Skipped]) -> None:
+    """Raises `TraceFormatError` when the damaged lines of `path` (in `skipped`) outnumber the
+    `records` read from it: a file whose lines are one conversation cannot be rebuilt from a
+    minority of them. Fewer, and each is skipped and the rest read."""
+    damaged = [s for s in skipped if is_damaged(s) and s.where.file == str(path)]
+    if len(damaged) <= records:
+        return
+    raise TraceFormatError(
+        f"{path}: {len(damaged)} of {len(damaged) + records} lines are damaged (not JSON), too "
+        f"many to rebuild the conversation from the rest; {_first(damaged[0])}"
+    )
+
+
+def damage_by_file(skipped: list[Skipped]) -> list[Skipped]:
+    """`skipped` for a summary: the damaged lines of each file as one entry in the place of
+    the first, counting them ("3 damaged lines skipped"); every line stays in `skipped`."""
+    counts = Counter(s.where.file for s in skipped if is_damaged(s))
+    out: list[Skipped] = []
+    for s in skipped:
+        if not is_damaged(s):
+            out.append(s)
+        elif counts[s.where.file]:
+            n = counts.pop(s.where.file)
+            said = f"{n} damaged line{'s' * (n != 1)} skipped ({_first(s)})"
+            out.append(Skipped(Where(s.where.file), said))
+    return out
+
+
 def _looks_like_jsonl(text: str) -> bool:
-    """True when most non-blank lines of `text` are JSON objects of their own."""
+    """True when most non-blank lines of `text` are JSON objects of their own, or damaged ones
+    (a line opening an object at its first column that does not parse), some sound."""
     lines = [line for line in text.splitlines()[:50] if line.strip()]
-    good = 0
+    good = damaged = 0
     for line in lines:
-        with contextlib.suppress(json.JSONDecodeError):
+        try:
             good += isinstance(json.loads(line), dict)
-    return len(lines) > 1 and good * 2 >= len(lines)
+        except json.JSONDecodeError:
+            damaged += line.startswith('{"')
+    return len(lines) > 1 and good > 0 and (good + damaged) * 2 >= len(lines)
 
 
 # A string as one run of plain characters between escapes: ~5x faster than a per-character

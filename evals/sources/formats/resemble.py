@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from evals.errors import TraceFormatError
+from evals.sources.formats.records import is_damaged
 from evals.sources.trace import Trace
 
 # Layouts a file may resemble, by keys of its head: (what it is, the format that reads it if
@@ -53,10 +54,16 @@ def resemblance(head: str) -> str | None:
     )
 
 
+def _dropped(trace: Trace) -> int:
+    """The records `trace` dropped, but its file's damaged lines: the reader weighs those
+    against the file's lines (records.py `refuse_damaged`), and they say nothing of the layout."""
+    return sum(not is_damaged(s) for s in trace.skipped)
+
+
 def _sound(trace: Trace) -> bool:
     """A trace a replay can use: at least one tool step, and fewer records dropped than kept."""
     steps = sum(bool(m.tool_calls) for m in trace.messages)
-    return steps > 0 and len(trace.skipped) <= len(trace.messages)
+    return steps > 0 and _dropped(trace) <= len(trace.messages)
 
 
 def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> Iterator[Trace]:
@@ -71,7 +78,7 @@ def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> I
             yield trace
             continue
         seen += 1
-        dropped += len(trace.skipped)
+        dropped += _dropped(trace)
         held.append(trace)
         if _sound(trace) or len(held) >= HOLD:
             passed = True
@@ -89,16 +96,19 @@ def _refusal(name: str, head: str, seen: int, dropped: int, traces: list[Trace])
     layout = _layout(head)
     kept = sum(len(t.messages) for t in traces)
     records = f"{dropped} record{'s' * (dropped != 1)}"
-    if (layout is None or layout[1] == name) and dropped <= kept:
+    steps = sum(bool(m.tool_calls) for t in traces for m in t.messages)
+    if (layout is None or layout[1] == name) and dropped <= kept and not steps:
         what = "a conversation" if seen == 1 else f"{seen} conversations"
         lost = f" ({records} dropped)" if dropped else ""
         return (
             f"read as {name}: {what} with no tool call{lost}, nothing a context strategy could move"
         )
-    why = f"read as {name}, " + ("its trace holds" if seen == 1 else f"its {seen} traces hold") \
-        + " no tool step"  # fmt: skip
-    if dropped:
-        why += f" and {records} were dropped"
+    why = f"read as {name}, " + ("its trace holds" if seen == 1 else f"its {seen} traces hold")
+    if steps:  # refused for what it dropped, not for a lack of steps
+        why += f" {steps} tool step{'s' * (steps != 1)}, but {records} were dropped against " \
+            f"{kept} messages kept"  # fmt: skip
+    else:
+        why += " no tool step" + (f" and {records} were dropped" if dropped else "")
     if layout is None:
         return f"{why}; it may be another harness's layout (--format {name} imports it anyway)"
     return f"{why}; it looks like {resemblance(head)}; --format {name} imports it anyway"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.sources.formats.records import Record, read_records
+from evals.sources.formats.records import Record, read_records, refuse_damaged
 from evals.sources.trace import (
     Skipped,
     ToolDef,
@@ -189,7 +189,9 @@ def conversations(
     array of run records each holding its items under one field. `is_item(value)` says
     whether a value is an item of the format."""
     loose: Conversation | None = None
+    lines = 0
     for rec in read_records(path, skipped):
+        lines += 1
         value = rec.value
         if is_item(value):  # JSONL, one item a line
             if loose is None:
@@ -227,7 +229,8 @@ def conversations(
                 if task is not None and "task" not in conv.record:
                     conv.record["task"] = task  # its expected actions are ground truth
                 yield conv
-    if loose is not None:
+    if loose is not None:  # its lines are one conversation: most of them damaged, none
+        refuse_damaged(path, lines, skipped)
         yield loose
 
 

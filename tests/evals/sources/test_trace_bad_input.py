@@ -48,7 +48,8 @@ def test_malformed_and_cut_off_lines_are_skipped_by_line(tmp_path: Path) -> None
     assert len(traces) == 2 and all(len(t.messages) == 2 for t in traces)
     skipped = [s for t in traces for s in t.skipped]
     assert [(s.where.file, s.where.line) for s in skipped] == [(str(path), 2), (str(path), 4)]
-    assert skipped[0].reason.startswith("not JSON") and skipped[1].reason.startswith("cut off")
+    assert skipped[0].reason.startswith("damaged line, not JSON")
+    assert skipped[1].reason.startswith("damaged line, cut off")
 
 
 def test_a_truncated_json_document_keeps_the_messages_before_the_cut(tmp_path: Path) -> None:
@@ -142,7 +143,7 @@ def test_a_claude_code_session_with_a_missing_parent_and_a_duplicate_event(
     assert [m.text for m in trace.messages] == ["resumed", "answer"]
     reasons = _reasons(trace)
     assert (3, "a second event with uuid 'c'") in reasons
-    assert any(line == 4 and r.startswith("cut off") for line, r in reasons)
+    assert any(line == 4 and r.startswith("damaged line, cut off") for line, r in reasons)
     assert any(line == 1 and "'gone' is not in the file" in r for line, r in reasons)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from evals.errors import TraceFormatError
 from evals.sources.formats.resemble import resemblance, strict_steps
-from evals.sources.trace import Skipped, Trace, TraceMessage, Where
+from evals.sources.trace import Skipped, Trace, TraceMessage, TraceToolCall, Where
 from evals.sources.trace_import import import_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -88,3 +88,17 @@ def test_a_refusal_says_what_was_read_and_hints_a_layout_only_when_the_guess_is_
     with pytest.raises(TraceFormatError) as refused:
         list(strict_steps([_chat(dropped)], Path("t.json"), name, head))
     assert str(refused.value) == f"t.json: {said}"
+
+
+def test_a_refusal_of_a_trace_with_steps_says_it_has_them() -> None:
+    # Refused for what it dropped, not for a lack of steps: the message must not say "no step".
+    trace = _chat(5)
+    trace.messages[1].tool_calls.append(TraceToolCall("c1", "lookup"))
+    trace.messages.append(TraceMessage("tool", "found", tool_call_id="c1"))
+    with pytest.raises(TraceFormatError) as refused:
+        list(strict_steps([trace], Path("t.json"), "openai-chat", '{"messages": []}'))
+    assert str(refused.value) == (
+        "t.json: read as openai-chat, its trace holds 1 tool step, but 5 records were dropped "
+        "against 3 messages kept; it may be another harness's layout (--format openai-chat "
+        "imports it anyway)"
+    )
