@@ -119,8 +119,9 @@ def _shown(rules: Rules, role: Role, text: str, call: Call | None) -> tuple[tupl
     if call is not None:
         made = (call.tool, json.dumps(call.arguments, sort_keys=True, default=str), call.again)
     key = (rules, role, text, made)
-    if key in _SHOWN:
-        return _SHOWN[key]
+    known = _SHOWN.get(key)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is not None:
+        return known
     shown: tuple[tuple[str, int], ...] = ()
     if call is None or _mentions(role, text, call):
         body = text if call is None else rules.body(text)
@@ -158,15 +159,17 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
     lines = text.splitlines()
     if len(lines) > ALL_LINES:
         lines = _pointed(role, lines, call)
-    seen: set[str] = set()
+    tried: set[str] = set()  # a value is asked once: every test here is of the value alone
     for line in lines:
         for m in _TOKEN.finditer(line):
             for value in {m.group(), m.group().rstrip(".:,;")}:
+                if value in tried:
+                    continue
+                tried.add(value)
                 # A probe asks only for a distinctive value (evals/sources/hygiene.py): not
                 # "is" or "Yes", which a user's message shows as the one word of its shape.
-                if value and value not in seen and rules.shape(value) == role.shape and \
+                if value and rules.shape(value) == role.shape and \
                         rules.stands(value, text) and rules.distinctive(value):  # fmt: skip
-                    seen.add(value)
                     yield value
 
 

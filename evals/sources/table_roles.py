@@ -52,8 +52,9 @@ _PARSED: Memo[str, list[_Table]] = Memo(PARSED_CHARS, len)
 
 def _parsed(text: str) -> list[_Table]:
     """`_tables(text)`, each with the cells (row, column) each value fills, in reading order."""
-    if text in _PARSED:
-        return _PARSED[text]
+    known = _PARSED.get(text)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is not None:
+        return known
     out: list[_Table] = []
     for header, rows in _tables(text):
         where: dict[str, list[tuple[int, int]]] = {}

@@ -109,8 +109,9 @@ def _inline_label(value: str, text: str) -> str:
 def _first_line(command: str, file: str) -> int | None:
     """The file line a listing without numbers starts at, when its command prints a file from
     a known line (`cat F`, `sed -n 'A,Bp' F`, `head F`): its lines can then be named."""
-    if not file or "|" in command:
-        return None
+    if not file or "|" in command or file not in command or \
+            not command.startswith(("cat", "head", "sed -n ")):  # fmt: skip
+        return None  # neither pattern can match: none compiled for the file
     if re.fullmatch(rf"(?:cat|head(?: -n ?\d+)?)\s+['\"]?{re.escape(file)}['\"]?", command):
         return 1
     m = re.fullmatch(rf"sed -n ['\"]?(\d+),\s*\d+p['\"]?\s+['\"]?{re.escape(file)}['\"]?", command)
@@ -215,8 +216,9 @@ def _of_shape(text: str, shape: str) -> frozenset[str]:
     """The tokens of `text` (without a `.` or `:` at either end) that are values of `shape`
     ("identifier": a name with a digit or `_`)."""
     key = (text, shape)
-    if key in _SHAPED:
-        return _SHAPED[key]
+    known = _SHAPED.get(key)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is not None:
+        return known
     tokens = set(re.findall(r"[\w./\-:]+", text))
     if shape == "number":
         found = {t.strip(".:") for t in tokens if _NUMBER_TOKEN.fullmatch(t.strip(".:"))}
