@@ -162,7 +162,9 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
     tried: set[str] = set()  # a value is asked once: every test here is of the value alone
     for line in lines:
         for m in _TOKEN.finditer(line):
-            for value in {m.group(), m.group().rstrip(".:,;")}:
+            # The token without a sentence's full stop first, and in that order whatever the
+            # hash seed: a set's order gave another answer ("H9ZU1C." for "H9ZU1C") per process.
+            for value in dict.fromkeys((m.group().rstrip(".:,;"), m.group())):
                 if value in tried:
                     continue
                 tried.add(value)

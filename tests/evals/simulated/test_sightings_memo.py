@@ -1,9 +1,14 @@
 """The reader remembers what a source shows under a role (evals/simulated/sightings.py): a
 probe is read again at every retrieval round with the same results in view. From memory it
 must answer what reading the source afresh answers, and a source is remembered with the call
-that made it: the same text from another tool, or other arguments, is another source."""
+that made it: the same text from another tool, or other arguments, is another source. And it
+reads a source's values in one order in every process."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -48,3 +53,24 @@ def test_the_same_text_from_another_call_is_another_source() -> None:
                  "`ana_ruiz_4410`", ("membership", "get_user_details"), "identifier")  # fmt: skip
     view = _view("get_user_details", {"user_id": "ana_ruiz_4410"})
     assert [s.value for s in sightings(IMPORT_RULES, again, view)] == ["gold_2024"]
+
+
+_READ = """
+from evals.simulated.sightings import Role, sightings
+from evals.sources.role_rules import IMPORT_RULES
+from harness.messages import Message
+role = Role("user_text", "the reservation ID the user gave", ("reservation ID",), "identifier")
+text = "My user ID is mia_kim_4397, and the reservation ID is H9ZU1C."
+print([s.value for s in sightings(IMPORT_RULES, role, [Message(role="user", content=text)])])
+"""
+
+
+def test_a_token_and_it_without_its_full_stop_come_in_one_order() -> None:
+    """Both name the same role; the reader reads the first. Under hash seeds 0 and 2 a set
+    gave them in opposite orders, so a replay's answer changed from process to process."""
+    found = {
+        subprocess.run([sys.executable, "-c", _READ], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+        for seed in ("0", "2")
+    }  # fmt: skip
+    assert found == {"['H9ZU1C', 'H9ZU1C.']"}
