@@ -12,11 +12,13 @@ by the probe's cue (evals/simulated/reader.py)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness.memo import Memo
 from harness.messages import Message, ToolCall
 
 # A listing longer than this is searched only on the lines its role points at (the line
@@ -96,15 +98,39 @@ def sightings(
             call = Call(made.name, made.arguments, again=_again(role, made.name))
         else:
             continue
-        if call is not None and not _mentions(role, m.content, call):
-            continue
-        body = m.content if call is None else rules.body(m.content)
-        for value in _candidates(rules, role, body, call):
-            if (call is None and passed and value not in passed) or \
-                    not _has_role(rules, role, value, m.content, call):  # fmt: skip
-                continue
-            found.append(Sighting(index, max(m.content.find(value), 0), value))
+        for value, offset in _shown(rules, role, m.content, call):
+            if not (call is None and passed and value not in passed):
+                found.append(Sighting(index, offset, value))
     return found
+
+
+# A source's values under a role, kept while the sources they were read in hold at most this
+# many characters in all: a probe is read again at each retrieval round, and the tool results
+# it is read in stay in view, so a source is mostly read for the same role more than once.
+SOURCE_CHARS = 32_000_000
+_Key = tuple[Rules, Role, str, tuple[str, str, bool] | None]
+_SHOWN: Memo[_Key, tuple[tuple[str, int], ...]] = Memo(SOURCE_CHARS, lambda key: len(key[2]))
+
+
+def _shown(rules: Rules, role: Role, text: str, call: Call | None) -> tuple[tuple[str, int], ...]:
+    """(value, offset in `text`) of each value the source `text` (a user's message when `call`
+    is None) shows under `role`, in the order they stand."""
+    made = None
+    if call is not None:
+        made = (call.tool, json.dumps(call.arguments, sort_keys=True, default=str), call.again)
+    key = (rules, role, text, made)
+    known = _SHOWN.get(key)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is not None:
+        return known
+    shown: tuple[tuple[str, int], ...] = ()
+    if call is None or _mentions(role, text, call):
+        body = text if call is None else rules.body(text)
+        shown = tuple(
+            (value, max(text.find(value), 0))
+            for value in _candidates(rules, role, body, call)
+            if _has_role(rules, role, value, text, call)
+        )
+    return _SHOWN.put(key, shown)
 
 
 def _passed(role: Role, calls: Iterable[ToolCall]) -> set[str]:
@@ -133,15 +159,19 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
     lines = text.splitlines()
     if len(lines) > ALL_LINES:
         lines = _pointed(role, lines, call)
-    seen: set[str] = set()
+    tried: set[str] = set()  # a value is asked once: every test here is of the value alone
     for line in lines:
         for m in _TOKEN.finditer(line):
-            for value in {m.group(), m.group().rstrip(".:,;")}:
+            # The token without a sentence's full stop first, and in that order whatever the
+            # hash seed: a set's order gave another answer ("H9ZU1C." for "H9ZU1C") per process.
+            for value in dict.fromkeys((m.group().rstrip(".:,;"), m.group())):
+                if value in tried:
+                    continue
+                tried.add(value)
                 # A probe asks only for a distinctive value (evals/sources/hygiene.py): not
                 # "is" or "Yes", which a user's message shows as the one word of its shape.
-                if value and value not in seen and rules.shape(value) == role.shape and \
+                if value and rules.shape(value) == role.shape and \
                         rules.stands(value, text) and rules.distinctive(value):  # fmt: skip
-                    seen.add(value)
                     yield value
 
 

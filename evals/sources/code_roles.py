@@ -12,12 +12,18 @@ same name, or two imports from one module, name no one value.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # `from a.b import c, d` and `import a.b as c`; a parenthesised list may run over lines.
 _FROM = re.compile(r"^\s*from\s+(?P<module>[\w.]+)\s+import\s+\(?(?P<names>[\w\s,]+)\)?\s*$")
 _IMPORT = re.compile(r"^\s*import\s+(?P<module>[\w.]+)(?:\s+as\s+(?P<alias>\w+))?\s*$")
 # What can be assigned to or passed by keyword: `x`, `self.x`, `obj["k"]`.
 _TARGET = r"[A-Za-z_][\w.]*(?:\[[\"']?[\w.\-]+[\"']?\])?"
+# `name =` (or `name ==`): what any assignment `assigned_role` reads starts with.
+_ASSIGNING = re.compile(rf"(?<![\w.]){_TARGET}\s*=")
+# Patterns built for a value, compiled once each: `re`'s own cache of 512 is too small for the
+# values a replay names.
+_compiled = lru_cache(maxsize=4096)(re.compile)
 # Words that are followed by `(` in code without being a call of a function someone wrote.
 _NOT_CALLS = frozenset(
     ("if", "elif", "while", "for", "return", "print", "not", "and", "or", "in", "is", "assert",
@@ -46,9 +52,12 @@ def assigned_role(value: str, line: str, text: str, where: str) -> tuple[str, li
     """The role of `value` when `line` assigns it to a name or passes it by keyword
     (`ds.Rows = 5`, `timedelta(milliseconds=345)`), and that name is given a value nowhere
     else in `text`: "the value {where} assigns to `ds.Rows`"."""
+    equals = line.find("=")
+    if equals < 0 or line.find(value, equals + 1) < 0 or not _ASSIGNING.search(line):
+        return None  # no `name =` with the value after it: no pattern to compile
     # Not `x = f()`: there `f` is what is called, not what `x` is given.
     quoted = rf"(?P<q>['\"]?){re.escape(value)}(?P=q)(?![\w.(])"
-    m = re.search(rf"(?<![\w.])(?P<name>{_TARGET})\s*=\s*{quoted}", line)
+    m = _compiled(rf"(?<![\w.])(?P<name>{_TARGET})\s*=\s*{quoted}").search(line)
     if not m or "==" in line[m.start() : m.end()]:
         return None
     name = m["name"]

@@ -18,6 +18,7 @@ where the value stands under no role of text_roles.py, so it adds probes and cha
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from evals.sources.cues import shape, spans
@@ -48,6 +49,10 @@ _KEYED = (
     r"(?P<q>[\"'])(?P<key>[^\"'\n]{{1,40}})(?P=q)\s*:\s*[\"']?(?P<prefix>[\^~]|[<>=]=?)?"
     r"{value}[\"']?\s*(?:[,}}\]]|$)"
 )
+# A quoted key given a value: what every `_KEYED` match starts with.
+_ANY_KEY = re.compile(r"([\"'])[^\"'\n]{1,40}\1\s*:")
+# Patterns built for a value, compiled once each (`re`'s own cache holds 512).
+_compiled = lru_cache(maxsize=4096)(re.compile)
 # A label inside a line: up to three words before `:` or "is"/"was" (not `=`: in code, `x = f()`
 # gives `x` what `f` returns); pytest's `E` and `>` markers start a line without being part of it.
 _INLINE = re.compile(r"(?P<label>[A-Za-z][\w\-]*(?: [A-Za-z][\w\-]*){0,2})\s*(?::|\bis|\bwas)\s*$")
@@ -308,7 +313,9 @@ def _failure_section(value: str, text: str, printed: str) -> Named | None:
 def _keyed(value: str, text: str, where: str) -> Named | None:
     """The value a quoted key is given on a line (`"winston": "^3.17.0"`, `'CDELT3': 0.055,`),
     when the text gives that key a value once."""
-    pattern = re.compile(_KEYED.format(value=re.escape(value)))
+    if not _ANY_KEY.search(text):
+        return None  # no quoted key with a value: no pattern to compile
+    pattern = _compiled(_KEYED.format(value=re.escape(value)))
     for line in text.splitlines():
         body = NUMBERED_LINE.match(line)
         m = pattern.search(body["text"] if body else line)

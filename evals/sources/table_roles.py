@@ -16,6 +16,7 @@ from itertools import combinations
 from typing import Any
 
 from evals.sources.text_roles import role
+from harness.memo import Memo
 
 _SEPARATORS = (",", "\t", "|")
 _HEADER_CELL = re.compile(r"[A-Za-z_][\w .\-]{0,40}")
@@ -26,9 +27,8 @@ MAX_NAMING = 3
 def table_role(value: str, text: str, result: str) -> dict[str, Any] | None:
     """The `table_cell` role of `value` in a table of `text` (the `result` it names), or None
     when it fills no single cell of one."""
-    for header, rows in _tables(text):
-        cells = [(r, c) for r, row in enumerate(rows) for c, cell in enumerate(row)
-                 if cell == value]  # fmt: skip
+    for header, rows, where in _parsed(text):
+        cells = where.get(value, ())
         if len(cells) != 1:
             continue
         r, c = cells[0]
@@ -40,6 +40,29 @@ def table_role(value: str, text: str, result: str) -> dict[str, Any] | None:
         return role("table_cell", f"the `{header[c]}` of the row whose {said} in {result}",
                     terms, value)  # fmt: skip
     return None
+
+
+# A text's tables, parsed once while the texts parsed hold at most this many characters in
+# all: a replay asks of every value a source shows, and parsing the source's lines again for
+# each value was most of the cost of naming a table's cell.
+PARSED_CHARS = 16_000_000
+_Table = tuple[list[str], list[list[str]], dict[str, list[tuple[int, int]]]]
+_PARSED: Memo[str, list[_Table]] = Memo(PARSED_CHARS, len)
+
+
+def _parsed(text: str) -> list[_Table]:
+    """`_tables(text)`, each with the cells (row, column) each value fills, in reading order."""
+    known = _PARSED.get(text)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is not None:
+        return known
+    out: list[_Table] = []
+    for header, rows in _tables(text):
+        where: dict[str, list[tuple[int, int]]] = {}
+        for r, row in enumerate(rows):
+            for c, cell in enumerate(row):
+                where.setdefault(cell, []).append((r, c))
+        out.append((header, rows, where))
+    return _PARSED.put(text, out)
 
 
 def _tables(text: str) -> list[tuple[list[str], list[list[str]]]]:

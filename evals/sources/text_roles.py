@@ -8,11 +8,14 @@ has its lines named by the file's line numbers, which the command fixes.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
+from evals.sources.bounds import keyword_of, whole_token
 from evals.sources.code_roles import call_role, code_role, import_role
 from evals.sources.cues import spans
 from evals.sources.values import shape_of
+from harness.memo import Memo
 
 COMMAND_CHARS = 70
 GREP_LINE = re.compile(r"^(?P<file>[\w./\-]+\.\w+)[:\-](?P<line>\d+)[:\-](?P<text>.*)$")
@@ -50,7 +53,7 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
     printed = f"`{command}`" if command else result
     first = _first_line(command, file)
     for n, line in enumerate(text.splitlines()):
-        if not spans(value, line):
+        if value not in line or not spans(value, line):
             continue
         found = _line_role(value, line, file, printed, text)
         if found is None and first is not None:
@@ -75,7 +78,7 @@ def _called(value: str, text: str, file: str, first: int | None) -> dict[str, An
     """The role of `value` as the one function a line of a listing calls (the weakest role
     a listing gives, so tried last: a line that defines or assigns a name says more)."""
     for n, line in enumerate(text.splitlines()):
-        if not spans(value, line):
+        if value not in line or not spans(value, line):
             continue
         if m := GREP_LINE.match(line) or NUMBERED_LINE.match(line):
             at, number, code = m.groupdict().get("file") or file, int(m["line"]), m["text"]
@@ -102,11 +105,13 @@ def _inline_label(value: str, text: str) -> str:
     return m[1] if len(re.findall(rf"\b{m[1]}\b", text)) == 1 else ""
 
 
+@lru_cache(maxsize=4096)
 def _first_line(command: str, file: str) -> int | None:
     """The file line a listing without numbers starts at, when its command prints a file from
     a known line (`cat F`, `sed -n 'A,Bp' F`, `head F`): its lines can then be named."""
-    if not file or "|" in command:
-        return None
+    if not file or "|" in command or file not in command or \
+            not command.startswith(("cat", "head", "sed -n ")):  # fmt: skip
+        return None  # neither pattern can match: none compiled for the file
     if re.fullmatch(rf"(?:cat|head(?: -n ?\d+)?)\s+['\"]?{re.escape(file)}['\"]?", command):
         return 1
     m = re.fullmatch(rf"sed -n ['\"]?(\d+),\s*\d+p['\"]?\s+['\"]?{re.escape(file)}['\"]?", command)
@@ -164,8 +169,8 @@ def _code_role(value: str, text: str, line: int, file: str) -> tuple[str, str, l
     if m and m.group(m.lastindex or 0) == value:
         return "listing", f"the name that {where} defines", [file]
     # `x = f()` gives `x` what `f` returns, not `f`: a call is no value of `x`.
-    if k := re.search(rf"\b([A-Za-z_]\w*)\s*=\s*['\"]?{re.escape(value)}(?![\w.(])", stripped):
-        return "listing", f"the value of `{k[1]}` on {where}", [k[1], file]
+    if k := keyword_of(value, stripped):
+        return "listing", f"the value of `{k}` on {where}", [k, file]
     if only_of_shape(value, stripped):
         return "listing", f"the {noun(value)} on {where}", [file]
     found = import_role(value, stripped, where)
@@ -192,26 +197,37 @@ def noun(value: str) -> str:
     return {"file path": "path", "date": "date", "number": "number"}.get(shape_of(value), named)
 
 
-def whole_token(value: str, text: str) -> bool:
-    """`value` stands in `text` as a word of its own, not glued to a sign (`50%`, `sm_50`); a
-    currency sign before an amount (`$600`) is no glue: the amount is the value."""
-    pattern = rf"(?:^|[\s\"'`(\[{{,=$€£]){re.escape(value)}(?:$|[\s\"'`)\]}},;:]|\.(?:\s|$))"
-    return re.search(pattern, text) is not None
-
-
 def only_of_shape(value: str, text: str) -> bool:
     """`value` is the one value of its shape in `text`, standing there as a word of its own."""
     if not whole_token(value, text):
         return False
     shape = shape_of(value)
-    others = {t for t in re.findall(r"[\w./\-:]+", text) if t.strip(".:") != value}
+    kind = shape if shape in ("number", "file path", "date") else "identifier"
+    return _of_shape(text, kind) <= {value}
+
+
+# The values of each shape a text shows, found once while the texts held hold at most this many
+# characters in all: a replay asks it of every value a source shows.
+SHAPED_CHARS = 16_000_000
+_SHAPED: Memo[tuple[str, str], frozenset[str]] = Memo(SHAPED_CHARS, lambda key: len(key[0]))
+
+
+def _of_shape(text: str, shape: str) -> frozenset[str]:
+    """The tokens of `text` (without a `.` or `:` at either end) that are values of `shape`
+    ("identifier": a name with a digit or `_`)."""
+    key = (text, shape)
+    known = _SHAPED.get(key)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is not None:
+        return known
+    tokens = set(re.findall(r"[\w./\-:]+", text))
     if shape == "number":
-        others = {t.strip(".:") for t in others if _NUMBER_TOKEN.fullmatch(t.strip(".:"))}
+        found = {t.strip(".:") for t in tokens if _NUMBER_TOKEN.fullmatch(t.strip(".:"))}
     elif shape in ("file path", "date"):
-        others = {t for t in others if shape_of(t.strip(".:")) == shape}
+        found = {t.strip(".:") for t in tokens if shape_of(t.strip(".:")) == shape}
     else:
-        others = {t for t in others if shape_of(t) == "identifier" and re.search(r"\d|_", t)}
-    return not others
+        found = {t.strip(".:") for t in tokens
+                 if shape_of(t) == "identifier" and re.search(r"\d|_", t)}  # fmt: skip
+    return _SHAPED.put(key, frozenset(found))
 
 
 def command_of(arguments: dict[str, Any]) -> str:
