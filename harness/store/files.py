@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness.store.schema import RUN_TREE
 
 if TYPE_CHECKING:
+    from harness.store.own_writes import OwnWrites
     from harness.store.pending import PendingRows
     from harness.store.sql import Sql
 
@@ -52,9 +53,13 @@ ORDER BY f.path
 class Files:
     """Stored files and their chunks."""
 
-    def __init__(self, sql: Sql, behind: ReadingBehind | None = None) -> None:
+    def __init__(
+        self, sql: Sql, behind: ReadingBehind | None = None, own: OwnWrites | None = None
+    ) -> None:
+        """`own`: what an in-memory store knows of the files it wrote (`clashes` asks it)."""
         self._sql = sql
         self._behind = behind
+        self._own = own
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -105,13 +110,19 @@ class Files:
     def clashes(self, namespace: str, parents: list[str], prefix: str) -> list[str]:
         """The paths of the files of `namespace` that are one of `parents` or start with
         `prefix`, by path; files still pending (write-behind) count, without writing them
-        first: an offload asks this each time, and the answer is all it needs."""
+        first: an offload asks this each time, and the answer is all it needs. An in-memory
+        store answers from the paths it knows (`OwnWrites.file_paths`)."""
         sql = ("SELECT path FROM files WHERE namespace = ? "
                "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?))")  # fmt: skip
         params = [namespace, parents, prefix]
         if self._behind is None:
             return sorted(str(r["path"]) for r in self._sql.query(sql, params))
         with self._behind() as (behind, pending):
+            known = None if self._own is None else self._own.file_paths(
+                namespace, lambda: _every_path(behind, pending))  # fmt: skip
+            if known is not None:
+                above = set(parents)
+                return sorted(p for p in known if p in above or p.startswith(prefix))
             rows = behind.query(sql, params)
             waiting = pending.file_paths(namespace, parents, prefix)
         return sorted({*(str(r["path"]) for r in rows), *waiting})
@@ -307,6 +318,12 @@ class Files:
                 + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
                 [value for row in chunk for value in row],
             )
+
+
+def _every_path(sql: Sql, pending: PendingRows) -> list[tuple[str, str]]:
+    """(namespace, path) of every file, the pending ones too."""
+    stored = sql.query("SELECT namespace, path FROM files")
+    return [*((r["namespace"], r["path"]) for r in stored), *pending.file_keys()]
 
 
 def new_blob_id(chunk_chars: int) -> str:
