@@ -119,12 +119,13 @@ class OwnWrites:
         store."""
         if not self.private:
             return None
-        if self._paths is None:
-            paths: dict[str, set[str]] = {}
+        paths = self._paths  # once: `forget` may drop it meanwhile, from another thread
+        if paths is None:
+            paths = {}
             for ns, path in read():
                 paths.setdefault(ns, set()).add(path)
             self._paths = paths
-        return self._paths.get(namespace, set())
+        return paths.get(namespace, set())
 
     def load_window(self, thread_id: str, messages: Messages) -> list[Message]:
         """The thread's window from the rows written when it is known; else read, and known
@@ -152,10 +153,11 @@ class OwnWrites:
         """Take note of a batch of rows handed to the store (every column in order)."""
         if "memory" in rows or any(str(r[1]).startswith(MEMORY_DIR) for r in rows.get("files", ())):
             self.memoryless = False
+        paths = self._paths
         for row in rows.get("files", ()):
             self._empty = {p for p in self._empty if not str(row[1]).startswith(p)}
-            if self._paths is not None:
-                self._paths.setdefault(row[0], set()).add(row[1])
+            if paths is not None:
+                paths.setdefault(row[0], set()).add(row[1])
         if not self._threads and not self.complete:
             return
         for row in rows.get("messages", ()):
