@@ -10,7 +10,7 @@ decided in `harness.files`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 from harness.store.schema import RUN_TREE
 
 if TYPE_CHECKING:
-    from harness.store.own_writes import OwnWrites
     from harness.store.pending import PendingRows
     from harness.store.sql import Sql
 
     # A read that sees the pending (written-behind) rows without writing them first.
     ReadingBehind = Callable[[], AbstractContextManager[tuple[Sql, PendingRows]]]
+    # `OwnWrites.file_paths`: a namespace's paths, from a read of every (namespace, path).
+    KnownPaths = Callable[[str, Callable[[], Iterable[tuple[str, str]]]], set[str] | None]
 
 # What a `StoredFile` is opened from.
 _FILE_COLUMNS = "path, content, is_text, size, blob_id, chars, lines"
@@ -54,12 +55,12 @@ class Files:
     """Stored files and their chunks."""
 
     def __init__(
-        self, sql: Sql, behind: ReadingBehind | None = None, own: OwnWrites | None = None
+        self, sql: Sql, behind: ReadingBehind | None = None, known: KnownPaths | None = None
     ) -> None:
-        """`own`: what an in-memory store knows of the files it wrote (`clashes` asks it)."""
+        """`known`: the paths an in-memory store knows it wrote (`clashes` asks it first)."""
         self._sql = sql
         self._behind = behind
-        self._own = own
+        self._known = known
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ class Files:
         if self._behind is None:
             return sorted(str(r["path"]) for r in self._sql.query(sql, params))
         with self._behind() as (behind, pending):
-            known = None if self._own is None else self._own.file_paths(
+            known = None if self._known is None else self._known(
                 namespace, lambda: _every_path(behind, pending))  # fmt: skip
             if known is not None:
                 above = set(parents)

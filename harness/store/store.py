@@ -140,7 +140,8 @@ class Store(StoreSql):
 
     @property
     def files(self) -> Files:
-        return self._repo(partial(Files, own=self.own), LazyFiles, self, self._reading_behind)
+        plain = partial(Files, known=self.own.file_paths)  # asked first by `clashes`
+        return self._repo(plain, LazyFiles, self, self._reading_behind)
 
     @property
     def memory(self) -> Memory:
@@ -216,8 +217,7 @@ class Store(StoreSql):
         self.behind.flush()
 
     def keep_open(self) -> None:
-        """From now on until `let_go`, a `hold=False` store keeps the connection it opens
-        (the file stays locked to other processes meanwhile); a held store holds anyway."""
+        """Until `let_go`, a `hold=False` store keeps the connection it opens, the file locked."""
         self.db.keep_open()
 
     def let_go(self) -> None:
