@@ -10,7 +10,7 @@ decided in `harness.files`.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
     # A read that sees the pending (written-behind) rows without writing them first.
     ReadingBehind = Callable[[], AbstractContextManager[tuple[Sql, PendingRows]]]
+    # `OwnWrites.file_paths`: a namespace's paths, from a read of every (namespace, path).
+    KnownPaths = Callable[[str, Callable[[], Iterable[tuple[str, str]]]], set[str] | None]
 
 # What a `StoredFile` is opened from.
 _FILE_COLUMNS = "path, content, is_text, size, blob_id, chars, lines"
@@ -52,9 +54,13 @@ ORDER BY f.path
 class Files:
     """Stored files and their chunks."""
 
-    def __init__(self, sql: Sql, behind: ReadingBehind | None = None) -> None:
+    def __init__(
+        self, sql: Sql, behind: ReadingBehind | None = None, known: KnownPaths | None = None
+    ) -> None:
+        """`known`: the paths an in-memory store knows it wrote (`clashes` asks it first)."""
         self._sql = sql
         self._behind = behind
+        self._known = known
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -105,13 +111,19 @@ class Files:
     def clashes(self, namespace: str, parents: list[str], prefix: str) -> list[str]:
         """The paths of the files of `namespace` that are one of `parents` or start with
         `prefix`, by path; files still pending (write-behind) count, without writing them
-        first: an offload asks this each time, and the answer is all it needs."""
+        first: an offload asks this each time, and the answer is all it needs. An in-memory
+        store answers from the paths it knows (`OwnWrites.file_paths`)."""
         sql = ("SELECT path FROM files WHERE namespace = ? "
                "AND (list_contains(?::VARCHAR[], path) OR starts_with(path, ?))")  # fmt: skip
         params = [namespace, parents, prefix]
         if self._behind is None:
             return sorted(str(r["path"]) for r in self._sql.query(sql, params))
         with self._behind() as (behind, pending):
+            known = None if self._known is None else self._known(
+                namespace, lambda: _every_path(behind, pending))  # fmt: skip
+            if known is not None:
+                above = set(parents)
+                return sorted(p for p in known if p in above or p.startswith(prefix))
             rows = behind.query(sql, params)
             waiting = pending.file_paths(namespace, parents, prefix)
         return sorted({*(str(r["path"]) for r in rows), *waiting})
@@ -307,6 +319,12 @@ class Files:
                 + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
                 [value for row in chunk for value in row],
             )
+
+
+def _every_path(sql: Sql, pending: PendingRows) -> list[tuple[str, str]]:
+    """(namespace, path) of every file, the pending ones too."""
+    stored = sql.query("SELECT namespace, path FROM files")
+    return [*((r["namespace"], r["path"]) for r in stored), *pending.file_keys()]
 
 
 def new_blob_id(chunk_chars: int) -> str:

@@ -64,6 +64,10 @@ class PendingRows:
             if row[0] == namespace and (row[1] in above or row[1].startswith(prefix))
         ]
 
+    def file_keys(self) -> list[tuple[str, str]]:
+        """(namespace, path) of the pending `files` rows."""
+        return [(row[0], row[1]) for row in self.rows.get("files", ())]
+
 
 def _row_size(row: tuple[Any, ...]) -> int:
     return sum(len(v) for v in row if isinstance(v, str | bytes)) + 8 * len(row)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from harness.errors import StoreError
@@ -139,7 +140,8 @@ class Store(StoreSql):
 
     @property
     def files(self) -> Files:
-        return self._repo(Files, LazyFiles, self, self._reading_behind)
+        plain = partial(Files, known=self.own.file_paths)  # asked first by `clashes`
+        return self._repo(plain, LazyFiles, self, self._reading_behind)
 
     @property
     def memory(self) -> Memory:
@@ -215,13 +217,11 @@ class Store(StoreSql):
         self.behind.flush()
 
     def keep_open(self) -> None:
-        """From now on until `let_go`, a `hold=False` store keeps the connection it opens
-        (the file stays locked to other processes meanwhile); a held store holds anyway."""
+        """Until `let_go`, a `hold=False` store keeps the connection it opens, the file locked."""
         self.db.keep_open()
 
     def let_go(self) -> None:
-        """End `keep_open`: the kept connection closes now, or when the last atomic block
-        using it ends."""
+        """End `keep_open`: the kept connection closes now, or after the atomic blocks using it."""
         self.db.let_go()
 
     # -- writing -------------------------------------------------------------------------
@@ -245,9 +245,9 @@ class Store(StoreSql):
                 return self.own.wrote(rows)
             self._materialize()
             # Rows of an atomic block may roll back: forgotten rather than remembered.
-            self.own.forget() if in_atomic else self.own.wrote(rows)
             if not in_atomic and self.behind.take(rows):
-                return
+                return self.own.wrote(rows)  # once taken: if `take` raises, it was not
+            self.own.forget() if in_atomic else self.own.wrote(rows)
         # One statement commits on its own; more go in one transaction.
         alone = len(rows) == 1 and not in_atomic
         try:

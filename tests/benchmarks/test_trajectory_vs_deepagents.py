@@ -8,6 +8,9 @@ in-process; `extra_info` holds every pair and the median ratio (ctxlab / deepage
 
     CTXLAB_DEEPAGENTS_PYTHON=/tmp/da/bin/python uv run pytest \
         tests/benchmarks/test_trajectory_vs_deepagents.py --benchmark-only
+
+`CTXLAB_BASELINE=/path/to/other/checkout` (with its own `.venv`) adds a third run to each
+pair, that checkout's ctxlab, so a change is measured before and after in the same rounds.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import pytest
 HERE = Path(__file__).parent
 PYTHON = os.environ.get("CTXLAB_DEEPAGENTS_PYTHON", "")
 PAIRS = int(os.environ.get("CTXLAB_PAIRS", "3"))
+BASELINE = os.environ.get("CTXLAB_BASELINE", "")
 
 
 def _has_deepagents() -> bool:
@@ -44,20 +48,35 @@ def _run(cmd: list[str]) -> dict[str, Any]:
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+def _ctxlab(python: str, folder: Path, companies: int, rows: int, tmp: Path) -> dict[str, Any]:
+    return _run([python, str(folder / "trajectory.py"), str(companies), str(rows), "memory",
+                 str(tmp)])  # fmt: skip
+
+
 def pair(companies: int, rows: int, tmp: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    ours = _run([sys.executable, str(HERE / "trajectory.py"), str(companies),
-                 str(rows), "memory", str(tmp)])  # fmt: skip
+    ours = _ctxlab(sys.executable, HERE, companies, rows, tmp)
     theirs = _run([PYTHON, str(HERE / "deepagents_trajectory.py"), str(companies), str(rows)])
     return ours, theirs
+
+
+def baseline(companies: int, rows: int, tmp: Path) -> dict[str, Any]:
+    """The run of the checkout at CTXLAB_BASELINE, with its own interpreter."""
+    root = Path(BASELINE)
+    return _ctxlab(str(root / ".venv/bin/python"), root / "tests/benchmarks", companies, rows, tmp)
 
 
 # 101, 201, 401 (where the issue reads peak RSS) and 1,001 steps.
 @pytest.mark.parametrize("companies", [50, 100, 200, 500])
 def test_side_by_side(benchmark: Any, companies: int, tmp_path: Path) -> None:
     pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    benchmark.pedantic(
-        lambda: pairs.append(pair(companies, 3_000, tmp_path)), rounds=PAIRS, iterations=1
-    )
+    before: list[dict[str, Any]] = []
+
+    def round_() -> None:
+        pairs.append(pair(companies, 3_000, tmp_path))
+        if BASELINE:
+            before.append(baseline(companies, 3_000, tmp_path))
+
+    benchmark.pedantic(round_, rounds=PAIRS, iterations=1)
     ratios = [o["ms_per_step"] / t["ms_per_step"] for o, t in pairs]
     cpu_ratios = [o["cpu_ms_per_step"] / t["cpu_ms_per_step"] for o, t in pairs]
     benchmark.extra_info.update(
@@ -73,3 +92,15 @@ def test_side_by_side(benchmark: Any, companies: int, tmp_path: Path) -> None:
         ctxlab_duckdb_memory_mb=pairs[-1][0]["duckdb_memory_mb"],
         deepagents_rss_mb_by_mapping=pairs[-1][1]["rss_mb_by_mapping"],
     )
+    if before:
+        neighbours = list(zip(before, (t for _, t in pairs), strict=True))
+        benchmark.extra_info.update(
+            baseline_ms_per_step=[round(b["ms_per_step"], 2) for b in before],
+            baseline_ratio_median=statistics.median(
+                b["ms_per_step"] / t["ms_per_step"] for b, t in neighbours
+            ),
+            baseline_cpu_ratio_median=statistics.median(
+                b["cpu_ms_per_step"] / t["cpu_ms_per_step"] for b, t in neighbours
+            ),
+            baseline_peak_rss_mb=[round(b["peak_rss_mb"]) for b in before],
+        )
