@@ -107,8 +107,10 @@ class Matcher:
         self.needles = None if pattern is None else needles(pattern.pattern)
         # The same pattern over a whole text, in multiline mode, when that is sound.
         self.whole = None
-        if self.needles is None and pattern is not None and not any(
-            c in pattern.pattern for c in _LINE_BOUND
+        if (
+            self.needles is None
+            and pattern is not None
+            and not any(c in pattern.pattern for c in _LINE_BOUND)
         ):
             import regex
 
