@@ -149,7 +149,6 @@ def test_a_run_tokenizes_what_is_new_however_long_the_thread(bare_agent, spy: Sp
     assert per_run[-1] <= per_run[1], per_run
 
 
-
 def test_a_request_is_counted_once_however_many_middleware_ask(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
