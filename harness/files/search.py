@@ -14,7 +14,9 @@ negative lookarounds, atomic groups, possessive repeats, string anchors, conditi
 at most `WHOLE_CHARS` characters with short `\n`-ended lines is first searched whole, in
 multiline mode, for the next line that can match: a line that matches alone holds a match of
 the whole text that starts in it, so the lines skipped hold none, and each line found is then
-searched alone exactly as before.
+searched alone exactly as before. A pattern every match of which holds one of a few literal
+texts (`needles.py`) needs no regex for that: lines are sought with `str.find`, whatever
+constructs the pattern uses, and a line holding no needle is never given to the regex.
 
 Regexes run on the `regex` engine, which takes a timeout: the whole call shares one wall-clock
 budget, and running out raises `SearchStopped` with what was found so far still yielded.
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError
+from harness.files.needles import needles
 from harness.files.paths import MAX_PATH, FileError, dir_prefix, quoted
 from harness.files.stored_file import StoredFile
 
@@ -100,12 +103,27 @@ class Matcher:
     def __init__(self, literal: str | None, pattern: regex.Pattern[str] | None) -> None:
         self.literal = literal
         self.pattern = pattern
+        # Texts every match holds one of: a line holding none is not searched.
+        self.needles = None if pattern is None else needles(pattern.pattern)
         # The same pattern over a whole text, in multiline mode, when that is sound.
         self.whole = None
-        if pattern is not None and not any(c in pattern.pattern for c in _LINE_BOUND):
+        if (
+            self.needles is None
+            and pattern is not None
+            and not any(c in pattern.pattern for c in _LINE_BOUND)
+        ):
             import regex
 
             self.whole = regex.compile(pattern.pattern, pattern.flags | regex.MULTILINE)
+
+    @property
+    def skips(self) -> bool:
+        """Whether `next_line` can pass over the lines of a whole text that cannot match."""
+        return self.needles is not None or self.whole is not None
+
+    def may_match(self, line: str) -> bool:
+        """False when `line` holds none of the needles, so the pattern cannot match in it."""
+        return self.needles is None or any(n in line for n in self.needles)
 
     def find(self, text: str, pos: int, deadline: Deadline) -> tuple[int, int] | None:
         if self.literal is not None:
@@ -115,7 +133,12 @@ class Matcher:
         return _search(self.pattern, text, pos, deadline)
 
     def next_line(self, text: str, pos: int, deadline: Deadline) -> int | None:
-        """Where the next match of the whole-text pattern at or after `pos` starts."""
+        """A position at or after `pos` in the next line that may match: the nearest needle,
+        else where the next match of the whole-text pattern starts."""
+        if self.needles is not None:
+            deadline.remaining()
+            found = [at for n in self.needles if (at := text.find(n, pos)) >= 0]
+            return min(found) if found else None
         assert self.whole is not None
         span = _search(self.whole, text, pos, deadline)
         return None if span is None else span[0]
@@ -142,7 +165,7 @@ def scan(
         deadline.remaining()
         if matcher.literal is not None and f.blob_id is None and matcher.literal not in f.chunk(0):
             continue
-        whole = _whole_text(f) if matcher.whole is not None else None
+        whole = _whole_text(f) if matcher.skips else None
         found = _skip_ahead(f.path, whole, matcher, deadline) if whole is not None else None
         for hit in found or _scan_file(f, matcher, unit, deadline):
             yield hit
@@ -193,6 +216,8 @@ def _scan_file(
                 skip_line, buf, buf_col, start = False, "", 0, 0
             continue
         if ends and col == 0:  # a whole line in one piece: the common case
+            if not matcher.may_match(text):
+                continue
             one = unit if len(text) > LONG_LINE else "line"
             for hit, _, _ in _matches(f.path, line, text, 0, 0, len(text), True, matcher, one,
                                       deadline):  # fmt: skip

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from harness.messages import Message, ModelResponse, ToolCall
@@ -65,7 +66,13 @@ class ModelRequest:
         return tuple(t.schema() for t in self.tools)
 
     def count_tokens(self) -> int:
-        """Tokens of the whole request: system prompt, tool schemas, messages, framing."""
+        """Tokens of the whole request: system prompt, tool schemas, messages, framing.
+        Counted once per request: the middleware around one call each ask for it, and a
+        changed request (`override`) is a new object."""
+        return self._tokens
+
+    @cached_property
+    def _tokens(self) -> int:
         return self.state.counter.count_request(
             self.system_prompt, self.messages, self.tool_schemas(), self.messages_tokens
         )

@@ -147,3 +147,32 @@ def test_a_run_tokenizes_what_is_new_however_long_the_thread(bare_agent, spy: Sp
         agent.run_sync(note, thread_id="t")
         per_run.append(sum(n for _, n in spy.seen) - before)
     assert per_run[-1] <= per_run[1], per_run
+
+
+def test_a_request_is_counted_once_however_many_middleware_ask(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Summarization (before and after deciding), the guard and the loop each ask one
+    request's size: it is counted once, and a changed request is counted anew."""
+    from helpers.windows import make_state
+
+    from harness.middleware.base import ModelRequest
+    from harness.middleware.guard import ContextGuard
+    from harness.models.base import ModelSettings
+
+    counts: list[int] = []
+    real = TokenCounter.count_request
+
+    def counted(self: TokenCounter, *args: Any, **kwargs: Any) -> int:
+        counts.append(len(args[1]))
+        return real(self, *args, **kwargs)
+
+    state = make_state(ContextGuard(), [user("What is new?")])
+    monkeypatch.setattr(TokenCounter, "count_request", counted)
+    request = ModelRequest(state, tuple(state.messages), "", (news,), ModelSettings())
+    first = request.count_tokens()
+    assert [request.count_tokens() for _ in range(3)] == [first] * 3
+    assert counts == [1]
+    longer = request.override(messages=[*request.messages, user("And today?")])
+    assert longer.count_tokens() > first
+    assert counts == [1, 2]
