@@ -2,7 +2,8 @@
 reason in the import summary; evals/README.md "Roles, hygiene and carried values").
 
 A probe's answer must be distinctive: not an English word or phrase (a word is a value of
-letters only that the tokenizer holds as one common token, or a run of such words), not a
+letters only that an English dictionary lists in any case, `DEN` as `den`, or that the
+tokenizer holds as one common token; a phrase is a run of such words), not a
 fragment (`1,`, `2,5`, `{1,3}`, a lone sign), not a one- or two-digit number that stands
 everywhere. Its source sighting must be causal (the value stands there under a role,
 roles.py), and something must come between that sighting and the use: a step of the agent,
@@ -11,9 +12,11 @@ or at least `MIN_TOKENS_BETWEEN` tokens.
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from harness.tokens import TokenCounter
@@ -42,6 +45,10 @@ FLAG_BELOW = 0.5
 _LETTERS = re.compile(r"[A-Za-z]+(?:['\-][A-Za-z]+)?")
 _NUMBERISH = re.compile(r"[\d,.;:+\-*/]+")
 _QUANTIFIER = re.compile(r"\{\d*,?\d*\}|[*+?]")
+# SCOWL's American English list (lower-case entries only: capitalised ones are proper names,
+# Seattle, Garcia), shipped with the package so hygiene needs no system file; its notices are
+# in data/english-words.LICENSE.
+WORDS_FILE = Path(__file__).parent / "data" / "english-words.txt.gz"
 
 
 @lru_cache(maxsize=1)
@@ -49,11 +56,21 @@ def _counter() -> TokenCounter:
     return TokenCounter()
 
 
+@lru_cache(maxsize=1)
+def _dictionary() -> frozenset[str]:
+    with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as f:
+        return frozenset(line.strip() for line in f if line.strip())
+
+
 def is_word(text: str) -> bool:
-    """An English word: letters only, and one token of the tokenizer's vocabulary as a word
-    of running text (" however", " reservation"); names a coder made up (`sympify`) are not."""
+    """An English word: letters only, and in the dictionary in any case (`DEN` is "den", an
+    airport code that is a word all the same), or, unless CamelCase or an acronym, one token
+    of the tokenizer's vocabulary as a word of running text (" however", " reservation");
+    names a coder made up (`sympify`, `QuerySet`) are not."""
     if not _LETTERS.fullmatch(text):
         return False
+    if text.lower() in _dictionary():
+        return True
     if text[1:] != text[1:].lower():
         return False  # CamelCase or an acronym: a name someone gave
     return _counter().count_text(" " + text.lower()) == 1
