@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evals.sources.code_roles import code_role
+from evals.sources.code_roles import code_role, pasted_role
 from evals.sources.command_roles import command_role, user_role
 from evals.sources.cues import spans
 from evals.sources.hygiene import shape_refusal
@@ -191,7 +191,8 @@ def _user(value: str, text: str, use_argument: str | None) -> dict[str, Any] | N
             return role("user_text", found[0], found[1], value)
     named = user_role(value, text)  # a traceback frame, a key of a dict literal
     if named is None:
-        return None
+        found = pasted_role(value, text)  # a name the code defines or raises, a frame's
+        return role("user_text", found[0], found[1], value) if found else None
     return {**role(named.kind, named.phrase, named.terms, value), "cue": named.cue}
 
 
