@@ -88,6 +88,17 @@ def test_relabel_never_pairs_a_line_number_with_the_next_line() -> None:
     assert all(abs(int(a) - int(b)) > 1 for a, b in pairs.items())
 
 
+def test_relabel_pairs_a_value_with_one_of_another_role_where_one_is_left() -> None:
+    # Two tasks' `agentId`s swapped with each other: a reader falling back on the newest
+    # `agentId` in view answers one of the two questions right by chance.
+    values = [("a1f3c9e", "agentId"), ("b7d2e40", "agentId"), ("TileNode.swift", "plan.md"),
+              ("GridNode.swift", "plan.md")]  # fmt: skip
+    probes = [_named(n, v, "identifier", t) for n, (v, t) in enumerate(values)]
+    pairs = entity_pairs(relabelled(probes))
+    assert pairs["a1f3c9e"] in {"TileNode.swift", "GridNode.swift"}
+    assert pairs["b7d2e40"] in {"TileNode.swift", "GridNode.swift"}
+
+
 def test_relabel_reaches_a_value_a_recorded_subagent_answered_with(tmp_path) -> None:
     # The subagent's recorded answer ("Invoice INV-5512 for ...") is literal text in the
     # scenario: a relabelled subagent would have answered with the swapped value, so the
