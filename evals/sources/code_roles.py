@@ -1,8 +1,8 @@
 """What a value is in a piece of code someone was shown (evals/sources/text_roles.py, roles.py):
 the module an import line takes a name from, the name an import line takes, the value a line
 assigns to a name or passes as a keyword, or the one function a numbered line calls; in code
-the user pasted, also the function or class it defines, the exception it raises and the
-function of a traceback frame (`pasted_role`).
+the user pasted, also the function or class it defines and the exception it raises
+(`pasted_role`).
 
 Code stands in an issue the user pasted ("`ds.PhotometricInterpretation = 'MONOCHROME2'`"), in
 a file a command printed, and in a script's output; these roles name a value by the code
@@ -79,10 +79,9 @@ def code_role(value: str, line: str, text: str, where: str) -> tuple[str, list[s
 
 
 # In code a user pasted: a `def` or `class` line (after a `>>>` or `...` prompt), a `raise` of
-# an exception built with one literal message, a frame of a traceback.
+# an exception built with one literal message.
 _DEFINES = re.compile(r"^\s*(?:(?:>>>|\.\.\.)\s+)?(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)", re.M)
 _RAISES = re.compile(r"^\s*(?:>>>\s+)?raise\s+([A-Za-z_][\w.]*)\((?P<message>[^()\n]*)\)", re.M)
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[\w<>.]+)')
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
 MESSAGE_CHARS = 60
 
@@ -90,9 +89,9 @@ MESSAGE_CHARS = 60
 def pasted_role(value: str, text: str) -> tuple[str, list[str]] | None:
     """The role of the name `value` in code the user pasted (`text`, their message): the
     function or class it defines (by its place among those it defines, when it defines more),
-    the exception it raises with a literal message no other `raise` gives, or the function of
-    a traceback frame (by its file and line). None when the name is defined, raised or
-    framed more than once: the question would name no one value."""
+    or the exception it raises with a literal message no other `raise` gives (a traceback
+    frame's function: command_roles.user_role). None when the name is defined more than
+    once: the question would name no one value."""
     defined = _DEFINES.findall(text)
     if [name for _, name in defined].count(value) == 1:
         kind = next(k for k, name in defined if name == value)
@@ -111,11 +110,4 @@ def pasted_role(value: str, text: str) -> tuple[str, list[str]] | None:
         if message[:1] in "'\"" and 3 <= len(message) <= MESSAGE_CHARS and \
                 said.count(message) == 1 and value not in message:  # fmt: skip
             return f"the exception the user's code raises with `{message}`", ["raise"]
-    frames = list(_FRAME.finditer(text))
-    mine = [f for f in frames if f["fn"] == value]
-    if len(mine) == 1 and sum((f["file"], f["line"]) == (mine[0]["file"], mine[0]["line"])
-                              for f in frames) == 1:  # fmt: skip
-        file, line = mine[0]["file"], mine[0]["line"]
-        return f"the function at line {line} of `{file}` in the traceback the user gave", \
-            [file.rsplit("/", 1)[-1]]  # fmt: skip
     return None

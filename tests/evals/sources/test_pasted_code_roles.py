@@ -55,3 +55,13 @@ def test_a_name_defined_or_raised_twice_names_no_role() -> None:
     assert _phrase("rebuild", twice) is None
     raised = "raise KeyMiss('gone')\nraise KeyError('gone')\n"  # the message names neither
     assert _phrase("KeyMiss", raised) is None
+
+
+def test_a_frame_in_an_environment_is_named_by_the_path_after_site_packages() -> None:
+    tb = (
+        'Traceback (most recent call last):\n  File "/home/ana/.tox/py310/lib/python3.10/'
+        'site-packages/tabio/registry.py", line 313, in pick_reader\n    raise OSError\n'
+    )
+    assert _phrase("pick_reader", tb) == (
+        "the function at line 313 of `tabio/registry.py` in the traceback the user gave"
+    )
