@@ -11,8 +11,9 @@ For each scenario (small scale, `full`, the default reader) and each break arm:
   domain tool's output, in the main stack and in every subagent's; no probe whose answer comes
   from a tool result may pass, so the bound is the data-free floor (the share of probes
   answered from the plan's own words, memory or a skill). A scenario file's entities are its
-  probes' values named by role, paired within a shape (evals/scenarios/from_file.py), so a
-  relabelled trace answers every such question with another value of the same kind;
+  probes' values named by role, paired within a shape, across roles where it can be
+  (evals/scenarios/recorded.py), so a relabelled trace answers every such question with
+  another value of the same shape;
 - `questions-only` (scenario files): only the probe questions asked so far are in the window;
   the bound is the empty window's accuracy, and a probe that passes here but not on an empty
   window leaks its answer through another probe's question.

@@ -1,6 +1,8 @@
 """What a value is in a piece of code someone was shown (evals/sources/text_roles.py, roles.py):
 the module an import line takes a name from, the name an import line takes, the value a line
-assigns to a name or passes as a keyword, or the one function a numbered line calls.
+assigns to a name or passes as a keyword, or the one function a numbered line calls; in code
+the user pasted, also the function or class it defines and the exception it raises
+(`pasted_role`).
 
 Code stands in an issue the user pasted ("`ds.PhotometricInterpretation = 'MONOCHROME2'`"), in
 a file a command printed, and in a script's output; these roles name a value by the code
@@ -83,3 +85,38 @@ def call_role(value: str, line: str, where: str) -> tuple[str, list[str]] | None
 def code_role(value: str, line: str, text: str, where: str) -> tuple[str, list[str]] | None:
     """The first role `value` has on `line` of code (within `text`, read as `where`)."""
     return import_role(value, line, where) or assigned_role(value, line, text, where)
+
+
+# In code a user pasted: a `def` or `class` line (after a `>>>` or `...` prompt), a `raise` of
+# an exception built with one literal message.
+_DEFINES = re.compile(r"^\s*(?:(?:>>>|\.\.\.)\s+)?(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)", re.M)
+_RAISES = re.compile(r"^\s*(?:>>>\s+)?raise\s+([A-Za-z_][\w.]*)\((?P<message>[^()\n]*)\)", re.M)
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+MESSAGE_CHARS = 60
+
+
+def pasted_role(value: str, text: str) -> tuple[str, list[str]] | None:
+    """The role of the name `value` in code the user pasted (`text`, their message): the
+    function or class it defines (by its place among those it defines, when it defines more),
+    or the exception it raises with a literal message no other `raise` gives (a traceback
+    frame's function: command_roles.user_role). None when the name is defined more than
+    once: the question would name no one value."""
+    defined = _DEFINES.findall(text)
+    if [name for _, name in defined].count(value) == 1:
+        kind = next(k for k, name in defined if name == value)
+        same = [name for k, name in defined if k == kind]
+        noun = "function" if kind == "def" else "class"
+        place = same.index(value)
+        if len(same) == 1:
+            return f"the {noun} the user's code defines", [kind]
+        if place < len(_ORDINALS):
+            return f"the {_ORDINALS[place]} {noun} the user's code defines", [kind]
+        return None
+    raised = [(m[1], m["message"].strip()) for m in _RAISES.finditer(text)]
+    said = [message for _, message in raised]
+    for message in (message for name, message in raised if name == value):
+        # A literal message no other `raise` gives (`msg`, a variable, tells nothing).
+        if message[:1] in "'\"" and 3 <= len(message) <= MESSAGE_CHARS and \
+                said.count(message) == 1 and value not in message:  # fmt: skip
+            return f"the exception the user's code raises with `{message}`", ["raise"]
+    return None

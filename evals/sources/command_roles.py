@@ -117,11 +117,14 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
 
 
 def user_role(value: str, text: str) -> Named | None:
-    """The role of `value` in a traceback or code the user pasted: a frame's line number, a
-    numbered line of an IPython traceback, or the value a dict literal gives a key."""
+    """The role of `value` in a traceback or code the user pasted: a frame's line number or
+    function, a numbered line of an IPython traceback, or the value a dict literal gives a
+    key."""
     for line in text.splitlines():
         if not spans(value, line):
             continue
+        if (m := _FRAME.search(line)) and value == m["fn"]:
+            return _frame_function(value, text, m["file"], m["line"])
         if (m := _FRAME.search(line)) and value == m["line"] and m["fn"]:
             file = _known_as(m["file"])
             cue = rf'{re.escape(file)}", line {NUMBER}, in {re.escape(m["fn"])}\b'
@@ -136,6 +139,20 @@ def user_role(value: str, text: str) -> Named | None:
                 return _checked(Named("user_text", phrase, [said], cue), text, value)
     found = _keyed(value, text, "the user's code") or _passed(value, text)
     return _checked(found._replace(kind="user_text"), text, value) if found else None
+
+
+def _frame_function(value: str, text: str, path: str, line: str) -> Named | None:
+    """The function of a frame of a traceback the user pasted, named by its file and line,
+    when no other frame is in that function or at that place."""
+    frames = [(m["file"], m["line"], m["fn"]) for m in _FRAME.finditer(text)]
+    if [fn for _, _, fn in frames].count(value) != 1 or \
+            [(f, n) for f, n, _ in frames].count((path, line)) != 1:  # fmt: skip
+        return None
+    file = _known_as(path)
+    cue = rf'{re.escape(file)}", line {line}, in ([\w<>.]+)'
+    phrase = f"the function at line {line} of `{file}` in the traceback the user gave"
+    named = Named("user_text", phrase, [file.rsplit("/", 1)[-1]], cue)
+    return _checked(named, text, value)
 
 
 def _passed(value: str, text: str) -> Named | None:

@@ -2,7 +2,8 @@
 reason in the import summary; evals/README.md "Roles, hygiene and carried values").
 
 A probe's answer must be distinctive: not an English word or phrase (a word is a value of
-letters only that the tokenizer holds as one common token, or a run of such words), not a
+letters only that an English dictionary lists in any case, `DEN` as `den`, or that the
+tokenizer holds as one common token; a phrase is a run of such words), not a
 fragment (`1,`, `2,5`, `{1,3}`, a lone sign), not a one- or two-digit number that stands
 everywhere. Its source sighting must be causal (the value stands there under a role,
 roles.py), and something must come between that sighting and the use: a step of the agent,
@@ -11,11 +12,14 @@ or at least `MIN_TOKENS_BETWEEN` tokens.
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from evals.sources.values import FILE_NAME, shape_of
 from harness.tokens import TokenCounter
 
 MIN_TOKENS_BETWEEN = 200
@@ -30,6 +34,9 @@ REASONS = {
     "in_prompt": "in the system prompt, always in view",
     "common": "stands in too many places to be any one source's fact",
     "no_role": "no source shows it under a role (only as part of other text)",
+    "not_a_path": "only a path's shape would name it, and it is no path (`w/o`, `and/or`)",
+    "shape_only": "only its shape would name it, which says nothing of it (a name or a number "
+    "a user's message holds)",
     "nothing_between": "used right where it was read: no step and under "
     f"{MIN_TOKENS_BETWEEN} tokens between",
     "ambiguous": "its role names more than one value",
@@ -42,6 +49,11 @@ FLAG_BELOW = 0.5
 _LETTERS = re.compile(r"[A-Za-z]+(?:['\-][A-Za-z]+)?")
 _NUMBERISH = re.compile(r"[\d,.;:+\-*/]+")
 _QUANTIFIER = re.compile(r"\{\d*,?\d*\}|[*+?]")
+_PATH_CHARS = re.compile(r"[\w.\-~]*/[\w.\-~/]*")
+# SCOWL's American English list (lower-case entries only: capitalised ones are proper names,
+# Seattle, Garcia), shipped with the package so hygiene needs no system file; its notices are
+# in data/english-words.LICENSE.
+WORDS_FILE = Path(__file__).parent / "data" / "english-words.txt.gz"
 
 
 @lru_cache(maxsize=1)
@@ -49,11 +61,21 @@ def _counter() -> TokenCounter:
     return TokenCounter()
 
 
+@lru_cache(maxsize=1)
+def _dictionary() -> frozenset[str]:
+    with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as f:
+        return frozenset(line.strip() for line in f if line.strip())
+
+
 def is_word(text: str) -> bool:
-    """An English word: letters only, and one token of the tokenizer's vocabulary as a word
-    of running text (" however", " reservation"); names a coder made up (`sympify`) are not."""
+    """An English word: letters only, and in the dictionary in any case (`DEN` is "den", an
+    airport code that is a word all the same), or, unless CamelCase or an acronym, one token
+    of the tokenizer's vocabulary as a word of running text (" however", " reservation");
+    names a coder made up (`sympify`, `QuerySet`) are not."""
     if not _LETTERS.fullmatch(text):
         return False
+    if text.lower() in _dictionary():
+        return True
     if text[1:] != text[1:].lower():
         return False  # CamelCase or an acronym: a name someone gave
     return _counter().count_text(" " + text.lower()) == 1
@@ -82,6 +104,34 @@ def rejection(value: str) -> str | None:
     if words and all(is_word(w.strip(".,;:!?\"'()")) or not w.strip(".,;:!?\"'()")
                      for w in words):  # fmt: skip
         return "word"
+    return None
+
+
+def path_shaped(value: str) -> bool:
+    """Whether `value` is what a person calls a path: a file name with an extension files have,
+    a path from a root (`/`, `./`, `~/`) or to a folder (`docs/`), three parts or more, or two
+    parts not both dictionary words or abbreviations (`django/db`; not `w/o`, `and/or`, `I/O`).
+    Digits and signs alone (`24/7`, `12/05/2024`) are no path."""
+    if FILE_NAME.search(value):
+        return True
+    if not _PATH_CHARS.fullmatch(value) or not re.search(r"[A-Za-z]", value):
+        return False
+    parts = [p for p in value.split("/") if p]
+    if value.startswith(("/", "./", "../", "~/")) or value.endswith("/") or len(parts) >= 3:
+        return True
+    return any(len(p) >= 3 and not p.isupper() and p.lower() not in _dictionary() for p in parts)
+
+
+def shape_refusal(value: str, user: bool) -> str | None:
+    """Why the shape of `value` may not name it where it is the one value of that shape in its
+    source ("the path the user gave"), a key of `REASONS`, or None when it may: `not_a_path`,
+    the path shape without a path; `shape_only` (in a `user`'s message), a name or a plain
+    number, which the user may have given many of (`Seattle`, `600`)."""
+    shape = shape_of(value)
+    if shape == "file path" and not path_shaped(value):
+        return "not_a_path"
+    if user and (shape == "number" or shape == "identifier" and not re.search(r"\d", value)):
+        return "shape_only"
     return None
 
 

@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evals.sources.code_roles import code_role
+from evals.sources.code_roles import code_role, pasted_role
 from evals.sources.command_roles import command_role, user_role
 from evals.sources.cues import spans
+from evals.sources.hygiene import shape_refusal
 from evals.sources.redact import MASK
 from evals.sources.swe_roles import ctf_task_role, swe_listing
 from evals.sources.table_roles import table_role
@@ -176,20 +177,22 @@ def _short(value: Any) -> str:
 def _user(value: str, text: str, use_argument: str | None) -> dict[str, Any] | None:
     """What the user gave: named by the argument it was later passed as whole, else by what
     the user called it (the words before it: "my user ID is ..."), else by its shape when it
-    is the one of its shape the message holds."""
+    is the one of its shape the message holds and that shape says what it is (a path, an id,
+    a date; hygiene.shape_refusal)."""
     if use_argument:
         return role("user_text", f"the `{use_argument}` the user gave", [use_argument], value)
     label = _label_before(value, text)
     if label:
         return role("user_text", f"the {label} the user gave", [label], value)
-    if only_of_shape(value, text):
+    if only_of_shape(value, text) and shape_refusal(value, user=True) is None:
         return role("user_text", f"the {noun(value)} the user gave", [], value)
     for line in text.splitlines():  # code the user pasted (an issue's example)
         if spans(value, line) and (found := code_role(value, line, text, "the user's code")):
             return role("user_text", found[0], found[1], value)
     named = user_role(value, text)  # a traceback frame, a key of a dict literal
     if named is None:
-        return None
+        found = pasted_role(value, text)  # a name the code defines or raises, a frame's
+        return role("user_text", found[0], found[1], value) if found else None
     return {**role(named.kind, named.phrase, named.terms, value), "cue": named.cue}
 
 

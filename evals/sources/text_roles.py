@@ -14,6 +14,7 @@ from typing import Any
 from evals.sources.bounds import keyword_of, whole_token
 from evals.sources.code_roles import call_role, code_role, import_role
 from evals.sources.cues import spans
+from evals.sources.hygiene import path_shaped, shape_refusal
 from evals.sources.values import shape_of
 from harness.memo import Memo
 
@@ -64,7 +65,7 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
         if found is not None:
             kind, phrase, terms = found
             return role(kind, phrase, [*terms, *([file] if file else [])], value)
-    if only_of_shape(value, text):
+    if only_of_shape(value, text) and shape_refusal(value, user=False) is None:
         return role(
             "command_output", f"the {noun(value)} {printed} printed", [command or tool], value
         )
@@ -148,7 +149,7 @@ def _line_role(value: str, line: str, file: str, printed: str, text: str) -> \
         said = what_line_says(m["text"], value)
         return ("listing", f"the file in which {printed} found `{said}`", [said]) if said \
             else None  # fmt: skip
-    if line.strip().strip("./") == value.strip("./") and shape_of(value) == "file path":
+    if line.strip().strip("./") == value.strip("./") and path_shaped(value):
         base = value.rstrip("/").rsplit("/", 1)[-1]
         if base != value:
             return "listing", f"the path of `{base}` that {printed} listed", [base]

@@ -27,9 +27,10 @@ from dataclasses import replace
 from typing import Any
 
 from evals.sources.cues import find_cue, spans
-from evals.sources.hygiene import MIN_TOKENS_BETWEEN, Rejections, rejection
-from evals.sources.roles import role_of
+from evals.sources.hygiene import MIN_TOKENS_BETWEEN, Rejections, rejection, shape_refusal
+from evals.sources.roles import result_body, role_of
 from evals.sources.shelf import holding
+from evals.sources.text_roles import only_of_shape
 from evals.sources.trace import GroundTruth
 from evals.sources.values import common, shape_of
 from evals.sources.walk_record import ReplayPoint, Shown, Walk
@@ -135,7 +136,7 @@ def _probe(
     before = walk.before(point.message)
     if common(value, (s.text for s in holding(before, value))):
         return "common"
-    role, shown = None, None
+    role, shown, refused = None, None, None
     for sighting in _sightings(walk, value, point.message):
         shown = shown or sighting
         call = sighting.call
@@ -145,10 +146,14 @@ def _probe(
         if role is not None:
             shown = sighting
             break
+        refused = refused or _refused(value, sighting)
     if role is None:
         if fallback is None or shown is None:
-            return "no_role"
+            return refused or "no_role"
         role = fallback
+    elif role["phrase"] == f"the `{argument}` the user gave" and shown is not None and \
+            _rivals(walk, value, argument, shown.source.text):  # fmt: skip
+        return "ambiguous"
     # A role of command_roles.py brings a cue built from what names the value (a key, a label,
     # the line next to it), never from its neighbours (which another probe may ask for).
     role = dict(role)
@@ -188,6 +193,23 @@ def _probe(
         probe["cue"] = cue
         probe["distractors"] = list(found.distractors) if found is not None else []
     return probe
+
+
+def _rivals(walk: Walk, value: str, argument: str | None, text: str) -> bool:
+    """Whether the run passed another value the user's message `text` shows as the same whole
+    `argument`: "the `company` the user gave" then names each of them (a value rejected for
+    itself, a word, is a rival all the same)."""
+    return any(u.argument == argument and u.whole and u.kind == "argument" and u.value != value
+               and spans(u.value, text) for u in walk.uses)  # fmt: skip
+
+
+def _refused(value: str, sighting: Shown) -> str | None:
+    """Why `value`, the one value of its shape in the text `sighting` shows, is not named by
+    that shape (hygiene.shape_refusal: `w/o` is no path), else None: counted apart from
+    `no_role`."""
+    user = sighting.source.kind == "user"
+    text = sighting.source.text if user else result_body(sighting.source.text)
+    return shape_refusal(value, user) if only_of_shape(value, text) else None
 
 
 def _carried(walk: Walk, value: str, source: int, use: int) -> bool:

@@ -21,7 +21,7 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:]+)?$")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?$")
 # What a question may call a file: a name ending in an extension files have, not an attribute
 # (`path.join`) or a check id (`models.E015`).
-_FILE_NAME = re.compile(r"\w\.(?:py|pyi|js|jsx|ts|tsx|rs|go|java|rb|ex|exs|heex|c|h|cc|cpp|hpp|cs"
+FILE_NAME = re.compile(r"\w\.(?:py|pyi|js|jsx|ts|tsx|rs|go|java|rb|ex|exs|heex|c|h|cc|cpp|hpp|cs"
                         r"|md|rst|txt|json|jsonl|ya?ml|toml|cfg|ini|html|css|sh|sql|csv|lock"
                         r"|xml|traj|log|ipynb)$")  # fmt: skip
 
@@ -76,6 +76,6 @@ def shape_of(value: str) -> str:
         return "date"
     if _NUMBER.match(value):
         return "number"
-    if "/" in value and " " not in value or _FILE_NAME.search(value):
+    if "/" in value and " " not in value or FILE_NAME.search(value):
         return "file path"
     return "identifier"

@@ -57,6 +57,48 @@ def test_relabel_never_pairs_a_value_with_one_that_holds_it() -> None:
     assert all(a not in b and b not in a for a, b in pairs.items())
 
 
+def _named(n: int, answer: str, shape: str, term: str) -> ProbeSpec:
+    return ProbeSpec.model_validate({
+        "id": f"p{n}", "kind": "recall", "question": f"Which value {n}?", "answer": answer,
+        "after": "u000", "source": "tool",
+        "role": {"kind": "listing", "phrase": f"the value {n}", "terms": [term], "shape": shape},
+    })  # fmt: skip
+
+
+def test_relabel_pairs_values_within_a_shape_only() -> None:
+    # A command and a path on one README line, swapped, leave "the path on line 49" where it
+    # was; a value with no partner of its own shape is not swapped at all.
+    probes = [_named(1, "python3", "identifier", "README.md"),
+              _named(2, "scripts/build_site.py", "file path", "README.md")]  # fmt: skip
+    assert entity_pairs(relabelled(probes)) == {}
+    probes.append(_named(3, "docs/index.md", "file path", "README.md"))
+    assert entity_pairs(relabelled(probes)) == {
+        "scripts/build_site.py": "docs/index.md", "docs/index.md": "scripts/build_site.py",
+    }  # fmt: skip
+
+
+def test_relabel_never_pairs_a_line_number_with_the_next_line() -> None:
+    # Lines 1207 (blank, named by the `def` after it) and 1208 (the `def`) swapped leave the
+    # listing saying "1207 def ...": the line before the `def` is found where it was.
+    values = [("1207", "def load_rows"), ("1208", "def load_rows"), ("1206", "return rows"),
+              ("1205", "if not rows:")]  # fmt: skip
+    probes = [_named(n, v, "number", t) for n, (v, t) in enumerate(values)]
+    pairs = entity_pairs(relabelled(probes))
+    assert set(pairs) == {"1205", "1206", "1207", "1208"}
+    assert all(abs(int(a) - int(b)) > 1 for a, b in pairs.items())
+
+
+def test_relabel_pairs_a_value_with_one_of_another_role_where_one_is_left() -> None:
+    # Two tasks' `agentId`s swapped with each other: a reader falling back on the newest
+    # `agentId` in view answers one of the two questions right by chance.
+    values = [("a1f3c9e", "agentId"), ("b7d2e40", "agentId"), ("TileNode.swift", "plan.md"),
+              ("GridNode.swift", "plan.md")]  # fmt: skip
+    probes = [_named(n, v, "identifier", t) for n, (v, t) in enumerate(values)]
+    pairs = entity_pairs(relabelled(probes))
+    assert pairs["a1f3c9e"] in {"TileNode.swift", "GridNode.swift"}
+    assert pairs["b7d2e40"] in {"TileNode.swift", "GridNode.swift"}
+
+
 def test_relabel_reaches_a_value_a_recorded_subagent_answered_with(tmp_path) -> None:
     # The subagent's recorded answer ("Invoice INV-5512 for ...") is literal text in the
     # scenario: a relabelled subagent would have answered with the swapped value, so the

@@ -6,7 +6,7 @@ sign, which stands as a value of its own."""
 from __future__ import annotations
 
 from evals.sources.roles import role_of
-from evals.sources.text_roles import text_role
+from evals.sources.text_roles import only_of_shape, text_role
 
 
 def _bash(value: str, text: str, command: str) -> str | None:
@@ -81,4 +81,6 @@ def test_a_name_assigned_twice_in_the_users_code_names_no_value() -> None:
 
 def test_an_amount_after_a_currency_sign_stands_as_its_own_value() -> None:
     said = "I'm willing to pay up to $600 for the upgrade."
-    assert role_of("600", said, "user", None, None)["phrase"] == "the number the user gave"
+    assert only_of_shape("600", said)
+    # A plain number the user gave is not named by its shape alone (hygiene.shape_refusal).
+    assert role_of("600", said, "user", None, None) is None
