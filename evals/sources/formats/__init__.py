@@ -127,10 +127,6 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
             ),
         ),
     ),
-    (
-        "anthropic",
-        (_typed("tool_use", "tool_result", "thinking", "redacted_thinking"), _key("tool_use_id")),
-    ),
     # A bare list of mini-swe-agent messages has no `trajectory_format`: its v2 action fence
     # or an observation opening a user message says it (a Chat tool message may hold one too).
     (
@@ -139,6 +135,14 @@ _SIGNS: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = (
             re.compile(r"```mswea_bash_command|<mswea_bash_command>"),
             re.compile(r'"role"\s*:\s*"user"\s*,\s*"content"\s*:\s*"<returncode>'),
         ),
+    ),
+    # LiteLLM keeps a reply's reasoning beside a Chat message in `thinking_blocks`, typed
+    # "thinking" as Anthropic's blocks are (a tau2-bench results file's `raw_data`); an
+    # Anthropic message has no such field.
+    ("openai-chat", (_key("thinking_blocks"),)),
+    (
+        "anthropic",
+        (_typed("tool_use", "tool_result", "thinking", "redacted_thinking"), _key("tool_use_id")),
     ),
     ("openai-chat", (_key("role"),)),
 )

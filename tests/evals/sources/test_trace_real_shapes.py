@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.traces import claude_sidechain, claude_task_session, read_one
 
-from evals.sources.formats import read_traces
+from evals.sources.formats import detect_format, read_traces
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -237,3 +237,24 @@ def test_a_chat_tool_result_that_looks_like_an_observation_stays_chat(tmp_path: 
     path.write_text(json.dumps(doc))
     trace = read_one(path, "openai-chat")
     assert [t.name for t in trace.tools] == ["sh"]
+
+
+def test_a_tau2_results_file_whose_raw_replies_hold_thinking_blocks_is_chat(
+    tmp_path: Path,
+) -> None:
+    # jitrc/tau2-enhanced samples/logs/*.json (gemini-2.5-flash through LiteLLM): each
+    # message keeps the provider's reply in `raw_data`, whose `thinking_blocks` are typed
+    # "thinking" like Anthropic's; auto-detected as Anthropic, no block was a tool_use and
+    # every file was refused as "conversations with no tool call".
+    document = json.loads((FIXTURES / "tau2_results.json").read_text(encoding="utf-8"))
+    for message in document["simulations"][0]["messages"]:
+        if message["role"] == "assistant":
+            thinking = {"type": "thinking", "thinking": "{}", "signature": "c2ln"}
+            message["raw_data"] = {"message": {"role": "assistant", "thinking_blocks": [thinking]}}
+    path = tmp_path / "airline_flash_2t.json"
+    path.write_text(json.dumps(document, indent=4), encoding="utf-8")
+    assert detect_format(path) == "openai-chat"
+    (trace,) = read_traces(path, strict=True)
+    calls = [c for m in trace.messages for c in m.tool_calls]
+    assert [c.name for c in calls][:2] == ["find_user_id_by_email", "get_order_details"]
+    assert trace.ground_truth.actions[1].arguments["order_id"] == "#W4410"
