@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from evals.sources.command_names import printed_by
 from evals.sources.cues import shape, spans
 from evals.sources.text_roles import (
     GREP_LINE,
@@ -87,7 +88,9 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
     of this module's rules, or None; `result` names that output when no command ran."""
     command = command_of(arguments)
     file = file_of(arguments, command)
-    printed = f"`{command}`" if command else result
+    printed = printed_by(arguments, result)
+    if printed is None:
+        return None  # a heredoc that says nothing of what it ran (command_names.py)
     clean = _ANSI.sub("", text)
     listing = bool(file) and (not command or _READS.match(command) is not None)
     found = (
@@ -97,7 +100,7 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
         or _failed_test(value, clean, printed, alone=True)
         or _failure_section(value, clean, printed)
         or _failed_test(value, clean, printed, alone=False)
-        or _keyed(value, clean, f"`{file}`" if file else f"what {printed} printed")
+        or _keyed(value, clean, f"`{file}`" if file else f"the output of {printed}")
         or _commit(value, clean, printed)
         or (None if listing else _labelled(value, clean, printed))
     )
