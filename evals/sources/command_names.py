@@ -22,9 +22,10 @@ _WRITES = re.compile(r"(?:(?<![\d&])>>?|\btee(?:\s+-a)?)\s*['\"]?(?P<file>(?!/de
 _SETUP = re.compile(r"(?:import\s|from\s+\S+\s+import\s|#|set\s+-|sys\.path\b)")
 
 
-def printed_by(arguments: dict[str, Any], result: str) -> str | None:
+def printed_by(arguments: dict[str, Any], result: str, value: str = "") -> str | None:
     """The noun phrase naming the command of a call with `arguments` ("`ls -l src`"), or
-    `result` ("the `fetch` result") when it ran none; None when nothing names it."""
+    `result` ("the `fetch` result") when it ran none; None when nothing names it, or when the
+    heredoc line it would be named by holds `value` (the question would give it away)."""
     texts = (arguments.get(key) for key in COMMAND_ARGS)
     command = next((t for t in texts if isinstance(t, str) and t.strip()), "")
     if not command:
@@ -49,7 +50,7 @@ def printed_by(arguments: dict[str, Any], result: str) -> str | None:
     defining = _quoted(next((t for t in body if t and not _SETUP.match(t)), ""))
     # the program the heredoc feeds: the first word of the last command before the opener
     program = re.split(r"&&|\|\||[;|]", line[: opener.start()])[-1].split()
-    if not defining or not program:
+    if not defining or not program or value and value in defining:
         return None
     return f"the `{program[0]}` script with the line {defining}"
 

@@ -62,6 +62,8 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
         )
     if found is None or spans(value, found["phrase"]) or MASK in found["phrase"]:
         return None  # a role that states the value, or names what redaction took out
+    if found["phrase"].count("`") % 2:
+        return None  # a quote cut open: no well-formed question names it
     return found
 
 
@@ -210,12 +212,12 @@ _FILLER = frozenset(
 
 
 def _label_before(value: str, text: str) -> str:
-    """What the user called `value`: the words just before it when they end in "is", ":",
-    "=" or "#" ("my user ID is ...") or in a naming word ("reservation ID ..."), without
-    filler words; else ""."""
+    """What the user called `value`: the words just before it when they end in "is", "of",
+    ":", "=" or "#" ("my user ID is ...", "a date of birth of ...") or in a naming word
+    ("reservation ID ..."), without filler words; else ""."""
     start = spans(value, text)[0]
     before = re.split(r"[.!?\n;,(]", text[:start])[-1]
-    m = re.search(r"([A-Za-z][\w' \-]{0,40}?)\s*(?:\bis|:|=|#)\s*$", before) or \
+    m = re.search(r"([A-Za-z][\w' \-]{0,40}?)\s*(?:\bis|\bof|:|=|#)\s*$", before) or \
         re.search(r"([A-Za-z][\w' \-]{0,40}?\b(?:id|ID|number|code|name))\s*$", before)  # fmt: skip
     words: list[str] = []
     found = re.findall(r"[A-Za-z][A-Za-z'\-]*", m[1] if m else "")

@@ -47,7 +47,7 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
     `result` names that result when the call ran no command ("the `fetch` result")."""
     command = command_of(arguments)
     file = file_of(arguments, command)
-    printed = printed_by(arguments, result)
+    printed = printed_by(arguments, result, value)
     if printed is None:
         return None  # a heredoc that says nothing of what it ran (command_names.py)
     first = _first_line(command, file)

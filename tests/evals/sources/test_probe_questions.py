@@ -149,3 +149,37 @@ def test_a_log_of_tool_events_is_refused_as_no_known_trace(tmp_path: Path) -> No
     said = str(err.value)
     assert "not a trace of any known format" in said
     assert "swe-agent" in said and '"execution_time"' in said
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "command", "phrase"),
+    [
+        ("EMU_DATA_HOME", "PATH=/usr/bin\nEMU_DATA_HOME=/srv/emu/data\nLANG=C\n", "env | sort",
+         "the variable `env | sort` printed set to `/srv/emu/data`"),
+        ("sys.boot_done", "[ro.kind]: [userdebug]\n[sys.boot_done]: [yes_1]\n",
+         "adb shell getprop", "the property `adb shell getprop` printed set to `yes_1`"),
+        ("kernel.crash_file", "kernel.crash_file = /var/crash/core.%p\nkernel.pid_max = 4194\n",
+         "sysctl -a", "the key `sysctl -a` printed set to `/var/crash/core.%p`"),
+    ],
+)  # fmt: skip
+def test_a_setting_a_command_printed_is_named_by_the_value_it_was_set_to(
+    value: str, text: str, command: str, phrase: str
+) -> None:
+    assert _phrase(value, text, command) == phrase
+
+
+def test_a_setting_is_not_named_by_a_value_another_setting_has_too() -> None:
+    text = "[sys.boot_done]: [1]\n[sys.is_ready]: [1]\n"
+    assert _phrase("sys.boot_done", text, "adb shell getprop") is None
+
+
+def test_a_label_the_user_ended_with_of_names_the_value() -> None:
+    found = role_of("1999-02-03", "Add Ann Berg, with a date of birth of 1999-02-03.", "user",
+                    None, None)  # fmt: skip
+    assert found is not None and found["phrase"] == "the `date of birth` the user wrote"
+
+
+def test_a_script_line_that_holds_the_value_does_not_name_it() -> None:
+    command = "python - <<'PY'\nu = parse('10/m/kpc7')\nprint('unit:', u)\nPY"
+    phrase = _phrase("kpc7", "unit: kpc7\n", command)
+    assert phrase is None or "kpc7" not in phrase
