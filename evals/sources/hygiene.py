@@ -3,9 +3,10 @@ reason in the import summary; evals/README.md "Roles, hygiene and carried values
 
 A probe's answer must be distinctive: not an English word or phrase (a word is a value of
 letters only that an English dictionary lists in any case, `DEN` as `den`, or that the
-tokenizer holds as one common token; a phrase is a run of such words), not a
-fragment (`1,`, `2,5`, `{1,3}`, a lone sign), not a one- or two-digit number that stands
-everywhere. Its source sighting must be causal (the value stands there under a role,
+tokenizer holds as one common token; a phrase is a run of words of letters, while a command
+line such as `adb shell getprop ro.build.type` is none), not a fragment (`1,`, `2,5`, `{1,3}`,
+a lone sign), not a one- or two-digit number that stands everywhere, not an ordinal (`5th`).
+Its source sighting must be causal (the value stands there under a role,
 roles.py), and something must come between that sighting and the use: a step of the agent,
 or at least `MIN_TOKENS_BETWEEN` tokens.
 """
