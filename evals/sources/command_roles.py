@@ -21,7 +21,9 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from evals.sources.command_names import printed_by
 from evals.sources.cues import shape, spans
+from evals.sources.key_roles import key_role
 from evals.sources.text_roles import (
     GREP_LINE,
     NUMBERED_LINE,
@@ -92,7 +94,9 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
     of this module's rules, or None; `result` names that output when no command ran."""
     command = command_of(arguments)
     file = file_of(arguments, command)
-    printed = f"`{command}`" if command else result
+    printed = printed_by(arguments, result, value)
+    if printed is None:
+        return None  # a heredoc that says nothing of what it ran (command_names.py)
     clean = _ANSI.sub("", text)
     listing = bool(file) and (not command or _READS.match(command) is not None)
     found = (
@@ -102,9 +106,10 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
         or _failed_test(value, clean, printed, alone=True)
         or _failure_section(value, clean, printed)
         or _failed_test(value, clean, printed, alone=False)
-        or _keyed(value, clean, f"`{file}`" if file else f"what {printed} printed")
+        or _keyed(value, clean, f"`{file}`" if file else f"the output of {printed}")
         or _commit(value, clean, printed)
         or (None if listing else _labelled(value, clean, printed))
+        or (None if listing else _setting(value, clean, printed))
     )
     if found is None:
         return None
@@ -369,6 +374,12 @@ def _commit(value: str, text: str, printed: str) -> Named | None:
         return Named("command_output", f"the hash {printed} printed for the commit `{subject}`",
                      [subject], form + re.escape(subject))  # fmt: skip
     return None
+
+
+def _setting(value: str, text: str, printed: str) -> Named | None:
+    """The name of a variable, property or key a line of the output sets (key_roles.py)."""
+    found = key_role(value, text, printed)
+    return Named(*found) if found else None
 
 
 def _labelled(value: str, text: str, printed: str) -> Named | None:

@@ -3,9 +3,10 @@ reason in the import summary; evals/README.md "Roles, hygiene and carried values
 
 A probe's answer must be distinctive: not an English word or phrase (a word is a value of
 letters only that an English dictionary lists in any case, `DEN` as `den`, or that the
-tokenizer holds as one common token; a phrase is a run of such words), not a
-fragment (`1,`, `2,5`, `{1,3}`, a lone sign), not a one- or two-digit number that stands
-everywhere. Its source sighting must be causal (the value stands there under a role,
+tokenizer holds as one common token; a phrase is a run of words of letters, while a command
+line such as `adb shell getprop ro.build.type` is none), not a fragment (`1,`, `2,5`, `{1,3}`,
+a lone sign), not a one- or two-digit number that stands everywhere, not an ordinal (`5th`).
+Its source sighting must be causal (the value stands there under a role,
 roles.py), and something must come between that sighting and the use: a step of the agent,
 or at least `MIN_TOKENS_BETWEEN` tokens.
 """
@@ -31,6 +32,7 @@ REASONS = {
     "word": "a dictionary word or English phrase",
     "fragment": "a fragment (punctuation-joined numbers, a regex quantifier, a lone sign)",
     "short_number": "a one- or two-digit number",
+    "ordinal": "an ordinal (`5th`, `22nd`): a day or a place in a list, no value of its own",
     "in_prompt": "in the system prompt, always in view",
     "common": "stands in too many places to be any one source's fact",
     "no_role": "no source shows it under a role (only as part of other text)",
@@ -49,6 +51,7 @@ FLAG_BELOW = 0.5
 _LETTERS = re.compile(r"[A-Za-z]+(?:['\-][A-Za-z]+)?")
 _NUMBERISH = re.compile(r"[\d,.;:+\-*/]+")
 _QUANTIFIER = re.compile(r"\{\d*,?\d*\}|[*+?]")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
 _PATH_CHARS = re.compile(r"[\w.\-~]*/[\w.\-~/]*")
 # SCOWL's American English list (lower-case entries only: capitalised ones are proper names,
 # Seattle, Garcia), shipped with the package so hygiene needs no system file; its notices are
@@ -89,6 +92,8 @@ def rejection(value: str) -> str | None:
         return "fragment"
     if text.isdigit() and len(text.lstrip("0") or "0") <= 2:
         return "short_number"
+    if _ORDINAL.fullmatch(text):
+        return "ordinal"
     if _NUMBERISH.fullmatch(text):
         # Digits joined by signs that are no number (`1,`, `2,5`, `3.`): a piece of a list
         if not re.fullmatch(r"-?\d+(?:\.\d+)?|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,4}[\-/.:]\d"
@@ -98,11 +103,11 @@ def rejection(value: str) -> str | None:
             return "short_number"
     if not re.search(r"[A-Za-z0-9]", text):
         return "fragment"
-    words = text.split()
-    if len(words) > 1 and not any(c.isdigit() for c in text):
-        return "word"  # a phrase: what it says, not a value a source holds
-    if words and all(is_word(w.strip(".,;:!?\"'()")) or not w.strip(".,;:!?\"'()")
-                     for w in words):  # fmt: skip
+    # Punctuation and markup around words (`# Weekly report`, `**Note**`) leave a phrase one.
+    words = [w.strip(".,;:!?\"'()#*`") for w in text.split()]
+    if len(words) > 1 and all(not w or _LETTERS.fullmatch(w) for w in words):
+        return "word"  # a phrase: what it says; a command line (`ro.build.type`) is a value
+    if words and all(not w or is_word(w) for w in words):
         return "word"
     return None
 
@@ -127,6 +132,8 @@ def shape_refusal(value: str, user: bool) -> str | None:
     source ("the path the user gave"), a key of `REASONS`, or None when it may: `not_a_path`,
     the path shape without a path; `shape_only` (in a `user`'s message), a name or a plain
     number, which the user may have given many of (`Seattle`, `600`)."""
+    if _ORDINAL.fullmatch(value.strip()):
+        return "ordinal"  # "the id the user gave" of `5th`
     shape = shape_of(value)
     if shape == "file path" and not path_shaped(value):
         return "not_a_path"

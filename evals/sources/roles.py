@@ -62,6 +62,8 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
         )
     if found is None or spans(value, found["phrase"]) or MASK in found["phrase"]:
         return None  # a role that states the value, or names what redaction took out
+    if found["phrase"].count("`") % 2:
+        return None  # a quote cut open: no well-formed question names it
     return found
 
 
@@ -182,8 +184,10 @@ def _user(value: str, text: str, use_argument: str | None) -> dict[str, Any] | N
     if use_argument:
         return role("user_text", f"the `{use_argument}` the user gave", [use_argument], value)
     label = _label_before(value, text)
-    if label:
-        return role("user_text", f"the {label} the user gave", [label], value)
+    if label and not _small_number(value):
+        # The user's own words, quoted ("the Today's date the user gave" read as garbled);
+        # "wrote", since "the `user_id` the user gave" names the argument it was passed as.
+        return role("user_text", f"the `{label}` the user wrote", [label], value)
     if only_of_shape(value, text) and shape_refusal(value, user=True) is None:
         return role("user_text", f"the {noun(value)} the user gave", [], value)
     for line in text.splitlines():  # code the user pasted (an issue's example)
@@ -209,16 +213,27 @@ _FILLER = frozenset(
 
 
 def _label_before(value: str, text: str) -> str:
-    """What the user called `value`: the words just before it when they end in "is", ":",
-    "=" or "#" ("my user ID is ...") or in a naming word ("reservation ID ..."), without
-    filler words; else ""."""
+    """What the user called `value`: the words just before it when they end in "is", "of",
+    ":", "=" or "#" ("my user ID is ...", "a date of birth of ...") or in a naming word
+    ("reservation ID ..."), without filler words; else ""."""
     start = spans(value, text)[0]
     before = re.split(r"[.!?\n;,(]", text[:start])[-1]
-    m = re.search(r"([A-Za-z][\w' \-]{0,40}?)\s*(?:\bis|:|=|#)\s*$", before) or \
+    m = re.search(r"([A-Za-z][\w' \-]{0,40}?)\s*(?:\bis|\bof|:|=|#)\s*$", before) or \
         re.search(r"([A-Za-z][\w' \-]{0,40}?\b(?:id|ID|number|code|name))\s*$", before)  # fmt: skip
     words: list[str] = []
-    for word in reversed(re.findall(r"[A-Za-z][A-Za-z'\-]*", m[1] if m else "")):
-        if word.lower() in _FILLER or len(words) == 3:
+    found = re.findall(r"[A-Za-z][A-Za-z'\-]*", m[1] if m else "")
+    for i in range(len(found) - 1, -1, -1):
+        word = found[i]
+        # "date of birth": `of` inside a label whose head, before it, is a naming word
+        inner = word.lower() == "of" and words and i > 0 and found[i - 1].lower() in _NAMING_WORDS
+        if word.lower() in _FILLER and not inner or len(words) == 3:
             break  # the label is the run of words right before the value
         words.insert(0, word)
-    return " ".join(words) if words and words[-1].lower() in _NAMING_WORDS else ""
+    head = words[: words.index("of")] if "of" in words else words
+    return " ".join(words) if head and head[-1].lower() in _NAMING_WORDS else ""
+
+
+def _small_number(value: str) -> bool:
+    """A bare number of under four digits: what a user called it ("id 123") says nothing a
+    model could tell it apart by from the other small numbers of a conversation."""
+    return value.isdigit() and len(value.lstrip("0")) < 4

@@ -13,12 +13,12 @@ from typing import Any
 
 from evals.sources.bounds import keyword_of, whole_token
 from evals.sources.code_roles import call_role, code_role, import_role
+from evals.sources.command_names import COMMAND_ARGS, COMMAND_CHARS, printed_by
 from evals.sources.cues import spans
 from evals.sources.hygiene import path_shaped, shape_refusal
 from evals.sources.values import shape_of
 from harness.memo import Memo
 
-COMMAND_CHARS = 70
 GREP_LINE = re.compile(r"^(?P<file>[\w./\-]+\.\w+)[:\-](?P<line>\d+)[:\-](?P<text>.*)$")
 _GREP_FILE = re.compile(r"^(?P<file>[\w./\-]+\.\w+):(?P<text>.*)$")
 NUMBERED_LINE = re.compile(r"^\s*(?P<line>\d+)(?:\t|→| {1,2}\||:\s| {2})(?P<text>.*)$")
@@ -40,7 +40,6 @@ _SYMBOL = re.compile(r"^\s*(?:async\s+)?(def|class|function|fn|func|defp?|module
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*[:=]")
 _NUMBER_TOKEN = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _FILE_ARGS = ("file_path", "path", "filename", "file", "notebook_path")
-_COMMAND_ARGS = ("command", "cmd", "script", "code")
 _PATHLIKE = re.compile(r"[\w.\-]*/[\w./\-]*\.\w+|[\w\-]+\.(?:py|js|ts|rs|go|java|rb|ex|exs|c|h"
                        r"|cpp|md|txt|json|ya?ml|toml|cfg|ini|html|css|rst)\b")  # fmt: skip
 
@@ -51,7 +50,9 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
     `result` names that result when the call ran no command ("the `fetch` result")."""
     command = command_of(arguments)
     file = file_of(arguments, command)
-    printed = f"`{command}`" if command else result
+    printed = printed_by(arguments, result, value)
+    if printed is None:
+        return None  # a heredoc that says nothing of what it ran (command_names.py)
     first = _first_line(command, file)
     for n, line in enumerate(text.splitlines()):
         if value not in line or not spans(value, line):
@@ -188,8 +189,8 @@ def what_line_says(text: str, value: str) -> str:
         said = m[1]
     else:
         said = stripped[:60]  # a short name (`val = f()`) says less than the whole line
-    if len(re.findall(r"\w", said)) < 6 or spans(value, said):
-        return ""  # `if (`, `)`: a line that says nothing a person would name it by
+    if len(re.findall(r"\w", said)) < 6 or spans(value, said) or "`" in said:
+        return ""  # `if (`, `)`: says nothing a person would name it by; a quote, unquotable
     return said
 
 
@@ -233,7 +234,7 @@ def _of_shape(text: str, shape: str) -> frozenset[str]:
 
 def command_of(arguments: dict[str, Any]) -> str:
     """The first line of the command a call ran (shortened), or "" when it ran none."""
-    for key in _COMMAND_ARGS:
+    for key in COMMAND_ARGS:
         text = arguments.get(key)
         if isinstance(text, str) and text.strip():
             first = text.strip().splitlines()[0]

@@ -30,7 +30,7 @@ from evals.sources.cues import find_cue, spans
 from evals.sources.hygiene import MIN_TOKENS_BETWEEN, Rejections, rejection, shape_refusal
 from evals.sources.roles import result_body, role_of
 from evals.sources.shelf import holding
-from evals.sources.text_roles import only_of_shape
+from evals.sources.text_roles import noun, only_of_shape
 from evals.sources.trace import GroundTruth
 from evals.sources.values import common, shape_of
 from evals.sources.walk_record import ReplayPoint, Shown, Walk
@@ -154,6 +154,9 @@ def _probe(
     elif role["phrase"] == f"the `{argument}` the user gave" and shown is not None and \
             _rivals(walk, value, argument, shown.source.text):  # fmt: skip
         return "ambiguous"
+    elif role["phrase"] == f"the {noun(value)} the user gave" and \
+            _user_gave_others(walk, value, point.message):  # fmt: skip
+        return "shape_only"
     # A role of command_roles.py brings a cue built from what names the value (a key, a label,
     # the line next to it), never from its neighbours (which another probe may ask for).
     role = dict(role)
@@ -201,6 +204,14 @@ def _rivals(walk: Walk, value: str, argument: str | None, text: str) -> bool:
     itself, a word, is a rival all the same)."""
     return any(u.argument == argument and u.whole and u.kind == "argument" and u.value != value
                and spans(u.value, text) for u in walk.uses)  # fmt: skip
+
+
+def _user_gave_others(walk: Walk, value: str, message: int) -> bool:
+    """Whether the user wrote another value of `value`'s shape before message `message`:
+    "the id the user gave" then names none of them, whichever message held one alone."""
+    said = "\n".join(s.source.text for s in walk.shown
+                     if s.source.kind == "user" and s.message < message)  # fmt: skip
+    return not only_of_shape(value, said)
 
 
 def _refused(value: str, sighting: Shown) -> str | None:

@@ -177,6 +177,16 @@ def detect_format(path: Path) -> str:
     )
 
 
+def _lone_key(name: str, head: str) -> str:
+    """The key (`"execution_time"`) format `name` was recognised by in `head`, when one bare
+    key of its signs was all `head` held of them (so a refusal can name it), else ""."""
+    found = [sign for n, signs in _SIGNS if n == name for sign in signs if _signed(sign, head)]
+    if len(found) != 1:
+        return ""
+    m = re.fullmatch(r'"(\w+)"\\s\*:', found[0].pattern)
+    return f'"{m[1]}"' if m else ""
+
+
 def _archive_format(path: Path) -> str:
     """`inspect-ai` for a zip archive holding an Inspect log's `header.json` or samples."""
     import zipfile
@@ -207,7 +217,7 @@ def read_traces(path: Path, format: str = "auto", strict: bool = False) -> Itera
     if strict and format == "auto":  # a guessed format must read steps from the file
         with open(path, "rb") as f:
             head = f.read(HEAD_BYTES).decode("utf-8", errors="replace")
-        traces = strict_steps(traces, path, name, head)
+        traces = strict_steps(traces, path, name, head, _lone_key(name, head))
     for trace in traces:
         if not trace.messages:
             why = trace.skipped[0].reason if trace.skipped else "no messages"

@@ -66,10 +66,13 @@ def _sound(trace: Trace) -> bool:
     return steps > 0 and _dropped(trace) <= len(trace.messages)
 
 
-def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> Iterator[Trace]:
+def strict_steps(
+    traces: Iterable[Trace], path: Path, name: str, head: str, key: str = ""
+) -> Iterator[Trace]:
     """`traces` as read by format `name`, unless none of them is sound (`_sound`): then
-    `TraceFormatError` in one line naming what the file resembles. Traces are passed on as
-    soon as one is sound; until then at most `HOLD` are held back."""
+    `TraceFormatError` in one line naming what the file resembles. `key` is the one key
+    `name` was guessed from, when a lone key was all (formats/__init__.py). Traces are passed
+    on as soon as one is sound; until then at most `HOLD` are held back."""
     held: list[Trace] = []
     seen = dropped = 0
     passed = False
@@ -86,13 +89,17 @@ def strict_steps(traces: Iterable[Trace], path: Path, name: str, head: str) -> I
             held.clear()
     if passed or not seen:
         return
-    raise TraceFormatError(f"{path}: {_refusal(name, head, seen, dropped, held)}")
+    raise TraceFormatError(f"{path}: {_refusal(name, head, seen, dropped, held, key)}")
 
 
-def _refusal(name: str, head: str, seen: int, dropped: int, traces: list[Trace]) -> str:
+def _refusal(
+    name: str, head: str, seen: int, dropped: int, traces: list[Trace], key: str = ""
+) -> str:
     """Why a file is refused. Read fine (fewer records dropped than kept, no other layout's
     signs): it is conversations without a tool call, said so. Otherwise the guess of `name`
-    is weak: the layout the file may be, and how to force `name`."""
+    is weak: the layout the file may be, and how to force `name`; guessed from a lone `key`
+    that any JSON may hold (a log of tool events timing each as `"execution_time"`), the file
+    is no trace ctxlab knows, and the key is named as all it shared with `name`."""
     layout = _layout(head)
     kept = sum(len(t.messages) for t in traces)
     records = f"{dropped} record{'s' * (dropped != 1)}"
@@ -108,7 +115,14 @@ def _refusal(name: str, head: str, seen: int, dropped: int, traces: list[Trace])
         why += f" {steps} tool step{'s' * (steps != 1)}, but {records} were dropped against " \
             f"{kept} messages kept"  # fmt: skip
     else:
-        why += " no tool step" + (f" and {records} were dropped" if dropped else "")
+        why += " no tool step"
+        if dropped:
+            why += f" and {records} {'was' if dropped == 1 else 'were'} dropped"
+    if layout is None and key:
+        return (
+            f"not a trace of any known format: it resembles {name} only by its `{key}` key, "
+            f"and {why} (--format {name} imports it anyway)"
+        )
     if layout is None:
         return f"{why}; it may be another harness's layout (--format {name} imports it anyway)"
     return f"{why}; it looks like {resemblance(head)}; --format {name} imports it anyway"

@@ -259,7 +259,7 @@ def test_a_user_given_value_is_named_by_what_the_user_called_it() -> None:
         _step("c", "notify", "sent", note="user omar_rossi_1241 asked"),
     )  # fmt: skip
     probe = _probe(trace_to_scenario(trace), "omar_rossi_1241")
-    assert probe["question"] == "What is the user ID the user gave?"
+    assert probe["question"] == "What is the `user ID` the user wrote?"
     assert probe["role"]["kind"] == "user_text" and probe["source"] == "user"
 
 
