@@ -22,7 +22,9 @@ from harness.messages import Message, ToolCall
 # A listing longer than this is searched only on the lines its role points at (the line
 # number, the words it quotes): naming every token of a 5,000-line file would be slow.
 ALL_LINES = 60
-_TOKEN = re.compile(r"[\w$#@][\w.\-/:@#+$]*")
+# A word, path or id; an absolute path with its leading slash, and the user name the import
+# redacted in a home path (`/home/<user>/src/app.py`, evals/sources/redact.py) inside it.
+_TOKEN = re.compile(r"/?(?:[\w$#@]|<user>)(?:[\w.\-/:@#+$]|<user>)*")
 _QUOTED = re.compile(r"`([^`\n]+)`")
 _LINE = re.compile(r"\bline (\d+)\b")
 # The kinds of role a source in view can show (a `truth` or `argument` role names no source).
@@ -136,13 +138,22 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
     seen: set[str] = set()
     for line in lines:
         for m in _TOKEN.finditer(line):
-            for value in {m.group(), m.group().rstrip(".:,;")}:
+            # `./app.py` and `/app.py` read as before (`app.py`) as well as from the slash.
+            token = m.group()
+            for value in {token, token.rstrip(".:,;"), *_relative(token)}:
                 # A probe asks only for a distinctive value (evals/sources/hygiene.py): not
                 # "is" or "Yes", which a user's message shows as the one word of its shape.
                 if value and value not in seen and rules.shape(value) == role.shape and \
                         rules.stands(value, text) and rules.distinctive(value):  # fmt: skip
                     seen.add(value)
                     yield value
+
+
+def _relative(token: str) -> tuple[str, ...]:
+    """`token` without its leading slash (and its trailing punctuation), when it has one."""
+    if not token.startswith("/"):
+        return ()
+    return token[1:], token[1:].rstrip(".:,;")
 
 
 def _pointed(role: Role, lines: list[str], call: Call | None) -> list[str]:
