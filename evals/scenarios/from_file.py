@@ -309,8 +309,9 @@ class _Missing:
 
 def _replay_tools(spec: ScenarioFile) -> tuple[Tool, ...]:
     tools = []
+    steps = [s for turn in spec.turns for s in turn.steps]
+    steps += [s for task in spec.tasks for s in task.steps]
     for t in spec.tools:
-        steps = [s for turn in (*spec.turns, *spec.tasks) for s in turn.steps]
         replies = RecordedReplies(
             t.name, [r for r in spec.replies if r.tool == t.name], slotted_calls(steps, t.name)
         )

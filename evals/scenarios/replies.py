@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evals.scenarios.format import ReplySpec, reply_key
+from evals.scenarios.format import ReplySpec, StepSpec, reply_key
 from evals.simulated.plan import fill, slots_in
 
 # What stands for a slot while a template's key is built: a character JSON always escapes,
@@ -89,7 +89,7 @@ class RecordedReplies:
         return self.order[fits[-1]][0]
 
 
-def slotted_calls(steps: Iterable[Any], tool: str) -> list[Mapping[str, Any]]:
+def slotted_calls(steps: Iterable[StepSpec], tool: str) -> list[Mapping[str, Any]]:
     """The arguments of the calls to `tool` in `steps` (`StepSpec`s) that hold slots."""
     return [c.arguments for s in steps for c in s.calls if c.tool == tool and slots_in(c.arguments)]
 
