@@ -3,22 +3,18 @@ into a `Scenario` that replays like a built-in one.
 
 The file is validated before anything runs; an error names the file, the line, the field and
 (for a probe) its id. The agent's own tools answer from the recorded replies, keyed by tool,
-arguments and occurrence (the n-th identical call gets the n-th recorded reply, the last one
-after that), so a replay makes no live tool call; the harness's file tools and subagents run
-for real on the replay's store.
+arguments and occurrence (evals/scenarios/replies.py: a recorded step whose slots the reader
+misfilled still gets the recorded reply), so a replay makes no live tool call; the harness's
+file tools and subagents run for real on the replay's store.
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
-import json
 import re
 import shutil
 import tempfile
-import threading
-import weakref
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +34,11 @@ from evals.scenarios.format import (
     FORMAT,
     CueSpec,
     ProbeSpec,
-    ReplySpec,
     ScenarioFile,
     StepSpec,
-    reply_key,
 )
 from evals.scenarios.recorded import recorded_compactions, relabelled
+from evals.scenarios.replies import RecordedReplies, slotted_calls
 from evals.scenarios.safe_yaml import read_yaml
 from evals.simulated.plan import PAUSED, Act, Answer, Cue, Plan, PlanTurn, Step
 from evals.simulated.shapes import role_cue
@@ -312,44 +307,21 @@ class _Missing:
     """An argument the call left out (told apart from an explicit null)."""
 
 
-class _Replies:
-    """The recorded replies of one tool; which occurrence a call gets is counted per store,
-    so cells replaying in parallel (each on its own store) never share a count."""
-
-    def __init__(self, name: str, replies: list[ReplySpec]) -> None:
-        self.name = name
-        self.by_key: dict[str, list[str]] = {}
-        for r in sorted(replies, key=lambda r: r.occurrence):
-            self.by_key.setdefault(reply_key(r.tool, r.arguments), []).append(r.content)
-        self.counts: weakref.WeakKeyDictionary[Any, Counter[str]] = weakref.WeakKeyDictionary()
-        self.lock = threading.Lock()
-
-    def reply(self, store: Any, arguments: dict[str, Any]) -> str:
-        key = reply_key(self.name, arguments)
-        recorded = self.by_key.get(key)
-        if not recorded:
-            return (
-                f"Error: the recording has no reply of {self.name} for the arguments "
-                f"{json.dumps(arguments, sort_keys=True)}; call it as the recorded run did."
-            )
-        with self.lock:
-            counts = self.counts.setdefault(store, Counter())
-            counts[key] += 1
-            n = counts[key]
-        return recorded[min(n, len(recorded)) - 1]
-
-
 def _replay_tools(spec: ScenarioFile) -> tuple[Tool, ...]:
     tools = []
+    steps = [s for turn in spec.turns for s in turn.steps]
+    steps += [s for task in spec.tasks for s in task.steps]
     for t in spec.tools:
-        replies = _Replies(t.name, [r for r in spec.replies if r.tool == t.name])
+        replies = RecordedReplies(
+            t.name, [r for r in spec.replies if r.tool == t.name], slotted_calls(steps, t.name)
+        )
         props = t.parameters.get("properties") or {}
         fields: dict[str, Any] = {str(k): (Any, _MISSING) for k in props}
         model = pydantic.create_model(  # type: ignore[call-overload]
             f"{t.name}_recorded_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
         )
 
-        async def call(ctx: ToolContext, _replies: _Replies = replies, **kwargs: Any) -> str:
+        async def call(ctx: ToolContext, _replies: RecordedReplies = replies, **kwargs: Any) -> str:
             given = {k: v for k, v in kwargs.items() if not isinstance(v, _Missing)}
             return _replies.reply(ctx.state.store, given)
 

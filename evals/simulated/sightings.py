@@ -24,7 +24,9 @@ from harness.messages import Message, ToolCall
 # A listing longer than this is searched only on the lines its role points at (the line
 # number, the words it quotes): naming every token of a 5,000-line file would be slow.
 ALL_LINES = 60
-_TOKEN = re.compile(r"[\w$#@][\w.\-/:@#+$]*")
+# A word, path or id; an absolute path with its leading slash, and the user name the import
+# redacted in a home path (`/home/<user>/src/app.py`, evals/sources/redact.py) inside it.
+_TOKEN = re.compile(r"/?(?:[\w$#@]|<user>)(?:[\w.\-/:@#+$]|<user>)*")
 _QUOTED = re.compile(r"`([^`\n]+)`")
 _LINE = re.compile(r"\bline (\d+)\b")
 # The kinds of role a source in view can show (a `truth` or `argument` role names no source).
@@ -164,7 +166,9 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
         for m in _TOKEN.finditer(line):
             # The token without a sentence's full stop first, and in that order whatever the
             # hash seed: a set's order gave another answer ("H9ZU1C." for "H9ZU1C") per process.
-            for value in dict.fromkeys((m.group().rstrip(".:,;"), m.group())):
+            # `./app.py` and `/app.py` read as before (`app.py`) as well as from the slash.
+            token = m.group()
+            for value in dict.fromkeys((token.rstrip(".:,;"), token, *_relative(token))):
                 if value in tried:
                     continue
                 tried.add(value)
@@ -173,6 +177,13 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
                 if value and rules.shape(value) == role.shape and \
                         rules.stands(value, text) and rules.distinctive(value):  # fmt: skip
                     yield value
+
+
+def _relative(token: str) -> tuple[str, ...]:
+    """`token` without its leading slash (and its trailing punctuation), when it has one."""
+    if not token.startswith("/"):
+        return ()
+    return token[1:], token[1:].rstrip(".:,;")
 
 
 def _pointed(role: Role, lines: list[str], call: Call | None) -> list[str]:

@@ -42,6 +42,7 @@ REASONS = {
     "nothing_between": "used right where it was read: no step and under "
     f"{MIN_TOKENS_BETWEEN} tokens between",
     "ambiguous": "its role names more than one value",
+    "unread": "no whole value of its source under its role: a reader could not answer",
     "leak": "its question gives a probe's answer away",
     "over_cap": "over the per-trace cap",
 }

@@ -26,8 +26,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from evals.simulated.sightings import BY_ROLE
 from evals.sources.cues import find_cue, spans
 from evals.sources.hygiene import MIN_TOKENS_BETWEEN, Rejections, rejection, shape_refusal
+from evals.sources.readable import unreadable
 from evals.sources.roles import result_body, role_of
 from evals.sources.shelf import holding
 from evals.sources.text_roles import noun, only_of_shape
@@ -136,7 +138,7 @@ def _probe(
     before = walk.before(point.message)
     if common(value, (s.text for s in holding(before, value))):
         return "common"
-    role, shown, refused = None, None, None
+    role, shown, refused, read_from = None, None, None, None
     for sighting in _sightings(walk, value, point.message):
         shown = shown or sighting
         call = sighting.call
@@ -144,7 +146,7 @@ def _probe(
             call = replace(call, again=True)
         role = role_of(value, sighting.source.text, sighting.source.kind, call, argument)
         if role is not None:
-            shown = sighting
+            shown, read_from = sighting, call
             break
         refused = refused or _refused(value, sighting)
     if role is None:
@@ -172,6 +174,12 @@ def _probe(
         if found is not None and found.unique else {}  # fmt: skip
     if own:
         cue, found = {"patterns": [own], "lookalikes": []}, None
+    if not cue and role["kind"] in BY_ROLE:
+        # Without a cue the reader has the role alone to find the value by: a role that
+        # names another value of the source too, or none whole, asks what no reader can say.
+        why = unreadable(value, shown.source.text, read_from, role)
+        if why:
+            return why
     probe: dict[str, Any] = {
         "id": id_,
         "kind": "recall",

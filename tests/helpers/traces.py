@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evals.scenarios import from_file
+from evals.scenarios.replies import RecordedReplies
 from evals.sources.formats import detect_format, read_traces
 from evals.sources.trace import Trace
 
@@ -107,13 +107,13 @@ def write_ledger(path: Path, accounts: int = ACCOUNTS) -> Path:
 def counting_misses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, Any]]]:
     """The calls of a replay that found no recorded reply (tool, arguments)."""
     misses: list[tuple[str, Any]] = []
-    original = from_file._Replies.reply
+    original = RecordedReplies.reply
 
-    def reply(self: from_file._Replies, store: Any, arguments: dict[str, Any]) -> str:
+    def reply(self: RecordedReplies, store: Any, arguments: dict[str, Any]) -> str:
         out = original(self, store, arguments)
         if out.startswith("Error: the recording has no reply"):
             misses.append((self.name, arguments))
         return out
 
-    monkeypatch.setattr(from_file._Replies, "reply", reply)
+    monkeypatch.setattr(RecordedReplies, "reply", reply)
     yield misses

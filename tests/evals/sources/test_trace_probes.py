@@ -294,3 +294,21 @@ def test_a_value_the_user_wrote_before_its_tool_source_is_carried() -> None:
     ]  # fmt: skip
     probe = _probe(trace_to_scenario(trace), "7447")
     assert probe["source"] == "tool" and probe["carried"] is True
+
+
+def test_a_role_naming_two_values_of_its_source_is_rejected_as_ambiguous() -> None:
+    # "the path of `libcore.so` that `find` listed" names two paths: no reader could say which
+    # one the agent then read (evals/sources/readable.py).
+    listing = "\n".join(f"lib/{abi}/{name}" for abi in ("arm64", "x86_64")
+                        for name in ("libcore.so", "libboot.so"))  # fmt: skip
+    notes = "\n".join(f"note {i}: the build is reproducible" for i in range(60))
+    trace = Trace("apk", "mini-swe-agent", "apk.traj.json")
+    trace.messages = _session(
+        "Patch the x86_64 libraries.",
+        _step("a", "bash", listing, command="find lib -name '*.so'"),
+        _step("b", "bash", notes, command="cat NOTES"),
+        _step("c", "bash", "ELF 64-bit", command="file lib/x86_64/libcore.so"),
+    )  # fmt: skip
+    doc = trace_to_scenario(trace)
+    assert "lib/x86_64/libcore.so" not in [p["answer"] for p in doc["probes"]]
+    assert doc["probe_counts"]["rejected_ambiguous"] >= 1
