@@ -59,7 +59,7 @@ _READ = """
 from evals.simulated.sightings import Role, sightings
 from evals.sources.role_rules import IMPORT_RULES
 from harness.messages import Message
-role = Role("user_text", "the reservation ID the user gave", ("reservation ID",), "identifier")
+role = Role("user_text", "the `reservation ID` the user wrote", ("reservation ID",), "identifier")
 text = "My user ID is mia_kim_4397, and the reservation ID is H9ZU1C."
 print([s.value for s in sightings(IMPORT_RULES, role, [Message(role="user", content=text)])])
 """
