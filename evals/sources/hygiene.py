@@ -13,11 +13,9 @@ or at least `MIN_TOKENS_BETWEEN` tokens.
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from evals.sources.values import FILE_NAME, shape_of
@@ -54,10 +52,10 @@ _NUMBERISH = re.compile(r"[\d,.;:+\-*/]+")
 _QUANTIFIER = re.compile(r"\{\d*,?\d*\}|[*+?]")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
 _PATH_CHARS = re.compile(r"[\w.\-~]*/[\w.\-~/]*")
-# SCOWL's American English list (lower-case entries only: capitalised ones are proper names,
-# Seattle, Garcia), shipped with the package so hygiene needs no system file; its notices are
-# in data/english-words.LICENSE.
-WORDS_FILE = Path(__file__).parent / "data" / "english-words.txt.gz"
+# Endings that make a listed word another word of it (`records`, `followed`, `mapped`):
+# the word lists hold the headwords only.
+_ENDINGS = (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"),
+            ("ing", ""), ("ing", "e"), ("er", ""), ("est", ""), ("ly", ""))  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -67,8 +65,30 @@ def _counter() -> TokenCounter:
 
 @lru_cache(maxsize=1)
 def _dictionary() -> frozenset[str]:
-    with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as f:
-        return frozenset(line.strip() for line in f if line.strip())
+    """The lower-case entries of the GCIDE and Webster's word lists (the `english-words`
+    package): a capitalised entry is a proper name (Seattle, Garcia), not a word."""
+    from english_words import get_english_words_set
+
+    words = get_english_words_set(["gcide", "web2"])
+    return frozenset(w for w in words if w.isalpha() and w.islower())
+
+
+def in_dictionary(word: str) -> bool:
+    """Whether `word`, in any case, is a listed word or one of its plain inflections."""
+    listed, text = _dictionary(), word.lower()
+    if text in listed:
+        return True
+    for ending, back in _ENDINGS:
+        stem = text[: -len(ending)] + back
+        if (
+            text.endswith(ending)
+            and len(stem) >= 3
+            and (
+                stem in listed or stem[-1] == stem[-2] and stem[:-1] in listed  # mapped: map
+            )
+        ):
+            return True
+    return False
 
 
 def is_word(text: str) -> bool:
@@ -78,7 +98,7 @@ def is_word(text: str) -> bool:
     names a coder made up (`sympify`, `QuerySet`) are not."""
     if not _LETTERS.fullmatch(text):
         return False
-    if text.lower() in _dictionary():
+    if in_dictionary(text):
         return True
     if text[1:] != text[1:].lower():
         return False  # CamelCase or an acronym: a name someone gave
@@ -125,7 +145,7 @@ def path_shaped(value: str) -> bool:
     parts = [p for p in value.split("/") if p]
     if value.startswith(("/", "./", "../", "~/")) or value.endswith("/") or len(parts) >= 3:
         return True
-    return any(len(p) >= 3 and not p.isupper() and p.lower() not in _dictionary() for p in parts)
+    return any(len(p) >= 3 and not p.isupper() and not in_dictionary(p) for p in parts)
 
 
 def shape_refusal(value: str, user: bool) -> str | None:

@@ -102,14 +102,14 @@ def test_values_a_shape_cannot_name_are_rejected_by_reason() -> None:
 
 def test_a_value_named_by_the_argument_it_went_to_is_ambiguous_beside_a_rejected_rival() -> None:
     # The user gave three companies; `Juniper` is a word (no probe), yet "the `company` the
-    # user gave" still names it as well as `Borealis`: neither is asked.
+    # user gave" still names it as well as `Kestrovia`: neither is asked.
     trace = Trace("c", "openai-chat", "c.json")
     trace.messages = [
-        TraceMessage("user", "Study Fjordline Shipping, Juniper Retail and Borealis Grid."),
+        TraceMessage("user", "Study Fjordline Shipping, Juniper Retail and Kestrovia Grid."),
         *_step("a", "query", "revenue 849.7", company="Juniper"),
         *_step("b", "news", "no news", topic="ports"),
-        *_step("c", "query", "revenue 210.2", company="Borealis"),
+        *_step("c", "query", "revenue 210.2", company="Kestrovia"),
     ]
     doc = trace_to_scenario(trace)
-    assert "Borealis" not in [p["answer"] for p in doc["probes"]]
+    assert "Kestrovia" not in [p["answer"] for p in doc["probes"]]
     assert doc["probe_counts"]["rejected_ambiguous"] == 1
