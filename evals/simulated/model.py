@@ -185,7 +185,7 @@ class SimulatedModel:
         else:
             cursor, role = self._locate(messages)
             stream = "main" if role == "main" else f"task:{cursor.turn.key}" if cursor else "other"
-        tokens = self.counter.count_request(params.system_prompt, messages, params.tools)
+        tokens = self._cache.tokens(stream, messages, params)
         window = self.profile.context_window
         if window is not None and tokens > window:
             self.overflows.append((cursor.turn.key if cursor else role, tokens))
@@ -226,7 +226,7 @@ class SimulatedModel:
         """A memory file rewritten within its budget (evals/simulated/summarizer.py), billed as
         the summarizer's call."""
         budget, text = consolidation
-        tokens = self.counter.count_request(params.system_prompt, messages, params.tools)
+        tokens = self._cache.tokens("consolidator", messages, params)
         response = ModelResponse(text=consolidate_memory(text, budget, self.counter, self.seed))
         return self._bill(response, "summarizer", "consolidator", None, messages, params, tokens)
 

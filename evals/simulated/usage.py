@@ -62,10 +62,19 @@ class PrefixCache:
         # same schema dicts come with every request, so their JSON is written once.
         self._heads: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], tuple[str, int]]]
         self._heads = {}
+        # stream -> its latest request's messages, their items and their token counts: a
+        # request repeats the previous one's message objects and adds a few, so only those
+        # are looked up (an object is immutable: same object, same item and count).
+        self._latest: dict[str, tuple[list[Message], list[tuple[str, int]], list[int]]] = {}
+
+    def tokens(self, stream: str, messages: Sequence[Message], params: RequestParams) -> int:
+        """The request's size as `TokenCounter.count_request` counts it (the head's item is
+        the system prompt and tools counted with no message), each message counted once."""
+        return self._head(params)[1] + sum(self._measure(stream, messages)[1])
 
     def cached(self, stream: str, messages: Sequence[Message], params: RequestParams,
                tokens: int) -> int:  # fmt: skip
-        items = self._items(messages, params)
+        items = [self._head(params), *self._measure(stream, messages)[0]]
         previous = self.streams.setdefault(stream, Stream()).items
         shared = 0
         for (fp, n), (prev_fp, _) in zip(items, previous, strict=False):
@@ -86,9 +95,20 @@ class PrefixCache:
             name: Stream([(str(fp), int(n)) for fp, n in items]) for name, items in state.items()
         }
 
-    def _items(self, messages: Sequence[Message], params: RequestParams) -> list[tuple[str, int]]:
-        items = [self._head(params)]
-        for m in messages:
+    def _measure(
+        self, stream: str, messages: Sequence[Message]
+    ) -> tuple[list[tuple[str, int]], list[int]]:
+        """Each message's item (fingerprint, tokens when first seen by id) and its exact count."""
+        latest = self._latest.get(stream)
+        same = 0
+        if latest is not None:
+            for a, b in zip(messages, latest[0], strict=False):
+                if a is not b:
+                    break
+                same += 1
+        items = latest[1][:same] if latest is not None else []
+        counts = latest[2][:same] if latest is not None else []
+        for m in messages[same:]:
             fp = self._fingerprints.get(m.id)
             if fp is None:
                 body = json.dumps(
@@ -97,7 +117,9 @@ class PrefixCache:
                 )  # fmt: skip
                 fp = self._fingerprints[m.id] = (_digest(body), self.counter.count_message(m))
             items.append(fp)
-        return items
+            counts.append(self.counter.count_message(m))
+        self._latest[stream] = (list(messages), items, counts)
+        return items, counts
 
     def _head(self, params: RequestParams) -> tuple[str, int]:
         tools = tuple(params.tools)
