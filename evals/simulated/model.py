@@ -52,7 +52,7 @@ from evals.simulated.plan import (
     fill,
 )
 from evals.simulated.reader import FALLIBLE, LINE_NUMBER, ReaderConfig, RequestReader, skill_path
-from evals.simulated.request import newest_turns, render
+from evals.simulated.request import Renderings, newest_turns
 from evals.simulated.retrieval import Retrievals
 from evals.simulated.sightings import Rules
 from evals.simulated.summarizer import (
@@ -118,6 +118,7 @@ class SimulatedModel:
         self._cache = PrefixCache(self.counter)
         self._retrievals = Retrievals(self.counter, self.plan.questions(), rules)
         self._turn_index = {t.key: i for i, t in enumerate(self.plan.turns)}
+        self._render = Renderings()
 
         # Called with each main request as shown (system prompt, messages) once it fits the
         # window: how a replay audits a probe's point of use (evals/scoring/availability.py).
@@ -279,11 +280,12 @@ class SimulatedModel:
             if isinstance(step, Act) and not step.slots:
                 cursor.step += 1
                 return cursor.call(step.text, list(step.calls))
-            texts = texts or [system_prompt, *(render(m) for m in messages)]
+            texts = texts or [system_prompt, *self._render(messages)]
+            recall_ids = self._retrievals.recall_ids
             again = frozenset(
                 i + 1 for i, m in enumerate(messages)
-                if m.role == "tool" and m.tool_call_id in self._retrievals.recall_ids
-            )  # fmt: skip
+                if m.role == "tool" and m.tool_call_id in recall_ids
+            ) if recall_ids else frozenset()  # fmt: skip
             reader = RequestReader(
                 self.reader, texts, tokens, self.seed, newest_turns(messages), again
             )

@@ -8,6 +8,7 @@ import json
 import pytest
 
 import evals.simulated.reader as reader
+import evals.simulated.request as request
 from evals.simulated.usage import PrefixCache
 from harness.messages import assistant, user
 from harness.models.base import RequestParams
@@ -69,3 +70,16 @@ def test_a_request_counts_only_the_messages_the_previous_one_lacked(
     # message again (its first count fills the shared memo, the second is a look-up); only
     # past the first message that changed are they looked up again.
     assert counted.count(first[0].id) == 2 and counted.count(second[2].id) == 3
+
+
+def test_a_message_is_rendered_for_the_reader_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered: list[str] = []
+    original = request.render
+    monkeypatch.setattr(request, "render", lambda m: rendered.append(m.id) or original(m))
+    renderings = request.Renderings()
+    first = [user("Find the order."), assistant("Looking.")]
+    second = [*first, user("And the refund?")]
+    for messages in (first, second, second[1:]):
+        assert renderings(messages) == [original(m) for m in messages]
+    # The third request does not begin with the second's messages: rendered anew.
+    assert rendered == [m.id for m in (*first, second[2], *second[1:])]
