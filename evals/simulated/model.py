@@ -52,7 +52,7 @@ from evals.simulated.plan import (
     fill,
 )
 from evals.simulated.reader import FALLIBLE, LINE_NUMBER, ReaderConfig, RequestReader, skill_path
-from evals.simulated.request import newest_turns, render
+from evals.simulated.request import Renderings, newest_turns
 from evals.simulated.retrieval import Retrievals
 from evals.simulated.sightings import Rules
 from evals.simulated.summarizer import (
@@ -118,6 +118,7 @@ class SimulatedModel:
         self._cache = PrefixCache(self.counter)
         self._retrievals = Retrievals(self.counter, self.plan.questions(), rules)
         self._turn_index = {t.key: i for i, t in enumerate(self.plan.turns)}
+        self._render = Renderings()
 
         # Called with each main request as shown (system prompt, messages) once it fits the
         # window: how a replay audits a probe's point of use (evals/scoring/availability.py).
@@ -185,7 +186,7 @@ class SimulatedModel:
         else:
             cursor, role = self._locate(messages)
             stream = "main" if role == "main" else f"task:{cursor.turn.key}" if cursor else "other"
-        tokens = self.counter.count_request(params.system_prompt, messages, params.tools)
+        tokens = self._cache.tokens(stream, messages, params)
         window = self.profile.context_window
         if window is not None and tokens > window:
             self.overflows.append((cursor.turn.key if cursor else role, tokens))
@@ -226,7 +227,7 @@ class SimulatedModel:
         """A memory file rewritten within its budget (evals/simulated/summarizer.py), billed as
         the summarizer's call."""
         budget, text = consolidation
-        tokens = self.counter.count_request(params.system_prompt, messages, params.tools)
+        tokens = self._cache.tokens("consolidator", messages, params)
         response = ModelResponse(text=consolidate_memory(text, budget, self.counter, self.seed))
         return self._bill(response, "summarizer", "consolidator", None, messages, params, tokens)
 
@@ -279,11 +280,12 @@ class SimulatedModel:
             if isinstance(step, Act) and not step.slots:
                 cursor.step += 1
                 return cursor.call(step.text, list(step.calls))
-            texts = texts or [system_prompt, *(render(m) for m in messages)]
+            texts = texts or [system_prompt, *self._render(messages)]
+            recall_ids = self._retrievals.recall_ids
             again = frozenset(
                 i + 1 for i, m in enumerate(messages)
-                if m.role == "tool" and m.tool_call_id in self._retrievals.recall_ids
-            )  # fmt: skip
+                if m.role == "tool" and m.tool_call_id in recall_ids
+            ) if recall_ids else frozenset()  # fmt: skip
             reader = RequestReader(
                 self.reader, texts, tokens, self.seed, newest_turns(messages), again
             )

@@ -4,6 +4,7 @@ earlier result states."""
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,6 +22,22 @@ def render(message: Message) -> str:
         args = "\n".join(f"{k}: {v}" for k, v in c.arguments.items())
         parts.append(f"[{c.name}]\n{args}")
     return "\n".join(parts)
+
+
+class Renderings:
+    """`render` of a request's messages, one model's requests after another: the messages the
+    previous request began with (the same objects, so the same text) are not rendered again."""
+
+    def __init__(self) -> None:
+        self._last: list[Message] = []
+        self._texts: list[str] = []
+
+    def __call__(self, messages: Sequence[Message]) -> list[str]:
+        n = len(self._last)
+        same = n if len(messages) >= n and all(map(operator.is_, messages, self._last)) else 0
+        self._texts = self._texts[:same] + [render(m) for m in messages[same:]]
+        self._last = list(messages)
+        return self._texts
 
 
 def newest_turns(messages: Sequence[Message], turns: int = 2) -> int | None:

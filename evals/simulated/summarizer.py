@@ -16,6 +16,7 @@ two newest lines of the agent's own words, which is what the gate must see fail.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -117,9 +118,12 @@ def extractive_summary(
     allows; kept lines come out in their order."""
     candidates: list[tuple[int, int, str]] = []  # (salience, order, line)
     for role, text in units:
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        stripped = (s for ln in text.splitlines() if (s := ln.strip()))
         if role == "tool":
-            lines = [ln[:240] for ln in lines[:head_lines]]
+            # Only a result's head is kept: the lines past it are not stripped at all.
+            lines = [ln[:240] for ln in itertools.islice(stripped, head_lines)]
+        else:
+            lines = list(stripped)
         candidates += [
             (salience(role, ln, asked), len(candidates) + k, f"[{role}] {ln}")
             for k, ln in enumerate(lines)

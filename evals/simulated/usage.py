@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,10 +63,19 @@ class PrefixCache:
         # same schema dicts come with every request, so their JSON is written once.
         self._heads: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], tuple[str, int]]]
         self._heads = {}
+        # stream -> its latest request's messages, their items and their token counts: a
+        # request repeats the previous one's message objects and adds a few, so only those
+        # are looked up (an object is immutable: same object, same item and count).
+        self._latest: dict[str, tuple[list[Message], list[tuple[str, int]], list[int]]] = {}
+
+    def tokens(self, stream: str, messages: Sequence[Message], params: RequestParams) -> int:
+        """The request's size as `TokenCounter.count_request` counts it (the head's item is
+        the system prompt and tools counted with no message), each message counted once."""
+        return self._head(params)[1] + sum(self._measure(stream, messages)[1])
 
     def cached(self, stream: str, messages: Sequence[Message], params: RequestParams,
                tokens: int) -> int:  # fmt: skip
-        items = self._items(messages, params)
+        items = [self._head(params), *self._measure(stream, messages)[0]]
         previous = self.streams.setdefault(stream, Stream()).items
         shared = 0
         for (fp, n), (prev_fp, _) in zip(items, previous, strict=False):
@@ -86,9 +96,24 @@ class PrefixCache:
             name: Stream([(str(fp), int(n)) for fp, n in items]) for name, items in state.items()
         }
 
-    def _items(self, messages: Sequence[Message], params: RequestParams) -> list[tuple[str, int]]:
-        items = [self._head(params)]
-        for m in messages:
+    def _measure(
+        self, stream: str, messages: Sequence[Message]
+    ) -> tuple[list[tuple[str, int]], list[int]]:
+        """Each message's item (fingerprint, tokens when first seen by id) and its exact count."""
+        latest = self._latest.get(stream)
+        same = 0
+        if latest is not None:
+            # Mostly the whole previous request comes first: test that at C speed.
+            if len(messages) >= len(latest[0]) and all(map(operator.is_, messages, latest[0])):
+                same = len(latest[0])
+            else:
+                for a, b in zip(messages, latest[0], strict=False):
+                    if a is not b:
+                        break
+                    same += 1
+        items = latest[1][:same] if latest is not None else []
+        counts = latest[2][:same] if latest is not None else []
+        for m in messages[same:]:
             fp = self._fingerprints.get(m.id)
             if fp is None:
                 body = json.dumps(
@@ -97,14 +122,16 @@ class PrefixCache:
                 )  # fmt: skip
                 fp = self._fingerprints[m.id] = (_digest(body), self.counter.count_message(m))
             items.append(fp)
-        return items
+            counts.append(self.counter.count_message(m))
+        self._latest[stream] = (list(messages), items, counts)
+        return items, counts
 
     def _head(self, params: RequestParams) -> tuple[str, int]:
         tools = tuple(params.tools)
         key = (params.system_prompt, tuple(map(id, tools)))
         hit = self._heads.get(key)
         # The schemas are held with their ids, so an id cannot name another schema meanwhile.
-        if hit is not None and all(a is b for a, b in zip(hit[0], tools, strict=True)):
+        if hit is not None and all(map(operator.is_, hit[0], tools)):
             return hit[1]
         head = json.dumps(list(tools), sort_keys=True) + "\x00" + params.system_prompt
         item = (_digest(head), self.counter.count_request(params.system_prompt, [], tools))

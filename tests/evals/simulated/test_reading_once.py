@@ -8,8 +8,9 @@ import json
 import pytest
 
 import evals.simulated.reader as reader
+import evals.simulated.request as request
 from evals.simulated.usage import PrefixCache
-from harness.messages import user
+from harness.messages import assistant, user
 from harness.models.base import RequestParams
 from harness.tokens import TokenCounter
 
@@ -46,3 +47,39 @@ def test_the_tool_schemas_are_written_out_once_per_conversation(
     assert cache.cached("main", messages, params, 5_000) == 0
     assert cache.cached("main", messages, params, 5_000) > 1_024
     assert sum(obj == tools for obj in written) == 1
+
+
+def test_a_request_counts_only_the_messages_the_previous_one_lacked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    counter = TokenCounter()
+    tools = ({"name": "grep", "parameters": {"type": "object"}},)
+    params = RequestParams(system_prompt="You are careful.", tools=tools)
+    cache = PrefixCache(counter)
+    counted: list[str] = []
+    original = counter.count_message
+    monkeypatch.setattr(counter, "count_message", lambda m: counted.append(m.id) or original(m))
+    first = [user("Find the order."), assistant("Looking.")]
+    second = [*first, user("And the refund?")]
+    edited = [first[0].with_content("Find the order, please."), *second[1:]]
+    for messages in (first, second, edited):
+        expected = TokenCounter().count_request(params.system_prompt, messages, tools)
+        assert cache.tokens("main", messages, params) == expected
+        assert cache.cached("main", messages, params, expected) == 0
+    # Sizing and billing a request, and the next request repeating its messages, count no
+    # message again (its first count fills the shared memo, the second is a look-up); only
+    # past the first message that changed are they looked up again.
+    assert counted.count(first[0].id) == 2 and counted.count(second[2].id) == 3
+
+
+def test_a_message_is_rendered_for_the_reader_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered: list[str] = []
+    original = request.render
+    monkeypatch.setattr(request, "render", lambda m: rendered.append(m.id) or original(m))
+    renderings = request.Renderings()
+    first = [user("Find the order."), assistant("Looking.")]
+    second = [*first, user("And the refund?")]
+    for messages in (first, second, second[1:]):
+        assert renderings(messages) == [original(m) for m in messages]
+    # The third request does not begin with the second's messages: rendered anew.
+    assert rendered == [m.id for m in (*first, second[2], *second[1:])]
