@@ -1,18 +1,11 @@
 """Roles a command's output gives a value that the line-by-line roles of text_roles.py miss,
-found on real coding trajectories (evals/README.md "Roles, hygiene and carried values"):
-
-- the number of a line of a numbered listing that says nothing a person would name it by
-  (a blank line, `)`, `else:`) or that stands twice, named by the line right before or
-  after it ("the line number of the `else:` right after `if shape != other:` in `fits/diff.py`");
-- a test the command reported failing, named by its file (and its error when more failed);
-- the value a JSON, YAML or dict line gives a quoted key (`"winston": "^3.17.0"`);
-- the hash of a commit `git log` printed, named by its subject;
-- a value after a label inside a line (`E   Max absolute difference: 5.3e-07`, "total price
-  is 305"): the label names it, not its place in the line.
-
-In code the user pasted (an issue's traceback and example), a frame's line number and the
-value a dict literal gives a key have the same roles (`user_role`). Each role is tried only
-where the value stands under no role of text_roles.py, so it adds probes and changes none.
+found on real coding trajectories (evals/README.md "Roles, hygiene and carried values"): a
+numbered line that says nothing (a blank, `)`, `else:`) or stands twice, by its neighbour
+("the line number of the `else:` right after `if shape != other:` in `fits/diff.py`"); a
+failing test, by its file; the value a JSON, YAML or dict line gives a quoted key; a `git
+log` hash, by its subject; a value after a label inside a line ("total price is 305"). In
+code the user pasted, a frame's line number and a dict literal's value have roles too
+(`user_role`). Each is tried only where no role of text_roles.py names the value.
 """
 
 from __future__ import annotations
