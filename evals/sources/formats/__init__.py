@@ -48,6 +48,11 @@ FORMATS: tuple[str, ...] = (
 HEAD_BYTES = 64 * 1024
 ZIP_MAGIC = b"PK\x03\x04"
 TAIL_BYTES = 4 * 1024  # mini-swe-agent writes `trajectory_format` last
+# A file whose head and tail show no sign is read on, block by block, this far: one long
+# first observation (a `find` listing) can fill a SWE-agent trajectory's first 64 KiB.
+SCAN_BYTES = 32 * 1024 * 1024
+_BLOCK = 1024 * 1024
+_OVERLAP = 1024  # a sign cut by a block's end is whole in the next block
 
 
 # No lookbehind for the backslash of an escaped quote: a pattern that starts with one loses
@@ -168,13 +173,36 @@ def detect_format(path: Path) -> str:
     if start not in ("{", "["):
         what = "an empty file" if not start else f"not JSON or JSONL (starts with {start!r})"
         raise TraceFormatError(f"{path}: {what}, not a trace")
-    for name, signs in _SIGNS:
-        if any(_signed(sign, text) for sign in signs):
-            return name
+    name = _sign_of(text) or _sign_further(path, size)
+    if name:
+        return name
     raise TraceFormatError(
         f"{path}: JSON, but no known trace format (no messages with roles, no spans); "
         f"give --format, one of {', '.join(FORMATS)}"
     )
+
+
+def _sign_of(text: str) -> str | None:
+    """The first format in `_SIGNS` whose sign `text` shows, or None."""
+    for name, signs in _SIGNS:
+        if any(_signed(sign, text) for sign in signs):
+            return name
+    return None
+
+
+def _sign_further(path: Path, size: int) -> str | None:
+    """The format the part of `path` between its head and tail shows first, read a block at a
+    time up to `SCAN_BYTES`, or None."""
+    stop = min(size - TAIL_BYTES, HEAD_BYTES + SCAN_BYTES)
+    with open(path, "rb") as f:
+        at = HEAD_BYTES - _OVERLAP
+        while at < stop:
+            f.seek(at)
+            name = _sign_of(f.read(min(_BLOCK, stop - at)).decode("utf-8", errors="replace"))
+            if name:
+                return name
+            at += _BLOCK - _OVERLAP
+    return None
 
 
 def _lone_key(name: str, head: str) -> str:

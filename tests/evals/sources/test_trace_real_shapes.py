@@ -258,3 +258,21 @@ def test_a_tau2_results_file_whose_raw_replies_hold_thinking_blocks_is_chat(
     calls = [c for m in trace.messages for c in m.tool_calls]
     assert [c.name for c in calls][:2] == ["find_user_id_by_email", "get_order_details"]
     assert trace.ground_truth.actions[1].arguments["order_id"] == "#W4410"
+
+
+def test_a_swe_agent_trajectory_whose_first_observation_fills_the_head_is_recognised(
+    tmp_path: Path,
+) -> None:
+    # Published SWE-agent 1.x .traj files of student runs: the first step's `find` listing
+    # fills the first 64 KiB, so no SWE-agent key stands before byte ~75k, and the tail holds
+    # only `"environment": "<instance id>"` after the submitted patch.
+    listing = "\n".join(f"./pkg/module_{i:05d}/file_{i:05d}.py" for i in range(2600))
+    step = {"action": "find . -name '*.py'", "observation": listing, "response": "Look.",
+            "thought": "Look.", "execution_time": 0.2, "state": {}}  # fmt: skip
+    patch = "".join(f"+    value_{i} = compute({i})\n" for i in range(400))  # ~12 KB at the end
+    doc = {"trajectory": [step], "info": {"exit_status": "submitted", "submission": patch},
+           "environment": "pkg__pkg-1"}  # fmt: skip
+    path = tmp_path / "pkg__pkg-1.traj"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert path.stat().st_size > 64 * 1024 + 4 * 1024
+    assert detect_format(path) == "swe-agent"
