@@ -47,3 +47,23 @@ def read_all(fs: FileSystem, path: str, char_limit: int = 80_000) -> list[str]:
             return [lines[n] for n in sorted(lines)]
         args = {"offset": int(found[1]), "char_offset": int(found[2] or 0)}
     raise AssertionError("read_file never reached the end")
+
+
+def grep_hits(fs: FileSystem, pattern: str) -> list[tuple[str, int, str, int]]:
+    """What a regex grep finds, as comparable tuples (path, line number, line, column)."""
+    return [(m.path, m.line_no, m.line, m.column) for m in fs.grep(pattern, regex=True)]
+
+
+def count_regex_calls(monkeypatch: Any) -> list[int]:
+    """Count grep's regex calls (`search._search`) from now on: the one-item list's value."""
+    from harness.files import search
+
+    calls = [0]
+    real = search._search
+
+    def counted(*args: object) -> object:
+        calls[0] += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search, "_search", counted)
+    return calls
