@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from harness.errors import StoreError
-from harness.store.bulk import insert_rows
+from harness.store.bulk import insert_parts
+from harness.store.library_pages import settle
 from harness.store.pending import PendingRows, Rows, decode_rows, encode_rows
 from harness.store.recovered import end_recovered_runs
 from harness.store.schema import now
@@ -130,6 +131,7 @@ class WriteBehind:
             _raise_unwritten(refused, left, len(batches), error)
             return
         self.deferred = []
+        settle()  # the process's first flush: DuckDB's start-up pages can go
 
     def _keep_pending(self, batches: list[Rows], seqs: list[int | None]) -> None:
         """Make batches that could not be written pending again, under their log seqs."""
@@ -202,7 +204,7 @@ class WriteBehind:
         con.execute("BEGIN")
         try:
             for table, table_rows in rows.items():
-                insert_rows(con, table, table_rows, self.db.types_of(con, table))
+                insert_parts(con, table, table_rows, self.db.types_of(con, table))
             if keys:
                 con.execute(
                     "DELETE FROM write_log WHERE list_contains(?, writer || '#' || seq)", [keys]

@@ -335,3 +335,22 @@ def test_a_batch_refused_with_the_others_is_not_doubled_when_handed_over_again()
         store.write(late)  # writing the two before it fails: `late` was not taken
     store.write(late)
     assert [m.content for m in store.messages.transcript("t")] == ["b", "c"]
+
+
+def test_a_batch_written_in_several_statements_is_refused_whole() -> None:
+    """Many file chunks go in statements of at most LIST_BYTES (`insert_parts`), all in the
+    flush's transaction: one that is refused in its last statement leaves none of them."""
+    store = Store(":memory:")
+    chunks = [("blob", i, 0, 0, b"x" * 4096) for i in range(200)]  # 800 kB: several statements
+    bad = StepBatch()
+    for row in [*chunks, chunks[0]]:  # the last chunk repeats the first one's key
+        bad.add("file_chunks", row)
+    good = StepBatch()
+    good.add("file_chunks", ("other", 0, 0, 0, b"y"))
+    for batch in (bad, good):
+        store.write(batch)
+    with pytest.raises(StoreError, match=r"1 of 2 batches .*\(201 file_chunks\)"):
+        store.flush()
+    assert store.query("SELECT blob_id, content FROM file_chunks") == [
+        {"blob_id": "other", "content": b"y"}
+    ]

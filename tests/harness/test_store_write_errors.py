@@ -45,15 +45,15 @@ class FullDisk:
         self.failures = 0
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        real = write_behind_module.insert_rows
+        real = write_behind_module.insert_parts
 
-        def insert_rows(con: Any, table: str, rows: Any, types: Any) -> None:
+        def insert_parts(con: Any, table: str, rows: Any, types: Any) -> None:
             if self.full:
                 self.failures += 1
                 raise duckdb.TransactionException(DISK_FULL)
             real(con, table, rows, types)
 
-        monkeypatch.setattr(write_behind_module, "insert_rows", insert_rows)
+        monkeypatch.setattr(write_behind_module, "insert_parts", insert_parts)
 
 
 @pytest.fixture
