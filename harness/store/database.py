@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from harness.errors import StoreError
 from harness.store.bulk import column_types
+from harness.store.library_pages import settle
 from harness.store.retry import is_lock_conflict, lock_retries
 from harness.store.schema import default_path
 from harness.store.writer_turn import writer_turn
@@ -84,6 +85,7 @@ class Database:
             with writer_turn(self.path):
                 con = _connect_when_free(self.path, self.open_timeout)
         self._configure(con)
+        settle("open")  # the process's first: connecting ran most of DuckDB's library once
         return con
 
     def _configure(self, con: duckdb.DuckDBPyConnection) -> None:

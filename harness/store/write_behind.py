@@ -131,7 +131,7 @@ class WriteBehind:
             _raise_unwritten(refused, left, len(batches), error)
             return
         self.deferred = []
-        settle()  # the process's first flush: DuckDB's start-up pages can go
+        settle("flush")  # the process's first: DuckDB's start-up pages can go
 
     def _keep_pending(self, batches: list[Rows], seqs: list[int | None]) -> None:
         """Make batches that could not be written pending again, under their log seqs."""

@@ -1,6 +1,7 @@
 """DuckDB's start-up pages (`harness.store.library_pages`, issue 35): once the process's first
-write-behind flush has run, the clean pages of DuckDB's library leave the resident memory, the
-pages copied on write stay, and DuckDB works on, faulting back what it runs."""
+connection is configured, and again once its first write-behind flush has run, the clean pages
+of DuckDB's library leave the resident memory, the pages copied on write stay, and DuckDB works
+on, faulting back what it runs."""
 
 from __future__ import annotations
 
@@ -52,16 +53,25 @@ def test_the_clean_pages_go_and_duckdb_works_on() -> None:
     _warm()  # runs on, its pages read back
 
 
-def test_the_first_flush_of_the_process_settles_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_first_open_and_the_first_flush_of_the_process_settle_once_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     calls: list[int] = []
-    monkeypatch.setattr(library_pages, "_settled", False)
+    monkeypatch.setattr(library_pages, "_settled", set())
     monkeypatch.setattr(library_pages, "let_go_of_library_pages", lambda: calls.append(1))
     store = Store(":memory:", write_behind=2)
+    assert len(calls) == 1  # its connection, the process's first
     for seq in range(1, 4):
         batch = StepBatch()
         batch.add("messages", message_row(user("x"), thread_id="t", seq=seq, run_id="r",
                                           step=0, tokens=1))  # fmt: skip
         store.write(batch)
-        assert calls == ([1] if seq == 3 else [])  # the third batch flushed the first two
+        assert len(calls) == (2 if seq == 3 else 1)  # the third batch flushed the first two
     store.flush()
-    assert calls == [1]
+    Store(":memory:").close()
+    assert len(calls) == 2
+
+
+def test_a_moment_that_is_not_one_is_named() -> None:
+    with pytest.raises(ValueError, match="no such moment 'later'"):
+        library_pages.settle("later")
