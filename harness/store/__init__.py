@@ -10,10 +10,10 @@ This package is the one place that writes SQL against the harness tables: `schem
 tables and their migrations), `rows` (row mapping, text made storable), `database` (opening
 and holding the file; `retry`, the one lock backoff), `atomic` (blocks that commit together),
 `write_behind` and `pending` (the rows written behind and their log), `bulk` (many rows in one
-statement), one repository per table or concern (`runs`, `messages`, `usage`, `events`,
-`files`, `memory`) reached from `store.Store` or a `reader.Reader`, and `unit` (a unit of work
-over one transaction). The loop needs only `run_store.RunStore`; `execute`/`query` stay for a
-caller's own tables and the user's own SQL.
+statement), `library_pages` (DuckDB's start-up pages let go), one repository per table or
+concern (`runs`, `messages`, `usage`, `events`, `files`, `memory`) reached from `store.Store`
+or a `reader.Reader`, and `unit` (a unit of work over one transaction). The loop needs only
+`run_store.RunStore`; `execute`/`query` stay for a caller's own tables and the user's own SQL.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ once and never again, kept mapped 64 kB a fault. `settle` drops the library's cl
 this process's resident memory (MADV_DONTNEED) twice, once each: when the process's first
 connection is configured (connecting ran most of that code), and after its first write-behind
 flush (by then every statement a run repeats has run once). Later statements fault back only
-what they run: in the issue-35 trajectory ~21 MB, and its peak RSS fell by ~16 MB at 401 steps,
-~14 MB at 101 (the tokenizer's load, at step 1, no longer meets DuckDB's start-up pages).
+what they run: in the issue-35 trajectory ~21 MB, and its peak RSS at 401 steps fell from 147 to
+130 MB (at step 1 the tokenizer's load no longer meets DuckDB's start-up pages either).
 
 Only mappings of the library that are read-only, private and hold nothing but the file's pages
 (no page copied on write, such as relocated data) are dropped: the kernel reads a dropped page
