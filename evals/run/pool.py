@@ -14,6 +14,7 @@ process-wide memos of `harness.tokens`, `evals.scoring.normalized` and
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import os
 from collections import deque
@@ -188,12 +189,15 @@ def _run_one(cell: Cell) -> EvalResult:
 
 def _warm() -> None:
     """Load what the first replay in a process otherwise loads in its first steps: the word
-    lists the simulated reader checks words against (~0.2 s) and the tokenizer."""
+    lists the simulated reader checks words against (~0.2 s) and the tokenizer. What is
+    loaded by then lives as long as the process, so the garbage collector is told to leave
+    it out of its full passes (`gc.freeze`), which otherwise walk it again and again."""
     from evals.sources.hygiene import in_dictionary
     from harness.tokens import TokenCounter
 
     in_dictionary("warm")
     TokenCounter().count_text("warm")
+    gc.freeze()
 
 
 __all__ = ["Workers", "available_cores", "by_cost", "by_replay", "run_cells_on"]

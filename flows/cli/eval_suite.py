@@ -6,6 +6,7 @@ fallible reader, each arm once more with the ideal reader for "recall at retaine
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 
 from flows.cli import running
@@ -69,7 +70,13 @@ def suite_command(args: argparse.Namespace) -> int:
         with usage_errors(args):
             suite = load_suite(args.scenario)
             check_cells(cells)
-        results = running.run_and_store(args, cells, workers=started)
+        # The files just read stay in memory while the cells run (here too): the garbage
+        # collector leaves them out of its full passes meanwhile, which walked them each time.
+        gc.freeze()
+        try:
+            results = running.run_and_store(args, cells, workers=started)
+        finally:
+            gc.unfreeze()
     runs, ideal, offline = [], {}, {}
     for (k, cell), result in zip(planned, results, strict=True):
         trace = suite.traces[k]

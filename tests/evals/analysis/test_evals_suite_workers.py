@@ -77,3 +77,34 @@ def test_one_trace_starts_no_worker(
     monkeypatch.setattr(pool, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("started"))
     assert main([*ARGV, str(tmp_path), "--workers", "2", "--reader", "ideal"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+def test_what_was_read_is_left_out_of_full_collections_while_the_cells_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    from flows.cli import running
+
+    frozen: list[int] = []
+    run = running.run_and_store
+    monkeypatch.setattr(
+        running,
+        "run_and_store",
+        lambda *a, **k: frozen.append(gc.get_freeze_count()) or run(*a, **k),
+    )
+    assert main([*ARGV, str(FIXTURES), "--workers", "1"]) == 0
+    assert frozen[0] > 0 and gc.get_freeze_count() == 0
+
+
+def test_a_started_worker_warms_up_and_freezes_what_it_loaded() -> None:
+    import gc
+
+    from evals.sources import hygiene
+
+    hygiene._dictionary.cache_clear()
+    try:
+        pool._warm()
+        assert hygiene._dictionary.cache_info().currsize == 1 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

@@ -118,14 +118,6 @@ def test_workers_start_when_made_and_warm_up_before_any_cell(
     ]
 
 
-def test_the_warm_up_loads_the_word_lists_and_the_tokenizer() -> None:
-    from evals.sources import hygiene
-
-    hygiene._dictionary.cache_clear()
-    pool._warm()
-    assert hygiene._dictionary.cache_info().currsize == 1
-
-
 def test_a_bad_worker_count_is_refused() -> None:
     for bad in (0, True, 1.5):
         with pytest.raises(ValueError, match="workers must be a whole number >= 1"):
