@@ -62,22 +62,30 @@ class Workers:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
-        if self._pool is not None:
-            # Left on an error (a usage error found while reading a suite, Ctrl-C): the rest
-            # is not waited for.
-            self._pool.shutdown(wait=kind is None, cancel_futures=True)
+        if self._pool is None:
+            return
+        if kind is not None:
+            # Left on an error (a bad file found while the first cells run, Ctrl-C): the
+            # started processes are stopped, not waited for (Python 3.14 names this
+            # `terminate_workers`; `_processes` is where 3.9-3.13 keep them).
+            for process in list(getattr(self._pool, "_processes", {}).values()):
+                process.terminate()
+        self._pool.shutdown(cancel_futures=True)
 
     def run(
         self,
         cells: Sequence[Cell],
         *,
         on_result: Callable[[Cell, EvalResult], None] | None = None,
+        meanwhile: Callable[[], None] | None = None,
     ) -> list[EvalResult]:
         """`run_cells_on` on these workers."""
         groups = by_cost(cells, by_replay(cells))
         if self._pool is None or len(groups) <= 1:
+            if meanwhile is not None:
+                meanwhile()
             return run_cells(cells, on_result=on_result)
-        return _run_on(self._pool, self.count - 1, cells, groups, on_result)
+        return _run_on(self._pool, self.count - 1, cells, groups, on_result, meanwhile)
 
 
 def run_cells_on(
@@ -85,18 +93,22 @@ def run_cells_on(
     workers: int | Workers,
     *,
     on_result: Callable[[Cell, EvalResult], None] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list[EvalResult]:
     """Run `cells` on up to `workers` processes, this one included (or on `Workers` started
     earlier); results in the order of `cells`, `on_result` called as each finishes. One
     worker (or one group, see the module doc) runs them here, with no process started. The
     groups are handed out the costliest first (`by_cost`), so that no large one starts last
-    while the other processes have run out of work. No spending cap: a cap shared by
-    concurrent cells would depend on their timing, so a capped batch runs with `run_cells`."""
+    while the other processes have run out of work. `meanwhile`: work of the caller's own
+    that this process does once the started workers have their first cells, before it takes
+    any (a suite's files to check); if it raises, no other cell starts. No spending cap: a
+    cap shared by concurrent cells would depend on their timing, so a capped batch runs with
+    `run_cells`."""
     if isinstance(workers, Workers):
-        return workers.run(cells, on_result=on_result)
+        return workers.run(cells, on_result=on_result, meanwhile=meanwhile)
     _check_count(workers)
     with Workers(max(1, min(workers, len(by_replay(cells))))) as started:
-        return started.run(cells, on_result=on_result)
+        return started.run(cells, on_result=on_result, meanwhile=meanwhile)
 
 
 def _check_count(workers: object) -> None:
@@ -110,6 +122,7 @@ def _run_on(
     cells: Sequence[Cell],
     groups: list[list[int]],
     on_result: Callable[[Cell, EvalResult], None] | None,
+    meanwhile: Callable[[], None] | None,
 ) -> list[EvalResult]:
     results: list[EvalResult | None] = [None] * len(cells)
 
@@ -133,6 +146,8 @@ def _run_on(
             finished(pending.pop(future), future.result())
 
     hand_out()
+    if meanwhile is not None:
+        meanwhile()
     while todo or pending:
         if todo:  # this process takes the next scenario, the workers theirs meanwhile
             group = todo.popleft()

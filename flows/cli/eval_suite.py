@@ -24,7 +24,7 @@ def suite_command(args: argparse.Namespace) -> int:
     from evals.run.cell import Cell, check_cells
     from evals.run.pool import available_cores, by_replay
     from evals.run.settings import Settings
-    from evals.scenarios.suite import load_suite, suite_files
+    from evals.scenarios.suite import Suite, load_suite, suite_files
 
     if args.grid or args.train_seeds is not None:
         args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
@@ -63,20 +63,26 @@ def suite_command(args: argparse.Namespace) -> int:
                     )
                     planned.append((k, offline))
     cells = [c for _, c in planned]
-    # The workers start before the files are read and checked, so that their start overlaps
-    # this process reading every file (each reads the files of its own cells again).
-    workers = min(args.workers or available_cores(), len(by_replay(cells)))
-    with running.workers_for(args, workers) as started:
+    read: list[Suite] = []
+
+    def read_suite() -> None:
         with usage_errors(args):
-            suite = load_suite(args.scenario)
+            read.append(load_suite(args.scenario))
             check_cells(cells)
         # The files just read stay in memory while the cells run (here too): the garbage
-        # collector leaves them out of its full passes meanwhile, which walked them each time.
+        # collector leaves them out of its full passes, which walked them each time.
         gc.freeze()
+
+    # The workers start before the files are read and checked, and take the largest traces
+    # while this process reads every file (each reads its own cells' files again); a bad
+    # file stops them, named as before.
+    workers = min(args.workers or available_cores(), len(by_replay(cells)))
+    with running.workers_for(args, workers) as started:
         try:
-            results = running.run_and_store(args, cells, workers=started)
+            results = running.run_and_store(args, cells, workers=started, meanwhile=read_suite)
         finally:
             gc.unfreeze()
+    suite = read[0]
     runs, ideal, offline = [], {}, {}
     for (k, cell), result in zip(planned, results, strict=True):
         trace = suite.traces[k]
