@@ -124,3 +124,12 @@ def test_a_bad_worker_count_is_refused() -> None:
             pool.Workers(bad)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="workers must be a whole number >= 1"):
             run_cells_on(_suite_cells(), bad)  # type: ignore[arg-type]
+
+
+def test_leaving_on_an_error_stops_the_started_workers_without_waiting() -> None:
+    with pytest.raises(KeyboardInterrupt), pool.Workers(2) as workers:
+        processes = list(workers._pool._processes.values())  # type: ignore[union-attr]
+        raise KeyboardInterrupt
+    for process in processes:
+        process.join(timeout=5)
+    assert processes and all(p.exitcode is not None and p.exitcode < 0 for p in processes)
