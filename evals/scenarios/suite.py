@@ -49,9 +49,40 @@ def load_suite(directory: str | Path) -> Suite:
     """The suite in `directory`, sorted by file name. Raises ValueError on a bad index, a file
     it names that is missing, no scenario file at all, or two files with the same `name:`
     (their results would be pooled)."""
-    from evals.scenarios.from_file import SUFFIXES, read_spec
+    from evals.scenarios.from_file import read_spec
 
-    root = Path(directory)
+    entries, skipped = _entries(Path(directory))
+    traces = []
+    names: dict[str, Path] = {}
+    for path, trace, fmt, skips in entries:
+        spec = read_spec(path)
+        if spec.name in names:
+            raise ValueError(
+                f"{names[spec.name].name} and {path.name} have the same name {spec.name!r}: "
+                "give each scenario file its own `name:`"
+            )
+        names[spec.name] = path
+        traces.append(SuiteFile(path, trace, fmt, skips, original_usage(spec.source)))
+    # A trace id is the key results are pooled and counted by: files sharing one (two session
+    # files of one conversation, a resumed Claude Code session) are told apart by file.
+    ids = Counter(t.trace for t in traces)
+    traces = [replace(t, trace=f"{t.trace} ({t.file.name})") if ids[t.trace] > 1 else t
+              for t in traces]  # fmt: skip
+    return Suite(Path(directory), tuple(traces), skipped)
+
+
+def suite_files(directory: str | Path) -> list[Path]:
+    """The scenario files of the suite in `directory`, in the order of `load_suite`'s traces,
+    without reading any: what runs can be planned (and workers started) from while the files
+    are read. Raises ValueError as `load_suite` does on a bad index, a missing file or none."""
+    return [path for path, *_ in _entries(Path(directory))[0]]
+
+
+def _entries(root: Path) -> tuple[list[tuple[Path, str, Any, tuple[Any, ...]]], tuple[Any, ...]]:
+    """(file, trace id, trace format, what its import skipped) for each file, sorted by file
+    name, and what the whole import skipped."""
+    from evals.scenarios.from_file import SUFFIXES
+
     index = root / SUITE_INDEX
     skipped: tuple[Any, ...] = ()
     if index.is_file():
@@ -80,23 +111,7 @@ def load_suite(directory: str | Path) -> Suite:
         entries = [(p, p.name, None, ()) for p in files]
     if not entries:
         raise ValueError(f"suite {root} holds no scenario file (.yaml, .yml) and no {SUITE_INDEX}")
-    traces = []
-    names: dict[str, Path] = {}
-    for path, trace, fmt, skips in sorted(entries, key=lambda e: e[0].name):
-        spec = read_spec(path)
-        if spec.name in names:
-            raise ValueError(
-                f"{names[spec.name].name} and {path.name} have the same name {spec.name!r}: "
-                "give each scenario file its own `name:`"
-            )
-        names[spec.name] = path
-        traces.append(SuiteFile(path, trace, fmt, skips, original_usage(spec.source)))
-    # A trace id is the key results are pooled and counted by: files sharing one (two session
-    # files of one conversation, a resumed Claude Code session) are told apart by file.
-    ids = Counter(t.trace for t in traces)
-    traces = [replace(t, trace=f"{t.trace} ({t.file.name})") if ids[t.trace] > 1 else t
-              for t in traces]  # fmt: skip
-    return Suite(root, tuple(traces), skipped)
+    return sorted(entries, key=lambda e: e[0].name), skipped
 
 
 def original_usage(source: Mapping[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ fallible reader, each arm once more with the ideal reader for "recall at retaine
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 
 from flows.cli import running
@@ -21,36 +22,37 @@ def suite_command(args: argparse.Namespace) -> int:
     from evals.analysis.suite import suite_summary, trace_line
     from evals.run.arms import params_by_arm
     from evals.run.cell import Cell, check_cells
+    from evals.run.pool import available_cores, by_replay
     from evals.run.settings import Settings
-    from evals.scenarios.suite import load_suite
+    from evals.scenarios.suite import Suite, load_suite, suite_files
 
     if args.grid or args.train_seeds is not None:
         args.parser.error("--grid and --train-seeds choose the settings of --tuned; give --tuned")
     one_way_to_seeds(args)
     use_model_options(args)
     with usage_errors(args):
-        suite = load_suite(args.scenario)
+        files = suite_files(args.scenario)
         params = Settings.parse(args.set)
         seeds = list(range(args.seeds) if args.seeds else (args.seed or [0]))
         by_arm = params_by_arm(params, args.strategy or STRATEGIES)
         planned: list[tuple[int, Cell]] = []
-        for k, trace in enumerate(suite.traces):
+        for k, file in enumerate(files):
             for arm, arm_params in by_arm.items():
                 for seed in seeds:
-                    cell = Cell(str(trace.file), arm, arm_params, seed, args.scale,
+                    cell = Cell(str(file), arm, arm_params, seed, args.scale,
                                 args.model, args.reader, window=args.window,
                                 judge=args.judge)  # fmt: skip
                     planned.append((k, cell))
                 # The ideal reader draws nothing, so one seed of it stands for all.
                 if args.model == "simulated" and args.reader == "fallible":
-                    ideal = Cell(str(trace.file), arm, arm_params, seeds[0], args.scale,
+                    ideal = Cell(str(file), arm, arm_params, seeds[0], args.scale,
                                  args.model, "ideal", window=args.window)  # fmt: skip
                     planned.append((k, ideal))
                 # A real model answering: the simulated reader answers the same probes
                 # offline, so the report can say how often the two agree.
                 if args.model != "simulated":
                     offline = Cell(
-                        str(trace.file),
+                        str(file),
                         arm,
                         dict(arm_params),
                         seeds[0],
@@ -60,11 +62,27 @@ def suite_command(args: argparse.Namespace) -> int:
                         window=args.window,
                     )
                     planned.append((k, offline))
-        check_cells([c for _, c in planned])
-    from evals.run.pool import available_cores
+    cells = [c for _, c in planned]
+    read: list[Suite] = []
 
-    workers = args.workers or available_cores()
-    results = running.run_and_store(args, [c for _, c in planned], workers=workers)
+    def read_suite() -> None:
+        with usage_errors(args):
+            read.append(load_suite(args.scenario))
+            check_cells(cells)
+        # The files just read stay in memory while the cells run (here too): the garbage
+        # collector leaves them out of its full passes, which walked them each time.
+        gc.freeze()
+
+    # The workers start before the files are read and checked, and take the largest traces
+    # while this process reads every file (each reads its own cells' files again); a bad
+    # file stops them, named as before.
+    workers = min(args.workers or available_cores(), len(by_replay(cells)))
+    with running.workers_for(args, workers) as started:
+        try:
+            results = running.run_and_store(args, cells, workers=started, meanwhile=read_suite)
+        finally:
+            gc.unfreeze()
+    suite = read[0]
     runs, ideal, offline = [], {}, {}
     for (k, cell), result in zip(planned, results, strict=True):
         trace = suite.traces[k]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flows.cli.options import plural
+
+if TYPE_CHECKING:
+    from evals.run.pool import Workers
 
 
 def store_on_interrupt(
@@ -86,15 +89,18 @@ def run_with_progress(
     max_usd: float | None,
     quiet: bool,
     finished: list | None = None,
-    workers: int = 1,
+    workers: int | Workers = 1,
     runner: str = "process",
     address: str | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list:
     """Run `cells` under a progress bar; each result is also appended to `finished` as it
     comes, so an interrupted batch still knows what it completed. `workers` > 1 runs them on
-    that many processes, unless a spending cap (shared by the batch) makes them run in turn.
-    `runner="dask"` runs them on the Dask scheduler at `address`, or on a local cluster of
-    `workers` processes."""
+    that many processes (or on `Workers` started earlier, `workers_for`), unless a spending
+    cap (shared by the batch) makes them run in turn. `runner="dask"` runs them on the Dask
+    scheduler at `address`, or on a local cluster of `workers` processes. `meanwhile`: the
+    caller's own work before the cells' results, done once started workers have their first
+    cells (`run_cells_on`), else first."""
     from evals.run.cell import run_cells
     from flows.progress import PipedProgress, rich_bar
 
@@ -121,22 +127,45 @@ def run_with_progress(
             if piped is not None:
                 piped.advance(count, f"last: {cell.label or cell.strategy} seed {cell.seed}")
 
+        count = workers if isinstance(workers, int) else workers.count
         with interrupt_at_once():
+            if count > 1 and max_usd is None and runner != "dask":
+                from evals.run.pool import run_cells_on
+
+                return run_cells_on(cells, workers, on_result=done, meanwhile=meanwhile)
+            if meanwhile is not None:
+                meanwhile()
             if runner == "dask":
                 from evals.run.cluster import run_cells_on_dask
 
-                return run_cells_on_dask(cells, address=address, workers=workers, on_result=done)
-            if workers > 1 and max_usd is None:
-                from evals.run.pool import run_cells_on
-
-                return run_cells_on(cells, workers, on_result=done)
+                return run_cells_on_dask(cells, address=address, workers=count, on_result=done)
             return run_cells(cells, max_usd=max_usd, on_result=done, progress=step)
 
 
-def run_and_store(args: argparse.Namespace, cells: list, *, workers: int = 1) -> list:
+@contextmanager
+def workers_for(args: argparse.Namespace, workers: int) -> Iterator[int | Workers]:
+    """`workers` for `run_and_store`, started now when its cells will run on processes of this
+    machine (the process runner, no spending cap): a caller with work to do before it has its
+    cells (a suite's files to read) overlaps it with their start."""
+    if workers > 1 and args.runner == "process" and args.max_usd is None:
+        from evals.run.pool import Workers
+
+        with Workers(workers) as started:
+            yield started
+    else:
+        yield workers
+
+
+def run_and_store(
+    args: argparse.Namespace,
+    cells: list,
+    *,
+    workers: int | Workers = 1,
+    meanwhile: Callable[[], None] | None = None,
+) -> list:
     """Run `cells` and store their results in `args.db` (unless `--no-save`): the store is
     opened for writing first, so a locked or read-only file fails before any work, and an
-    interrupted batch stores what it finished."""
+    interrupted batch stores what it finished. `meanwhile`: see `run_with_progress`."""
     from flows.cli.options import writable_store
     from harness.store import default_path
 
@@ -147,7 +176,7 @@ def run_and_store(args: argparse.Namespace, cells: list, *, workers: int = 1) ->
     try:
         results = run_with_progress(
             cells, max_usd=args.max_usd, quiet=args.json, finished=finished, workers=workers,
-            runner=args.runner, address=args.address,
+            runner=args.runner, address=args.address, meanwhile=meanwhile,
         )  # fmt: skip
     except KeyboardInterrupt:
         store_on_interrupt(args, None if args.no_save else db, cells, finished)
