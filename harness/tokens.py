@@ -179,6 +179,12 @@ def _bindings() -> Any:
 _SHARED: dict[str, OrderedDict[tuple[str, int, int], int]] = {}
 
 
+# encoding -> id(schema) -> (the schema, its tokens): a subagent's run has its own counter but
+# the parent's tools, so schemas are counted per encoding, not per counter.
+_SCHEMAS: dict[str, Memo[int, tuple[dict[str, Any], int]]] = {}
+SCHEMAS_KEPT = 4_096
+
+
 class TokenCounter:
     """Counts tokens of texts, messages, tool schemas and whole requests."""
 
@@ -186,7 +192,7 @@ class TokenCounter:
         self._name = resolve_encoding(encoding)
         self._cache = _SHARED.setdefault(self._name, OrderedDict())
         self._cache_size = cache_size
-        self._schemas: dict[int, tuple[dict[str, Any], int]] = {}
+        self._schemas = _SCHEMAS.setdefault(self._name, Memo(SCHEMAS_KEPT, lambda key: 1))
 
     @property
     def encoding_name(self) -> str:
@@ -357,7 +363,7 @@ class TokenCounter:
         if hit is not None and hit[0] is schema:
             return hit[1]
         n = TOOL_OVERHEAD + self.count_text(json.dumps(schema, sort_keys=True))
-        self._schemas[id(schema)] = (schema, n)
+        self._schemas.put(id(schema), (schema, n))
         return n
 
     def count_request(

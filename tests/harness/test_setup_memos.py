@@ -6,12 +6,18 @@ never answered from an earlier one."""
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
+import pytest
+
+import harness.tokens as tokens
 from harness import Store, create_agent, tool
+from harness.messages import new_id
 from harness.middleware.subagents import SubAgents
 from harness.models import ScriptedModel
 from harness.run import _recorded_config, _recorded_json
+from harness.tokens import TokenCounter
 from harness.tools import Tool
 
 
@@ -82,3 +88,25 @@ def test_every_run_records_its_agents_config_as_written_afresh() -> None:
     assert configs == [shown[0]] * 4 + [shown[2]] * 2
     assert [c["system_prompt"] for c in configs[::2]] == ["Be brief.", "Be brief.", "Be thorough."]
     assert configs[-1]["strategy_params"] == {"summarize.trigger": 0.6}
+
+
+def test_ids_read_as_the_head_of_a_random_uuid4() -> None:
+    ids = {new_id("run") for _ in range(2_000)}
+    assert len(ids) == 2_000
+    for i in ids:
+        prefix, digits = i.split("_")
+        head = uuid.UUID(digits + "0" * 12)
+        assert prefix == "run" and len(digits) == 20 and head.version == 4
+        assert head.variant == uuid.RFC_4122
+
+
+def test_a_subagents_counter_finds_the_parents_schemas_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    schema = _with_default(2).schema()
+    first = TokenCounter().count_tools([schema])
+    dumped: list[object] = []
+    monkeypatch.setattr(tokens.json, "dumps", lambda *a, **k: dumped.append(a) or "{}")
+    assert TokenCounter().count_tools([schema]) == first and dumped == []
+    TokenCounter().count_tools([_with_default(3).schema()])  # another tool: counted afresh
+    assert len(dumped) == 1
