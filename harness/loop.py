@@ -77,10 +77,10 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
             )
             for c in response.tool_calls
         ]
-        # A slow or hung tool must not keep the file from other processes: a timer lets it go
-        # (cheaper than waiting on the calls twice, with and without a timeout).
-        timer = asyncio.get_running_loop().call_later(TOOLS_KEEP_S, state.store.let_go)
         try:
+            _, slow = await asyncio.wait(tasks, timeout=TOOLS_KEEP_S)
+            if slow:  # a slow or hung tool must not keep the file from other processes
+                state.store.let_go()
             results = await asyncio.gather(*tasks)
         except BaseException:
             # A middleware failure ends the run: stop the sibling calls instead of leaving
@@ -88,8 +88,6 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
             for task in tasks:
                 task.cancel()
             raise
-        finally:
-            timer.cancel()
         for message in results:
             state.append(message)
 
