@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -10,7 +10,12 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 def new_id(prefix: str = "msg") -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+    """`prefix` and the first 20 hex digits of a random UUID (version 4), made without the
+    `UUID` object (a third of the cost: the harness makes one per message)."""
+    head = bytearray(os.urandom(10))
+    head[6] = head[6] & 0x0F | 0x40  # the version, as `uuid.uuid4` sets it
+    head[8] = head[8] & 0x3F | 0x80  # the variant
+    return f"{prefix}_{head.hex()}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ import json
 import logging
 import sys
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +28,13 @@ from typing import Any, Protocol
 from harness.errors import HarnessError
 from harness.memo import Memo
 from harness.messages import Message
+from harness.pieces import (
+    last_piece_start,
+    pieces_at_least,
+    runs_at_least,
+    split_point,
+    starts_piece,
+)
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +179,12 @@ def _bindings() -> Any:
 _SHARED: dict[str, OrderedDict[tuple[str, int, int], int]] = {}
 
 
+# encoding -> id(schema) -> (the schema, its tokens): a subagent's run has its own counter but
+# the parent's tools, so schemas are counted per encoding, not per counter.
+_SCHEMAS: dict[str, Memo[int, tuple[dict[str, Any], int]]] = {}
+SCHEMAS_KEPT = 4_096
+
+
 class TokenCounter:
     """Counts tokens of texts, messages, tool schemas and whole requests."""
 
@@ -179,7 +192,7 @@ class TokenCounter:
         self._name = resolve_encoding(encoding)
         self._cache = _SHARED.setdefault(self._name, OrderedDict())
         self._cache_size = cache_size
-        self._schemas: dict[int, tuple[dict[str, Any], int]] = {}
+        self._schemas = _SCHEMAS.setdefault(self._name, Memo(SCHEMAS_KEPT, lambda key: 1))
 
     @property
     def encoding_name(self) -> str:
@@ -233,7 +246,7 @@ class TokenCounter:
             return self._estimate(text, limit)
         size = PREFIX_CHARS_PER_TOKEN * (limit + 1)
         while True:
-            end = _split_point(text, size)
+            end = split_point(text, size)
             if end is not None:
                 if self._count_till(text[:end], limit) is None:
                     return self._estimate(text, limit)
@@ -264,7 +277,44 @@ class TokenCounter:
         except UnicodeEncodeError:
             return self._tokenizer.count_till_limit(_without_surrogates(text), limit)
 
-    def count_message(self, message: Message) -> int:
+    def count_joined(
+        self, parts: Sequence[str], sep: str, count: Callable[[str], int] | None = None
+    ) -> int:
+        """`count_text(sep.join(parts))`, exactly, mostly from the parts' own counts: when `sep`
+        ends with a newline, a part that opens with anything but whitespace or a slash, or with
+        an indented line, starts a piece (`harness.pieces`), so the joined text is the sum of
+        the text before each such part and the rest; only the last line or so before each seam
+        is counted again, with `sep` (`_count_followed`). `count` counts a whole part (default
+        `count_text`): a caller that knows its parts' sizes spares their lookups."""
+        if not sep.endswith("\n"):
+            return self.count_text(sep.join(parts))
+        count = count or self.count_text
+        total = 0
+        group: list[str] = []  # parts joined at seams that are not piece starts
+        for part in parts:
+            if group and starts_piece(part, 0):
+                total += self._count_followed(group, sep, count)
+                group = []
+            group.append(part)
+        if not group:
+            return 0
+        return total + (count(group[0]) if len(group) == 1 else self.count_text(sep.join(group)))
+
+    def _count_followed(self, group: list[str], sep: str, count: Callable[[str], int]) -> int:
+        """`count_text(sep.join(group) + sep)`: a text and its count less the tail after its last
+        piece start, plus that tail counted with `sep`. Counted whole when the text has no piece
+        start in its second half (the tail would cost as much)."""
+        text = group[0] if len(group) == 1 else sep.join(group)
+        q = last_piece_start(text, len(text) // 2)
+        if q is None:
+            return self.count_text(text + sep)
+        whole = count(text) if len(group) == 1 else self.count_text(text)
+        tail = text[q:]
+        return whole - self.count_text(tail) + self.count_text(tail + sep)
+
+    def count_message(self, message: Message, content_tokens: int | None = None) -> int:
+        """The message's tokens: its content, tool calls and framing. `content_tokens`: the
+        content's count when the caller has it without tokenizing (`count_joined`)."""
         # Keyed by id and content: callers may choose ids (replays reuse a turn's id across
         # runs), and the cache is shared by every counter of the encoding. A string caches its
         # hash, so this stays a lookup.
@@ -272,13 +322,25 @@ class TokenCounter:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        n = MESSAGE_OVERHEAD + self.count_text(message.content)
+        n = MESSAGE_OVERHEAD + self._beside_content(message)
+        n += self.count_text(message.content) if content_tokens is None else content_tokens
+        return self._remember(key, n)
+
+    def count_content(self, message: Message) -> int:
+        """`count_text(message.content)`, from the message's own count when that is cached: a
+        message's count (a number) outlives its text's in the text memo (which holds text)."""
+        cached = self._cache.get((message.id, hash(message.content), len(message.tool_calls)))
+        if cached is None:
+            return self.count_text(message.content)
+        return cached - MESSAGE_OVERHEAD - self._beside_content(message)
+
+    def _beside_content(self, message: Message) -> int:
+        """A message's tokens besides its content and MESSAGE_OVERHEAD: tool calls, name."""
+        n = 1 if message.name else 0
         for call in message.tool_calls:
             n += TOOL_OVERHEAD + self.count_text(call.name)
             n += self.count_text(call.raw_arguments or json.dumps(call.arguments))
-        if message.name:
-            n += 1
-        return self._remember(key, n)
+        return n
 
     def _remember(self, key: tuple[str, int, int], n: int) -> int:
         self._cache[key] = n
@@ -301,7 +363,7 @@ class TokenCounter:
         if hit is not None and hit[0] is schema:
             return hit[1]
         n = TOOL_OVERHEAD + self.count_text(json.dumps(schema, sort_keys=True))
-        self._schemas[id(schema)] = (schema, n)
+        self._schemas.put(id(schema), (schema, n))
         return n
 
     def count_request(
@@ -320,59 +382,6 @@ class TokenCounter:
             + (self.count_messages(messages) if messages_tokens is None else messages_tokens)
             + REPLY_OVERHEAD
         )
-
-
-# ASCII letters -> "a", digits -> "0", apostrophes dropped, anything else -> " ".
-_CLASSES = bytes(
-    ord("a") if chr(b).isalpha() else ord("0") if chr(b).isdigit() else ord(" ") for b in range(128)
-).ljust(256, b" ")
-
-
-# ASCII letters and digits -> "a", apostrophes dropped, anything else -> " ".
-_ALNUM = _CLASSES.replace(b"0", b"a")
-
-
-def runs_at_least(text: str) -> int:
-    """A weaker lower bound than `pieces_at_least` at a fifth of its cost (one pass instead
-    of seven): the runs of ASCII letters and digits (joined across apostrophes). No piece
-    holds letters or digits of two runs, so each run holds at least one token. 0 for
-    non-ASCII text."""
-    if not text.isascii():
-        return 0
-    return (b" " + text.encode("ascii").translate(_ALNUM, b"'")).count(b" a")
-
-
-def pieces_at_least(text: str) -> int:
-    """A lower bound on the tokens of `text` in cl100k_base and o200k_base, from byte counts
-    alone (0 for non-ASCII text). Both encodings first cut text into pieces and no token spans
-    two: every run of ASCII digits is cut into pieces of at most 3 digits holding nothing
-    else, and letters separated by anything but an apostrophe never share a piece (an
-    apostrophe may join contractions, so the runs it separates count as one). Each piece is at
-    least one token. A CSV export is proven over a limit this way at a fraction of the
-    tokenizer's cost."""
-    if not text.isascii():
-        return 0
-    classes = b" " + text.encode("ascii").translate(_CLASSES, b"'")
-    letter_runs = classes.count(b" a") + classes.count(b"0a")
-    digit_runs = classes.count(b" 0") + classes.count(b"a0")
-    # Each run of L digits makes ceil(L / 3) pieces: one for the run, and floor((L - 1) / 3)
-    # more, counted as "000" once the first digit of every run is dropped.
-    beyond_first = classes.replace(b" 0", b" ").replace(b"a0", b"a").count(b"000")
-    return letter_runs + digit_runs + beyond_first
-
-
-def _split_point(text: str, size: int) -> int | None:
-    """An index in [size/2, size) where cl100k and o200k both start a new piece whatever
-    follows: just after a newline and before a letter or digit (no pattern of either encoding
-    spans that boundary). None when the text is not much longer or has no such point there."""
-    if len(text) <= size + size // 2:
-        return None
-    i = text.rfind("\n", size // 2, size)
-    while i != -1:
-        if text[i + 1].isalnum():
-            return i + 1
-        i = text.rfind("\n", size // 2, i)
-    return None
 
 
 def _without_surrogates(text: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import inspect
 import json
 import math
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints, overload
 import pydantic
 
 from harness.errors import HarnessError, ToolDefinitionError
+from harness.memo import Memo
 from harness.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -277,7 +279,7 @@ def _build(
         hints = get_type_hints(fn)
     except NameError as exc:
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot resolve type hints: {exc}") from exc
-    fields: dict[str, Any] = {}
+    fields: dict[str, tuple[Any, Any, str | None]] = {}
     context_param = None
     for pname, param in inspect.signature(fn).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -289,24 +291,55 @@ def _build(
         if hint is None:
             raise ToolDefinitionError(f"tool {tool_name!r}: parameter {pname!r} needs a type hint")
         default = ... if param.default is param.empty else param.default
-        fields[pname] = (hint, pydantic.Field(default, description=param_docs.get(pname)))
+        fields[pname] = (hint, default, param_docs.get(pname))
+    model, schema = _arguments(tool_name, fields)
+    return Tool(
+        name=tool_name,
+        description=description or summary or tool_name,
+        parameters=copy.deepcopy(schema),  # each tool's own: a caller may change it
+        fn=fn,
+        args_model=model,
+        context_param=context_param,
+        timeout=timeout,
+    )
+
+
+# (tool name, parameters) -> their pydantic model and JSON schema, ~1.6 ms to build: the same
+# tool is defined again by every agent (each subagents middleware's `task`, a replay's tools).
+_ARGUMENTS: Memo[tuple[Any, ...], tuple[type[pydantic.BaseModel], dict[str, Any]]] = Memo(
+    512, lambda key: 1
+)
+
+
+def _arguments(
+    tool_name: str, fields: dict[str, tuple[Any, Any, str | None]]
+) -> tuple[type[pydantic.BaseModel], dict[str, Any]]:
+    """The model that checks a tool's arguments, and the schema the model is shown, from each
+    parameter's type hint, default and description (built once per distinct definition)."""
+    # A default's type too: 0 and False are equal keys but different schemas.
+    key = (tool_name, *((n, h, type(d), d, doc) for n, (h, d, doc) in fields.items()))
+    try:
+        known = _ARGUMENTS.get(key)
+    except TypeError:  # an unhashable hint or default: built every time
+        known = None
+        key = ()
+    if known is not None:
+        return known
+    definitions: dict[str, Any] = {
+        name: (hint, pydantic.Field(default, description=doc))
+        for name, (hint, default, doc) in fields.items()
+    }
     model = pydantic.create_model(
-        f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+        f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **definitions
     )
     schema = model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("properties", {})
-    return Tool(
-        name=tool_name,
-        description=description or summary or tool_name,
-        parameters=schema,
-        fn=fn,
-        args_model=model,
-        context_param=context_param,
-        timeout=timeout,
-    )
+    if key:
+        _ARGUMENTS.put(key, (model, schema))
+    return model, schema
 
 
 @overload

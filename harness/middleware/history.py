@@ -32,6 +32,12 @@ def history_path(history_dir: str, thread_id: str) -> str:
 def render_message(m: Message) -> str:
     """A message as markdown, for the history file and the summarizer: a `### Role` line, the
     text, then the tool calls or, for a tool result, which call it answers."""
+    return "\n".join(rendered_lines(m))
+
+
+def rendered_lines(m: Message) -> list[str]:
+    """What `render_message` joins with newlines: the summarizer counts a rendered message
+    from them (`TokenCounter.count_joined`), its text already counted."""
     parts = [f"### {m.role.capitalize()}"]
     if m.content:
         parts.append(m.content)
@@ -44,7 +50,7 @@ def render_message(m: Message) -> str:
     notes += [m.kind] if m.kind not in ("message", "summary") else []
     if notes:
         parts.append(f"({', '.join(notes)})")
-    return "\n".join(parts)
+    return parts
 
 
 def write_cycle(

@@ -11,16 +11,17 @@ resume instead of paying for it again), a `model_calls` row whose model is
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, ModelError
 from harness.messages import Message, user
 from harness.middleware.cutoff import clip_text
-from harness.middleware.history import render_message
+from harness.middleware.history import rendered_lines
 from harness.middleware.params import number
 from harness.models.base import Model, ModelSettings, RequestParams
-from harness.tokens import TokenCounter
+from harness.tokens import MESSAGE_OVERHEAD, TokenCounter
 
 if TYPE_CHECKING:
     from harness.state import RunState
@@ -118,12 +119,30 @@ class Summarizer:
         reserve = min(self.max_tokens, window // 4)
         limit = int(window * (1 - self.headroom)) - reserve
         marker = _CLIPPED.format(path=path)
-        blocks = [render_message(m) for m in fresh]
+        # Each block's size from its lines (the message's text is counted already), not by
+        # tokenizing the block again: `count` answers a block's size, any other text's count.
+        sizes: dict[str, int] = {}
+        blocks = []
+        for m in fresh:
+            lines = rendered_lines(m)
+            block = "\n".join(lines)
+            sizes[block] = counter.count_joined(lines, "\n", _with_content(counter, m))
+            blocks.append(block)
+
+        def count(text: str) -> int:
+            n = sizes.get(text)
+            return counter.count_text(text) if n is None else n
+
         running, i, calls = previous, 0, 0
         while i < len(blocks):
             prior = clip_text(running, limit // 3, counter.count_text, marker)
-            chunk, i = self._chunk(counter, limit, prior, blocks, i, marker)
-            running = await self._call(state, model, counter, _request_text(prior, chunk), reserve)
+            if prior:
+                summary = f"### Summary\n{prior}"
+                sizes[summary] = counter.count_joined(["### Summary", prior], "\n")
+            chunk, i, tokens = self._chunk(counter, count, limit, prior, blocks, i, marker)
+            request = user("\n\n".join(_request_parts(prior, chunk)))
+            counter.count_message(request, tokens)  # counted once, whoever counts it next
+            running = await self._call(state, model, counter, request, reserve)
             calls += 1
         return Condensed(running, model, calls)
 
@@ -136,14 +155,17 @@ class Summarizer:
     def _chunk(
         self,
         counter: TokenCounter,
+        count: Callable[[str], int],
         limit: int,
         prior: str,
         blocks: list[str],
         i: int,
         marker: str,
-    ) -> tuple[list[str], int]:
-        """The blocks from `i` that fit in one summarizer request, and the next index."""
-        room = limit - self._request_tokens(counter, prior, [])
+    ) -> tuple[list[str], int, int]:
+        """The blocks from `i` that fit in one summarizer request, the next index, and the
+        tokens of the request's text."""
+        empty = counter.count_joined(_request_parts(prior, []), "\n\n", count)
+        room = limit - self._request_tokens(counter, empty)
         if room < 100:
             raise HarnessError(
                 f"the summarizer's window ({limit:,} usable tokens) cannot hold its prompt; "
@@ -152,32 +174,36 @@ class Summarizer:
         chunk: list[str] = []
         used = 0
         while i < len(blocks):
-            size = counter.count_text(blocks[i]) + 2  # the blank line between blocks
+            size = count(blocks[i]) + 2  # the blank line between blocks
             if chunk and used + size > room:
                 break
             block = blocks[i]
             if size > room:
-                block = clip_text(block, room - 2, counter.count_text, marker)
+                block = clip_text(block, room - 2, count, marker)
             chunk.append(block)
             used += size
             i += 1
         # Blocks were counted one by one; the joined text decides.
-        while (excess := self._request_tokens(counter, prior, chunk) - limit) > 0:
+        while True:
+            tokens = counter.count_joined(_request_parts(prior, chunk), "\n\n", count)
+            excess = self._request_tokens(counter, tokens) - limit
+            if excess <= 0:
+                return chunk, i, tokens
             if len(chunk) > 1:
                 chunk.pop()
                 i -= 1
             else:
-                target = counter.count_text(chunk[0]) - excess - 8
-                chunk[0] = clip_text(chunk[0], target, counter.count_text, marker)
-        return chunk, i
+                target = count(chunk[0]) - excess - 8
+                chunk[0] = clip_text(chunk[0], target, count, marker)
 
-    def _request_tokens(self, counter: TokenCounter, prior: str, chunk: list[str]) -> int:
-        return counter.count_request(self.prompt, [user(_request_text(prior, chunk))], [])
+    def _request_tokens(self, counter: TokenCounter, text_tokens: int) -> int:
+        """`count_request` of the prompt and one user message whose text has `text_tokens`."""
+        return counter.count_request(self.prompt, [], [], MESSAGE_OVERHEAD + text_tokens)
 
     async def _call(
-        self, state: RunState, model: Model, counter: TokenCounter, text: str, reserve: int
+        self, state: RunState, model: Model, counter: TokenCounter, request: Message, reserve: int
     ) -> str:
-        messages = [user(text)]
+        messages = [request]
         context = counter.count_request(self.prompt, messages, [])
         settings = ModelSettings(max_tokens=reserve, timeout_s=state.config.settings.timeout_s)
         params = RequestParams(system_prompt=self.prompt)
@@ -199,11 +225,17 @@ class Summarizer:
         return summary
 
 
-def _request_text(prior: str, chunk: list[str]) -> str:
-    # The instruction shares the marker's line, so a reader that drops the marker line (the
-    # simulated model) sees only summary and messages, each under its `### Role` heading.
+def _with_content(counter: TokenCounter, m: Message) -> Callable[[str], int]:
+    """Counts a rendered line of `m`: its text from the message's count (`count_content`)."""
+    content = counter.count_content(m)
+    return lambda line: content if line is m.content else counter.count_text(line)
+
+
+def _request_parts(prior: str, chunk: list[str]) -> list[str]:
+    """The request's text is these joined by blank lines. The instruction shares the marker's
+    line, so a reader that drops the marker line (the simulated model) sees only summary and
+    messages, each under its `### Role` heading."""
     head = f"{SUMMARY_REQUEST} Summarize the conversation below as your instructions say." + (
         " It opens with the summary of the part before it: merge that in." if prior else ""
     )
-    parts = [head, f"### Summary\n{prior}"] if prior else [head]
-    return "\n\n".join([*parts, *chunk])
+    return [head, f"### Summary\n{prior}", *chunk] if prior else [head, *chunk]

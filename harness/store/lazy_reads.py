@@ -16,7 +16,7 @@ from harness.messages import Usage
 from harness.store.events import Events
 from harness.store.lazy_rows import locked
 from harness.store.messages import Messages
-from harness.store.rows import RunStart, storable_json, storable_text
+from harness.store.rows import RunStart, config_json, storable_text
 from harness.store.runs import Runs
 from harness.store.schema import COLUMN_NAMES, now
 from harness.store.summaries import Summaries
@@ -44,7 +44,7 @@ class LazyRuns(Runs):
     def start(self, **run: Unpack[RunStart]) -> None:
         if not self._rows.live:
             return super().start(**run)
-        config = storable_json(json.dumps(run.get("config") or {}, default=str))[0]
+        config = config_json(run.get("config"))
         self._rows.start_run([
             run["run_id"], run["thread_id"], run.get("parent_run_id"), run.get("parent_step"),
             run["agent"], run["model"], run["strategy"], "running", now(), None, 0, 0, 0, 0, 0,

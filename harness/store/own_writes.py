@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from harness.store.messages import Messages
 
 _MESSAGE = COLUMN_NAMES["messages"]
+_MESSAGE_ID = _MESSAGE.index("message_id")
 _WINDOW = COLUMN_NAMES["windows"]
 
 
@@ -38,7 +39,9 @@ _WINDOW = COLUMN_NAMES["windows"]
 class _Thread:
     """A thread's rows as the store wrote them, since the thread was empty."""
 
-    by_id: dict[str, Message] = field(default_factory=dict)
+    # A message's row until a window holds it, then the message read from it (`_message`):
+    # many leave the window (summarized, the thread's last run ended) before any reload.
+    by_id: dict[str, Message | tuple[Any, ...]] = field(default_factory=dict)
     seqs: list[tuple[int, str]] = field(default_factory=list)  # (seq, message id), in order
     snapshot: tuple[int, datetime, list[str]] | None = None  # the newest windows row
 
@@ -46,10 +49,17 @@ class _Thread:
         """What `Messages.load_window` reads: the newest snapshot's messages, then every
         message after it (all of them when there is no snapshot)."""
         if self.snapshot is None:
-            return [self.by_id[i] for _, i in self.seqs]
+            return [self._message(i) for _, i in self.seqs]
         at_seq, _, ids = self.snapshot
-        kept = [self.by_id[i] for i in ids if i in self.by_id]
-        return kept + [self.by_id[i] for seq, i in self.seqs if seq > at_seq]
+        kept = [self._message(i) for i in ids if i in self.by_id]
+        return kept + [self._message(i) for seq, i in self.seqs if seq > at_seq]
+
+    def _message(self, message_id: str) -> Message:
+        """The message as its row reads back, made once."""
+        held = self.by_id[message_id]
+        if isinstance(held, tuple):
+            held = self.by_id[message_id] = row_to_message(dict(zip(_MESSAGE, held, strict=True)))
+        return held
 
     def next_seq(self) -> int:
         return self.seqs[-1][0] + 1 if self.seqs else 1
@@ -164,14 +174,13 @@ class OwnWrites:
             thread = self._known(row[0])
             if thread is None:
                 continue
-            message = row_to_message(dict(zip(_MESSAGE, row, strict=True)))
-            seq = int(row[1])
-            if message.id in thread.by_id or (thread.seqs and seq <= thread.seqs[-1][0]):
+            message_id, seq = row[_MESSAGE_ID], int(row[1])
+            if message_id in thread.by_id or (thread.seqs and seq <= thread.seqs[-1][0]):
                 del self._threads[row[0]]  # not the plain append the window read assumes
                 self._lost.add(row[0])
                 continue
-            thread.by_id[message.id] = message
-            thread.seqs.append((seq, message.id))
+            thread.by_id[message_id] = tuple(row)
+            thread.seqs.append((seq, message_id))
         for row in rows.get("windows", ()):
             thread = self._known(row[0])
             if thread is None:

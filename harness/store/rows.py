@@ -23,7 +23,8 @@ class RunStart(TypedDict):
     strategy: str | None
     parent_run_id: NotRequired[str | None]
     parent_step: NotRequired[int | None]
-    config: NotRequired[dict[str, Any] | None]
+    # The run's configuration, or its JSON (a caller that writes the same config every run).
+    config: NotRequired[dict[str, Any] | str | None]
 
 
 # -- text DuckDB can store --------------------------------------------------------------------
@@ -69,7 +70,7 @@ def storable_value(value: Any) -> tuple[Any, int]:
 def storable_json(text: str) -> tuple[str, int]:
     """JSON text made storable: raw lone surrogates, and lone ones written as escapes."""
     text, n = storable_text(text)
-    if not _ESCAPED_SURROGATE.search(text):
+    if "\\u" not in text or not _ESCAPED_SURROGATE.search(text):
         return text, n
     try:
         value = json.loads(text)
@@ -77,6 +78,12 @@ def storable_json(text: str) -> tuple[str, int]:
         return text, n  # not JSON after all: DuckDB will say what is wrong with it
     value, m = storable_value(value)
     return (json.dumps(value, ensure_ascii=False), n + m) if m else (text, n)
+
+
+def config_json(config: dict[str, Any] | str | None) -> str:
+    """A run's config (`RunStart.config`) as its `runs` row stores it: JSON, made storable."""
+    text = config if isinstance(config, str) else json.dumps(config or {}, default=str)
+    return storable_json(text)[0]
 
 
 def storable_row(table: str, row: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, int]]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
 from harness.messages import Usage
-from harness.store.rows import RunStart, storable_json, storable_text
+from harness.store.rows import RunStart, config_json, storable_text
 from harness.store.schema import RUN_TREE, now
 
 if TYPE_CHECKING:
@@ -123,7 +122,7 @@ class Runs:
             "strategy, status, started_at, config) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
             [run["run_id"], run["thread_id"], run.get("parent_run_id"), run.get("parent_step"),
              run["agent"], run["model"], run["strategy"], now(),
-             storable_json(json.dumps(run.get("config") or {}, default=str))[0]],
+             config_json(run.get("config"))],
         )  # fmt: skip
 
     def mark_ended(

@@ -160,3 +160,32 @@ def test_a_failing_middleware_cancels_the_sibling_tool_calls() -> None:
 
     asyncio.run(caller_keeps_its_loop_running())
     assert finished == []
+
+
+@pytest.mark.parametrize(("nap", "let_go_in_tools"), [(0.0, 0), (0.3, 1)])
+def test_a_slow_steps_tools_let_the_store_go_and_a_fast_ones_do_not(
+    nap: float, let_go_in_tools: int
+) -> None:
+    """A store kept open for a step (a flow run's) is let go while a step's tools run past
+    TOOLS_KEEP_S, so a hung tool does not keep the file from other processes."""
+    in_tools = threading.Event()
+    during: list[bool] = []
+
+    @tool
+    async def work() -> str:
+        """Take a while."""
+        in_tools.set()
+        await asyncio.sleep(nap)
+        in_tools.clear()
+        return "done"
+
+    agent = make(ScriptedModel([reply("", call("work")), "ok"]), tools=(work,))
+    let_go = agent.store.let_go
+
+    def noted() -> None:
+        during.append(in_tools.is_set())
+        let_go()
+
+    agent.store.let_go = noted  # type: ignore[method-assign]
+    assert agent.run_sync("go").status == "completed"
+    assert sum(during) == let_go_in_tools

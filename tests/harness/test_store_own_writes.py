@@ -7,6 +7,7 @@ from helpers.store import CountingStore
 
 from harness import Store, create_agent, tool
 from harness.models import ScriptedModel, call, reply
+from harness.store import own_writes
 
 
 def filler(tokens: int, tag: str) -> str:
@@ -65,3 +66,24 @@ def test_a_file_store_always_reads(tmp_path) -> None:  # noqa: ANN001
     store.reads.clear()
     agent.run_sync("turn 1", thread_id="t")
     assert store.reads
+
+
+def test_only_messages_a_window_holds_are_read_back_from_their_rows(monkeypatch) -> None:  # noqa: ANN001
+    """A message is made from its row when a window holds it, once: the ones no run has
+    started from yet never are, and a reload answers the same objects."""
+    made: list[str] = []
+    real = own_writes.row_to_message
+    monkeypatch.setattr(
+        own_writes, "row_to_message", lambda row: made.append(row["message_id"]) or real(row)
+    )
+    store = Store(":memory:")
+    agent = _masking_agent(store, 4)
+    held: set[str] = set()  # every message a run start's window held
+    for i in range(4):
+        held |= {m.id for m in store.load_window("t")}  # what the run starts from
+        agent.run_sync(f"turn {i}", thread_id="t")
+    assert sorted(made) == sorted(held)  # each made once, and only those
+    assert len(store.messages.transcript("t")) > len(held)  # the last run's never were
+    window = store.load_window("t")
+    assert window == store.messages.load_window("t")  # the tables' answer
+    assert all(a is b for a, b in zip(store.load_window("t"), window, strict=True))

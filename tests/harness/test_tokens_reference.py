@@ -21,13 +21,8 @@ import tiktoken_ext.openai_public as openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.tokens import (
-    BUNDLED_ENCODINGS,
-    TokenCounter,
-    _split_point,
-    pieces_at_least,
-    runs_at_least,
-)
+from harness.pieces import pieces_at_least, runs_at_least, split_point
+from harness.tokens import BUNDLED_ENCODINGS, TokenCounter
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,10 +114,10 @@ _PIECES = st.sampled_from(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_PIECES, max_size=120), st.integers(min_value=4, max_value=400))
 def test_split_point_is_a_token_boundary(pieces: list[str], size: int) -> None:
-    """Counting a prefix that ends at `_split_point` counts exactly the whole text's first
+    """Counting a prefix that ends at `split_point` counts exactly the whole text's first
     tokens, in both encodings: so a prefix over the limit proves the whole text is."""
     text = "".join(pieces)
-    end = _split_point(text, size)
+    end = split_point(text, size)
     if end is None:
         return
     for name in BUNDLED_ENCODINGS:
