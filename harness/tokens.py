@@ -35,6 +35,7 @@ from harness.pieces import (
     split_point,
     starts_piece,
 )
+from harness.resident import let_go
 
 log = logging.getLogger(__name__)
 
@@ -94,49 +95,10 @@ def load_tokenizer(name: str) -> Tokenizer:
 
 
 def _let_go_of_vocabulary() -> None:
-    """Drop from this process's resident memory the pages of bpe-openai's library that a
-    tokenizer's load read and never reads again: the vocabularies compiled into its read-only
-    data (~15 MB for cl100k, as much as the tokenizer's own tables). Only mappings of the
-    library that are read-only and hold nothing but the file's pages (none copied on write)
-    are dropped: the kernel reads a page back from the file if it is touched again, so
-    nothing changes but the resident size. Linux only; anything unexpected leaves them be."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        for start, stop in _clean_read_only_mappings(_bindings().__file__):
-            libc.madvise(start, stop - start, 4)  # MADV_DONTNEED
-    except (OSError, AttributeError, ValueError, IndexError):
-        log.debug("bpe-openai's vocabulary pages stay resident", exc_info=True)
-
-
-def _clean_read_only_mappings(path: str) -> list[tuple[int, int]]:
-    """(start, stop) of the mappings of the file at `path` that are read-only and private
-    with no anonymous (copied-on-write) page, from /proc/self/smaps."""
-    found: list[tuple[int, int]] = []
-    candidate: tuple[int, int] | None = None
-    seen = False  # the file's mappings are adjacent: reading stops after them (~4 ms in all)
-    with open("/proc/self/smaps") as smaps:
-        for line in smaps:
-            parts = line.split()
-            if not parts:
-                continue
-            if not parts[0].endswith(":"):  # a mapping's header: range, perms, ..., path
-                ours = len(parts) > 5 and parts[5] == path
-                if seen and not ours:
-                    break
-                seen = seen or ours
-                span = parts[0].split("-")
-                mine = ours and parts[1] == "r--p"
-                candidate = (int(span[0], 16), int(span[1], 16)) if mine else None
-            elif candidate is not None and parts[0] == "Anonymous:":
-                if parts[1] == "0":
-                    found.append(candidate)
-                candidate = None
-    return found
+    """Drop the pages of bpe-openai's library that a tokenizer's load read and never reads
+    again: the vocabularies compiled into its read-only data (~15 MB for cl100k, as much as the
+    tokenizer's own tables); see `harness.resident`."""
+    let_go(_bindings().__file__)
 
 
 def _chars(key: str | tuple[str, int]) -> int:

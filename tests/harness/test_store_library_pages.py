@@ -13,6 +13,7 @@ import pytest
 
 from harness import Store
 from harness.messages import user
+from harness.resident import READ_ONLY_OR_CODE, clean_mappings
 from harness.store import StepBatch, library_pages, message_row
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's smaps")
@@ -22,7 +23,7 @@ LIBRARY = os.path.realpath(sys.modules[duckdb.DuckDBPyConnection.__module__].__f
 
 def _resident_kb() -> tuple[int, int]:
     """Resident kB of DuckDB's library: (its clean read-only mappings, the others)."""
-    clean = {start for start, _ in library_pages.clean_mappings(LIBRARY)}
+    clean = {start for start, _ in clean_mappings(LIBRARY, READ_ONLY_OR_CODE)}
     sizes = [0, 0]
     where: int | None = None
     with open("/proc/self/smaps") as smaps:
