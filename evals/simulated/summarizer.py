@@ -16,6 +16,7 @@ two newest lines of the agent's own words, which is what the gate must see fail.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -66,9 +67,11 @@ class Instructions:
         return min(capped, self.max_tokens) if self.max_tokens is not None else capped
 
 
+@functools.lru_cache(maxsize=64)
 def instructions(prompt: str) -> Instructions:
     """How the simulated summarizer reads `prompt`: the kinds of fact it is asked to keep and
-    the length it is allowed (see the module doc)."""
+    the length it is allowed (see the module doc). Read once per prompt: every summary of a
+    run is asked for under the same one."""
     asked = [line for words, line in _KINDS.values() if re.search(words, prompt, re.IGNORECASE)]
     salient = re.compile("|".join(asked)) if asked else None
     lines = _LINES.search(prompt)
