@@ -7,8 +7,8 @@ Only what is surely required is taken: a run of plain or escaped characters at t
 of a pattern without a top-level `|`, none of them made optional or repeated by a quantifier
 after it. Anything this reading is unsure of (an inline flag, which in the `regex` engine's
 version 0 applies to the whole pattern; a letter escape other than a class or an anchor; a
-brace that is no plain `{m,n}`; what may be a POSIX class; a pattern cut short) gives no literal, and the
-cue runs on every text as before."""
+brace that is no plain `{m,n}`; what may be a POSIX class; a pattern cut short) gives no
+literal, and the cue runs on every text as before."""
 
 from __future__ import annotations
 
