@@ -37,11 +37,11 @@ _CURRENCY_WORD = re.compile(r"(?:usd|eur|gbp|jpy|dollars?|euros?|pounds?)\b")
 # What the currency passes cannot match without: a text holding none of these is not scanned (a long
 # tool output costs ~30 ms a scan), which changes nothing it returns.
 _CURRENCY_CUES = ("$", "€", "£", "¥", "usd", "eur", "gbp", "jpy", "dollar", "pound")
-_SCALES = (
-    (re.compile(r"(\d)\s*(?:m|mn|mio|mln|millions?)\b"), r"\1 million"),
-    (re.compile(r"(\d)\s*(?:b|bn|billions?)\b"), r"\1 billion"),
-    (re.compile(r"(\d)\s*(?:k|thousands?)\b"), r"\1 thousand"),
-)
+# A scale after a number, spelled out: millions, billions, thousands in one pass (their words
+# open with different letters, so at most one names the scale after a given digit, and none
+# is written out as another's word).
+_SCALE = re.compile(r"(\d)\s*(?:(m|mn|mio|mln|millions?)|(b|bn|billions?)|(k|thousands?))\b")
+_SCALE_WORDS = (" million", " billion", " thousand")
 # Punctuation not inside a token (between two letters or digits) is sentence punctuation;
 # `/`, `+`, `#`, `@`, `_` and `%` always belong to the value they touch. The character is
 # matched first and its neighbours looked at after (the one before from behind the one
@@ -57,10 +57,13 @@ def normalize(text: str) -> str:
     if any(cue in text for cue in _CURRENCY_CUES):
         text = _CURRENCY_SIGN.sub(" ", text)
         text = _CURRENCY_WORD.sub(functools.partial(_currency_word, text), text)
-    for pattern, spelled in _SCALES:
-        text = pattern.sub(spelled, text)
+    text = _SCALE.sub(_spelled, text)
     text = _LOOSE_PUNCT.sub(" ", text)
     return " ".join(text.split())
+
+
+def _spelled(m: re.Match[str]) -> str:
+    return m.group(1) + _SCALE_WORDS[(m.lastindex or 2) - 2]
 
 
 def _currency_word(text: str, m: re.Match[str]) -> str:

@@ -33,7 +33,7 @@ VERDICTS = (IN_VIEW, ONE_READ, LOST)
 # Characters of context shown on each side of the value in `evidence`.
 AROUND = 80
 _ALNUM = re.compile(r"[^\W_]+")
-# The words `normalize` writes a scale out as (`answers._SCALES`).
+# The words `normalize` writes a scale out as (`answers._SCALE_WORDS`).
 _SCALE_WORDS = ("million", "billion", "thousand")
 
 
