@@ -164,7 +164,7 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
         rows = _pointed(role, source.lines, call)
     tried: set[str] = set()  # a value is asked once: every test here is of the value alone
     for row in rows:
-        for value in source.values[row]:
+        for value in source.values(row):
             if value in tried:
                 continue
             tried.add(value)
@@ -181,8 +181,15 @@ class _Tokens:
     def __init__(self, rules: Rules, text: str) -> None:
         self._rules, self._text = rules, text
         self.lines = text.splitlines()
-        self.values = [_line_values(line) for line in self.lines]
+        # Tokenized as asked: of a long listing only the lines a role points at are read.
+        self._values: dict[int, tuple[str, ...]] = {}
         self._fits: dict[str, bool] = {}
+
+    def values(self, row: int) -> tuple[str, ...]:
+        known = self._values.get(row)
+        if known is None:
+            known = self._values[row] = _line_values(self.lines[row])
+        return known
 
     def fits(self, value: str) -> bool:
         known = self._fits.get(value)
