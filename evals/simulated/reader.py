@@ -215,7 +215,9 @@ def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int
     start = 0
     for text in texts:
         for pattern in patterns:
-            found.extend((quoted, start + at, value) for quoted, at, value in _hits(pattern, text))
+            hits = _hits(pattern, text)
+            if hits:  # mostly none: a cue's words stand in few of a window's texts
+                found.extend((quoted, start + at, value) for quoted, at, value in hits)
         start += len(text)
     return [(offset, value) for _, offset, value in sorted(found, key=lambda h: (h[0], -h[1]))]
 
