@@ -35,7 +35,15 @@ def test_it_keeps_at_most_its_budget_and_still_answers() -> None:
     memo = NormalMemo(chars=100)
     texts = [f"### User\nRevenue was $1,{i:03d}M.\n" * 3 for i in range(20)]
     assert [memo(t) for t in texts] == [normalize(t) for t in texts]
-    assert memo._normal.held <= 100
+    assert memo._normal.held <= 100 and memo._whole.held <= 100
+
+
+def test_a_whole_text_from_memory_is_its_own() -> None:
+    memo = NormalMemo()
+    one = "## Cycle 1\nRevenue $1,200M.\n## Cycle 2\nZeta"
+    other = one.replace("Zeta", "Acme")  # the same first pieces, another text
+    assert memo(one) == normalize(one) and memo(one) == normalize(one)
+    assert memo(other) == normalize(other) != memo(one)
 
 
 def test_a_growing_history_file_is_normalised_once_per_section(
