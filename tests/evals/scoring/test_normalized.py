@@ -4,13 +4,15 @@ what it gained."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evals.scoring.normalized as normalized
 from evals.scoring.answers import normalize
-from evals.scoring.availability import availability
+from evals.scoring.availability import _runs, availability, may_mention
 from evals.scoring.normalized import NormalMemo
 
 # What `normalize` rewrites, and what sits at a cut: headings, newlines, spaces, numbers that
@@ -61,3 +63,12 @@ def test_a_growing_history_file_is_normalised_once_per_section(
         found = availability(f"TCK-{cycle:04d}", prompt, [], lambda path, h=history: h, "", memo)
         assert found.verdict == "one_read", found
     assert sum(seen) <= 2 * len(history) + 1_000  # the whole file about once, not 15 times
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=texts, value=st.sampled_from(["1,234", "Acme", "5 million", "FX-52", "Σ", "x"]))
+def test_may_mention_from_memory_is_its_fresh_answer(text: str, value: str) -> None:
+    folded = unicodedata.normalize("NFKC", text).lower().replace(",", "")
+    fresh = all(r in folded for r in _runs(value)) if _runs(value) else True
+    assert may_mention(text, value) == fresh
+    assert may_mention(text, value) == fresh  # and again, from the memo
