@@ -13,6 +13,7 @@ paragraphs.'"): the contrast is the user's, not a hedge of the agent's."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -24,16 +25,23 @@ from evals.simulated import DONT_KNOW
 MIN_QUOTE_WORDS = 3
 
 _ADMISSIONS = ("i don't know", "i do not know", "i'm not sure", "i am not sure")
-_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
-_CURRENCY = re.compile(r"[$€£¥]|\b(?:usd|eur|gbp|jpy|dollars?|euros?|pounds?)\b")
-# What `_CURRENCY` cannot match without: a text holding none of these is not scanned (a long
+# A number with thousands separators not inside a longer number: `(?<![\d.,])\d{1,3}` with its
+# first digit matched before the look behind, so the engine skips to digits at C speed.
+_THOUSANDS = re.compile(r"\d(?<![\d.,]\d)\d{0,2}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+# A currency sign, or a currency word standing as a word of its own: `[$€£¥]|\b(?:usd|...)\b`
+# in two passes (a sign is no word character, so removing signs moves no word boundary), the
+# words' opening boundary tested per match (`_currency_word`): a pattern that opens with `\b`
+# is tried at every position, one that opens with a letter only where the letter stands.
+_CURRENCY_SIGN = re.compile(r"[$€£¥]")
+_CURRENCY_WORD = re.compile(r"(?:usd|eur|gbp|jpy|dollars?|euros?|pounds?)\b")
+# What the currency passes cannot match without: a text holding none of these is not scanned (a long
 # tool output costs ~30 ms a scan), which changes nothing it returns.
 _CURRENCY_CUES = ("$", "€", "£", "¥", "usd", "eur", "gbp", "jpy", "dollar", "pound")
-_SCALES = (
-    (re.compile(r"(\d)\s*(?:m|mn|mio|mln|millions?)\b"), r"\1 million"),
-    (re.compile(r"(\d)\s*(?:b|bn|billions?)\b"), r"\1 billion"),
-    (re.compile(r"(\d)\s*(?:k|thousands?)\b"), r"\1 thousand"),
-)
+# A scale after a number, spelled out: millions, billions, thousands in one pass (their words
+# open with different letters, so at most one names the scale after a given digit, and none
+# is written out as another's word).
+_SCALE = re.compile(r"(\d)\s*(?:(m|mn|mio|mln|millions?)|(b|bn|billions?)|(k|thousands?))\b")
+_SCALE_WORDS = (" million", " billion", " thousand")
 # Punctuation not inside a token (between two letters or digits) is sentence punctuation;
 # `/`, `+`, `#`, `@`, `_` and `%` always belong to the value they touch. The character is
 # matched first and its neighbours looked at after (the one before from behind the one
@@ -47,21 +55,47 @@ def normalize(text: str) -> str:
     if "," in text:
         text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
     if any(cue in text for cue in _CURRENCY_CUES):
-        text = _CURRENCY.sub(" ", text)
-    for pattern, spelled in _SCALES:
-        text = pattern.sub(spelled, text)
+        text = _CURRENCY_SIGN.sub(" ", text)
+        text = _CURRENCY_WORD.sub(functools.partial(_currency_word, text), text)
+    text = _SCALE.sub(_spelled, text)
     text = _LOOSE_PUNCT.sub(" ", text)
     return " ".join(text.split())
+
+
+def _spelled(m: re.Match[str]) -> str:
+    return m.group(1) + _SCALE_WORDS[(m.lastindex or 2) - 2]
+
+
+def _currency_word(text: str, m: re.Match[str]) -> str:
+    """A currency word goes where it opens a word (`\b` before it: no word character before);
+    inside a word (`xusd`) it stays. A rejected match is all letters, so no match that opens
+    inside it is lost: one there would have a letter before it."""
+    at = m.start()
+    if at and (text[at - 1].isalnum() or text[at - 1] == "_"):  # what `\w` matches
+        return m.group()
+    return " "
 
 
 def mentions(text: str, value: str) -> bool:
     """Whether normalised `text` names `value` as a whole (41.2 is not in 141.2 nor in
     41.25)."""
+    wanted, pattern = _whole(value)
+    if pattern is None:
+        return False
+    # Every match starts where `wanted` stands, so the search starts at its first place (the
+    # look-behind still sees the text before it): a long text without it is not scanned.
+    at = text.find(wanted)
+    return at >= 0 and pattern.search(text, at) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole(value: str) -> tuple[str, re.Pattern[str] | None]:
+    """`value` normalised, and the pattern that finds it as a whole (None when it is empty):
+    a probe's value is looked for in every text of its request."""
     wanted = normalize(value)
     if not wanted:
-        return False
-    pattern = r"(?<![\w.])" + re.escape(wanted) + r"(?![\w]|\.\d)"
-    return re.search(pattern, text) is not None
+        return wanted, None
+    return wanted, re.compile(r"(?<![\w.])" + re.escape(wanted) + r"(?![\w]|\.\d)")
 
 
 def is_correct(probe: Probe, answer: str, said: Sequence[str] = ()) -> bool:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from evals.scoring.answers import mentions, normalize
 from evals.simulated.reader import POINTER
 from evals.simulated.request import render
+from harness.memo import Memo
 from harness.messages import Message
 
 IN_VIEW, ONE_READ, LOST = "in_view", "one_read", "lost"
@@ -32,7 +33,7 @@ VERDICTS = (IN_VIEW, ONE_READ, LOST)
 # Characters of context shown on each side of the value in `evidence`.
 AROUND = 80
 _ALNUM = re.compile(r"[^\W_]+")
-# The words `normalize` writes a scale out as (`answers._SCALES`).
+# The words `normalize` writes a scale out as (`answers._SCALE_WORDS`).
 _SCALE_WORDS = ("million", "billion", "thousand")
 
 
@@ -81,8 +82,17 @@ def may_mention(text: str, value: str) -> bool:
     runs = _runs(value)
     if not runs:
         return True
-    folded = unicodedata.normalize("NFKC", text).lower().replace(",", "")
+    folded = _FOLDED.get(text)  # one look-up: a replay in another thread may evict it meanwhile
+    if folded is None:
+        folded = _FOLDED.put(text, unicodedata.normalize("NFKC", text).lower().replace(",", ""))
     return all(r in folded for r in runs)
+
+
+# Texts case-folded for `may_mention`, kept while they hold at most this many characters in
+# all, oldest out first: every probe of a run is audited against the window's texts, most of
+# them the texts the probe before it was audited against.
+FOLDED_CHARS = 4_000_000
+_FOLDED: Memo[str, str] = Memo(FOLDED_CHARS, len)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -34,16 +34,22 @@ class NormalMemo:
 
     def __init__(self, chars: int = MEMO_CHARS) -> None:
         self._normal: Memo[str, str] = Memo(chars, len)
+        # Whole texts cut into pieces, by the same budget: the same saved file is audited for
+        # several probes, and cutting and joining it again costs what its pieces' look-ups do.
+        self._whole: Memo[str, str] = Memo(chars, len)
 
     def __call__(self, text: str) -> str:
         if CUT not in text:
             return self._piece(text)
+        known = self._whole.get(text)  # one look-up: another thread may evict it meanwhile
+        if known is not None:
+            return known
         parts = text.split(CUT)
         last = len(parts) - 1
         pieces = [
             ("#" if i else "") + part + ("\n" if i < last else "") for i, part in enumerate(parts)
         ]
-        return " ".join(n for n in map(self._piece, pieces) if n)
+        return self._whole.put(text, " ".join(n for n in map(self._piece, pieces) if n))
 
     def _piece(self, piece: str) -> str:
         found = self._normal.get(piece)

@@ -11,6 +11,7 @@ from typing import Any
 
 from evals.simulated.reader import POINTER
 from harness.files.tools import FILE_TOOL_NAMES
+from harness.memo import Memo
 
 _TERM = re.compile(r"#?[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*")
 _NAME = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
@@ -60,7 +61,7 @@ def pointers(texts: Sequence[str], question: str = "") -> list[str]:
     wanted = words(question)
     found: dict[str, tuple[int, int]] = {}
     for age, text in enumerate(reversed(texts)):
-        paths = [p.rstrip(".,;:)") for p in POINTER.findall(text)]
+        paths = _named(text)
         if not paths:
             continue
         overlap = len(wanted & words(text[:2_000])) if wanted else 0
@@ -68,6 +69,19 @@ def pointers(texts: Sequence[str], question: str = "") -> list[str]:
             best, newest = found.get(path, (0, age))
             found[path] = (min(best, -overlap), newest)
     return sorted(found, key=found.__getitem__)
+
+
+# The paths each text names, kept while the texts hold at most this many characters in all: a
+# window's texts are searched for them at every question of a run.
+NAMED_CHARS = 4_000_000
+_NAMED: Memo[str, tuple[str, ...]] = Memo(NAMED_CHARS, len)
+
+
+def _named(text: str) -> tuple[str, ...]:
+    known = _NAMED.get(text)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is None:
+        known = _NAMED.put(text, tuple(p.rstrip(".,;:)") for p in POINTER.findall(text)))
+    return known
 
 
 # The agent's own machinery (files, subagents, compaction): not sources of the task's data.

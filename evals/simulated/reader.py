@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import regex
 
 from evals.errors import CueTooSlowError
+from evals.simulated.literal import required_literal
 from evals.simulated.plan import Cue
 
 POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
@@ -214,7 +215,9 @@ def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int
     start = 0
     for text in texts:
         for pattern in patterns:
-            found.extend((quoted, start + at, value) for quoted, at, value in _hits(pattern, text))
+            hits = _hits(pattern, text)
+            if hits:  # mostly none: a cue's words stand in few of a window's texts
+                found.extend((quoted, start + at, value) for quoted, at, value in hits)
         start += len(text)
     return [(offset, value) for _, offset, value in sorted(found, key=lambda h: (h[0], -h[1]))]
 
@@ -253,7 +256,12 @@ def find(cue: Cue, texts: Sequence[str]) -> str | None:
 
 def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
     """Every match of the cue regex `pattern` in `text`, found by the `regex` engine (the one
-    grep uses) within `CUE_SECONDS`. Raises `CueTooSlowError` naming the pattern past it."""
+    grep uses) within `CUE_SECONDS`. Raises `CueTooSlowError` naming the pattern past it. A
+    text without the literal text every match holds (evals/simulated/literal.py) is not
+    searched: it has no match, however long a search would take to say so."""
+    literal = required_literal(pattern)
+    if literal is not None and literal not in text:
+        return []
     try:
         # concurrent: the GIL is released, so cells replaying in threads go on meanwhile.
         return list(_regex(pattern).finditer(text, concurrent=True, timeout=CUE_SECONDS))

@@ -158,25 +158,72 @@ def _mentions(role: Role, text: str, call: Call | None) -> bool:
 def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Iterator[str]:
     """Values of the role's shape in `text`, on the lines the role points at when the text is
     long."""
-    lines = text.splitlines()
-    if len(lines) > ALL_LINES:
-        lines = _pointed(role, lines, call)
+    source = _tokens(rules, text)
+    rows: Iterable[int] = range(len(source.lines))
+    if len(source.lines) > ALL_LINES:
+        rows = _pointed(role, source.lines, call)
     tried: set[str] = set()  # a value is asked once: every test here is of the value alone
-    for line in lines:
-        for m in _TOKEN.finditer(line):
-            # The token without a sentence's full stop first, and in that order whatever the
-            # hash seed: a set's order gave another answer ("H9ZU1C." for "H9ZU1C") per process.
-            # `./app.py` and `/app.py` read as before (`app.py`) as well as from the slash.
-            token = m.group()
-            for value in dict.fromkeys((token.rstrip(".:,;"), token, *_relative(token))):
-                if value in tried:
-                    continue
-                tried.add(value)
-                # A probe asks only for a distinctive value (evals/sources/hygiene.py): not
-                # "is" or "Yes", which a user's message shows as the one word of its shape.
-                if value and rules.shape(value) == role.shape and \
-                        rules.stands(value, text) and rules.distinctive(value):  # fmt: skip
-                    yield value
+    for row in rows:
+        for value in source.values(row):
+            if value in tried:
+                continue
+            tried.add(value)
+            if rules.shape(value) == role.shape and source.fits(value):
+                yield value
+
+
+class _Tokens:
+    """A source's lines and the values each line offers, in the order they stand, with what is
+    asked of a value whatever the role (whether it stands in the source as a token of its own,
+    whether a probe may ask for it) as it is first asked: a source is read for every role of
+    every probe in view, and its tokens and their tests are the same each time."""
+
+    def __init__(self, rules: Rules, text: str) -> None:
+        self._rules, self._text = rules, text
+        self.lines = text.splitlines()
+        # Tokenized as asked: of a long listing only the lines a role points at are read.
+        self._values: dict[int, tuple[str, ...]] = {}
+        self._fits: dict[str, bool] = {}
+
+    def values(self, row: int) -> tuple[str, ...]:
+        known = self._values.get(row)
+        if known is None:
+            known = self._values[row] = _line_values(self.lines[row])
+        return known
+
+    def fits(self, value: str) -> bool:
+        known = self._fits.get(value)
+        if known is None:
+            # A probe asks only for a distinctive value (evals/sources/hygiene.py): not "is"
+            # or "Yes", which a user's message shows as the one word of its shape.
+            known = self._fits[value] = self._rules.stands(value, self._text) and \
+                self._rules.distinctive(value)  # fmt: skip
+        return known
+
+
+def _line_values(line: str) -> tuple[str, ...]:
+    """The values a line offers, each once, in order: for each token, the token without a
+    sentence's full stop first, and in that order whatever the hash seed (a set's order gave
+    another answer, "H9ZU1C." for "H9ZU1C", per process); `./app.py` and `/app.py` read as
+    before (`app.py`) as well as from the slash."""
+    values: dict[str, None] = {}
+    for m in _TOKEN.finditer(line):
+        token = m.group()
+        for value in (token.rstrip(".:,;"), token, *_relative(token)):
+            if value:
+                values.setdefault(value)
+    return tuple(values)
+
+
+# Sources tokenized, kept while they hold at most this many characters in all.
+TOKENS_CHARS = 8_000_000
+_TOKENS: Memo[tuple[Rules, str], _Tokens] = Memo(TOKENS_CHARS, lambda key: len(key[1]))
+
+
+def _tokens(rules: Rules, text: str) -> _Tokens:
+    key = (rules, text)
+    known = _TOKENS.get(key)  # one look-up: a replay in another thread may evict it meanwhile
+    return known if known is not None else _TOKENS.put(key, _Tokens(rules, text))
 
 
 def _relative(token: str) -> tuple[str, ...]:
@@ -186,10 +233,10 @@ def _relative(token: str) -> tuple[str, ...]:
     return token[1:], token[1:].rstrip(".:,;")
 
 
-def _pointed(role: Role, lines: list[str], call: Call | None) -> list[str]:
-    """The lines a long listing may show the value on: those holding a word the role quotes,
-    its line number, or standing where a
-    listing printed from line `a` (`sed -n 'a,bp'`, `cat`) puts that line."""
+def _pointed(role: Role, lines: Sequence[str], call: Call | None) -> list[int]:
+    """The indexes of the lines a long listing may show the value on: those holding a word
+    the role quotes, its line number, or standing where a listing printed from line `a`
+    (`sed -n 'a,bp'`, `cat`) puts that line."""
     quoted = _QUOTED.findall(role.phrase)
     numbers = [int(n) for n in _LINE.findall(role.phrase)]
     command = " ".join(str(v) for v in call.arguments.values()) if call else ""
@@ -197,7 +244,7 @@ def _pointed(role: Role, lines: list[str], call: Call | None) -> list[str]:
     at = {n - a for n in numbers for a in starts if 0 <= n - a < len(lines)}
     wanted = [re.compile(rf"(?<!\d){n}(?!\d)") for n in numbers]
     return [
-        line for i, line in enumerate(lines)
+        i for i, line in enumerate(lines)
         if i in at or any(q in line for q in quoted) or any(w.search(line) for w in wanted)
     ]  # fmt: skip
 

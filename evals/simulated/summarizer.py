@@ -16,12 +16,14 @@ two newest lines of the agent's own words, which is what the gate must see fail.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.memo import Memo
 from harness.messages import Message
 from harness.middleware.summarizer import DEFAULT_PROMPT
 from harness.tokens import TokenCounter
@@ -66,9 +68,11 @@ class Instructions:
         return min(capped, self.max_tokens) if self.max_tokens is not None else capped
 
 
+@functools.lru_cache(maxsize=64)
 def instructions(prompt: str) -> Instructions:
     """How the simulated summarizer reads `prompt`: the kinds of fact it is asked to keep and
-    the length it is allowed (see the module doc)."""
+    the length it is allowed (see the module doc). Read once per prompt: every summary of a
+    run is asked for under the same one."""
     asked = [line for words, line in _KINDS.values() if re.search(words, prompt, re.IGNORECASE)]
     salient = re.compile("|".join(asked)) if asked else None
     lines = _LINES.search(prompt)
@@ -116,6 +120,30 @@ def extractive_summary(
     """Keep the most salient lines of `units` ((role, text), oldest first, the previous
     summary's lines included) within `budget` tokens and what the prompt, read into `asked`,
     allows; kept lines come out in their order."""
+    key = (tuple(units), budget, head_lines, asked, counter.encoding_name)
+    known = _SUMMARIES.get(key)  # one look-up: a replay in another thread may evict it meanwhile
+    if known is not None:
+        return known
+    return _SUMMARIES.put(key, _extractive(units, budget, counter, head_lines, asked))
+
+
+# Summaries written, by what they were written from, kept while those texts hold at most this
+# many characters in all: a trace's two cells (fallible and ideal reader) mostly ask for the
+# same summaries, and a summary is a function of its units, budget, prompt and tokenizer.
+SUMMARY_CHARS = 4_000_000
+_SummaryKey = tuple[tuple[tuple[str, str], ...], int, int, Instructions, str]
+_SUMMARIES: Memo[_SummaryKey, str] = Memo(
+    SUMMARY_CHARS, lambda key: sum(len(text) for _, text in key[0])
+)
+
+
+def _extractive(
+    units: Sequence[tuple[str, str]],
+    budget: int,
+    counter: TokenCounter,
+    head_lines: int,
+    asked: Instructions,
+) -> str:
     candidates: list[tuple[int, int, str]] = []  # (salience, order, line)
     for role, text in units:
         stripped = (s for ln in text.splitlines() if (s := ln.strip()))
@@ -151,6 +179,19 @@ def summary_units(messages: Sequence[Message], *, previous: bool = True) -> list
     previous summary). A tool call becomes a line naming the call, or the file it wrote.
     `previous=False` leaves the previous summaries out (they were withheld)."""
     text = "\n".join(m.content for m in messages if SUMMARY_MARKER in m.content)
+    known = _UNITS.get((text, previous))  # one look-up: another thread may evict it meanwhile
+    if known is None:
+        known = _UNITS.put((text, previous), tuple(_units(text, previous)))
+    return list(known)
+
+
+# A request's units, by its text, kept while those texts hold at most this many characters.
+_UNITS: Memo[tuple[str, bool], tuple[tuple[str, str], ...]] = Memo(
+    SUMMARY_CHARS, lambda key: len(key[0])
+)
+
+
+def _units(text: str, previous: bool) -> list[tuple[str, str]]:
     earlier = _between(text, "<previous-summary>", "</previous-summary>") if previous else ""
     units = _summary_lines(earlier) if earlier else []
     heads = [h for h in _HEADING.finditer(text) if h.group(1).lower() in _ROLES]

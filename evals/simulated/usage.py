@@ -63,6 +63,9 @@ class PrefixCache:
         # same schema dicts come with every request, so their JSON is written once.
         self._heads: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], tuple[str, int]]]
         self._heads = {}
+        # The params of the latest head asked for, held (so their id names no other object):
+        # a request asks for its head twice, for its size and for its cached part.
+        self._last_head: tuple[RequestParams, tuple[str, int]] | None = None
         # stream -> its latest request's messages, their items and their token counts: a
         # request repeats the previous one's message objects and adds a few, so only those
         # are looked up (an object is immutable: same object, same item and count).
@@ -127,6 +130,14 @@ class PrefixCache:
         return items, counts
 
     def _head(self, params: RequestParams) -> tuple[str, int]:
+        last = self._last_head
+        if last is not None and last[0] is params:
+            return last[1]  # frozen: the same object holds the same prompt and schemas
+        item = self._head_of(params)
+        self._last_head = (params, item)
+        return item
+
+    def _head_of(self, params: RequestParams) -> tuple[str, int]:
         tools = tuple(params.tools)
         key = (params.system_prompt, tuple(map(id, tools)))
         hit = self._heads.get(key)

@@ -25,6 +25,7 @@ from evals.sources.redact import MASK
 from evals.sources.swe_roles import ctf_task_role, swe_listing
 from evals.sources.table_roles import table_role
 from evals.sources.text_roles import noun, only_of_shape, role, text_role
+from harness.memo import Memo
 
 # Keys that name an entry of a list or map (what a person calls it by), best first.
 _NAMING = ("name", "title", "flight_number", "code", "source", "type", "kind", "key")
@@ -80,9 +81,8 @@ def _json(value: str, text: str, call: Call) -> dict[str, Any] | None:
     stripped = text.strip()
     if not stripped or stripped[0] not in "[{":
         return None
-    try:
-        data = json.loads(stripped)
-    except ValueError:
+    data = _parsed(stripped)
+    if data is _NOT_JSON:
         return None
     path = _leaf_path(data, value)
     if not path:
@@ -112,6 +112,26 @@ def _json(value: str, text: str, call: Call) -> dict[str, Any] | None:
         terms.append(last)
     chain = "".join(f" of {n}" for n in reversed(nouns))
     return role("json_key", f"{leaf}{chain} in {_result(call)}", [*terms, call.tool], value)
+
+
+# JSON results parsed, kept while their texts hold at most this many characters in all: every
+# value a result shows is asked its role in it (on import, and by the replay's reader), and
+# the parsed data is only read.
+PARSED_CHARS = 8_000_000
+_NOT_JSON = object()
+_PARSED: Memo[str, Any] = Memo(PARSED_CHARS, len)
+
+
+def _parsed(text: str) -> Any:
+    """`json.loads(text)` (text opening with `[` or `{`, so never None), or `_NOT_JSON`."""
+    known = _PARSED.get(text)  # one look-up: another thread may evict it meanwhile
+    if known is None:
+        try:
+            known = json.loads(text)
+        except ValueError:
+            known = _NOT_JSON
+        known = _PARSED.put(text, known)
+    return known
 
 
 def _leaf_path(data: Any, value: str) -> list[Any] | None:

@@ -101,10 +101,23 @@ def _inline_label(value: str, text: str) -> str:
         return ""
     start = found[0]
     # On the value's own line: the last word of the line before is no label of it.
-    m = re.search(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::[ \t]*|=|[ \t]+)$", text[:start])
+    before = text[:start]
+    m = _LABEL_BEFORE.search(before, _label_from(before))
     if not m or m[1].lower() in _PROSE or not whole_token(value, text[max(0, start - 1) :]):
         return ""
     return m[1] if len(re.findall(rf"\b{m[1]}\b", text)) == 1 else ""
+
+
+_LABEL_BEFORE = re.compile(r"(?<![\w.\-])([A-Za-z][A-Za-z_]{1,30})(?::[ \t]*|=|[ \t]+)$")
+
+
+def _label_from(before: str) -> int:
+    """Where a match of `_LABEL_BEFORE` in `before` can start at the earliest: it ends at the
+    end (or before a final newline), its word of at most 31 letters before a `:` or `=` and
+    blanks: searching from there finds what searching the whole text finds (the look-behind
+    still sees the character before), without trying every position of a long text."""
+    end = before[:-1] if before.endswith("\n") else before
+    return max(0, len(end.rstrip(" \t")) - 32)
 
 
 @lru_cache(maxsize=4096)

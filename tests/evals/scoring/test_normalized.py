@@ -4,13 +4,15 @@ what it gained."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evals.scoring.normalized as normalized
 from evals.scoring.answers import normalize
-from evals.scoring.availability import availability
+from evals.scoring.availability import _runs, availability, may_mention
 from evals.scoring.normalized import NormalMemo
 
 # What `normalize` rewrites, and what sits at a cut: headings, newlines, spaces, numbers that
@@ -35,7 +37,15 @@ def test_it_keeps_at_most_its_budget_and_still_answers() -> None:
     memo = NormalMemo(chars=100)
     texts = [f"### User\nRevenue was $1,{i:03d}M.\n" * 3 for i in range(20)]
     assert [memo(t) for t in texts] == [normalize(t) for t in texts]
-    assert memo._normal.held <= 100
+    assert memo._normal.held <= 100 and memo._whole.held <= 100
+
+
+def test_a_whole_text_from_memory_is_its_own() -> None:
+    memo = NormalMemo()
+    one = "## Cycle 1\nRevenue $1,200M.\n## Cycle 2\nZeta"
+    other = one.replace("Zeta", "Acme")  # the same first pieces, another text
+    assert memo(one) == normalize(one) and memo(one) == normalize(one)
+    assert memo(other) == normalize(other) != memo(one)
 
 
 def test_a_growing_history_file_is_normalised_once_per_section(
@@ -53,3 +63,12 @@ def test_a_growing_history_file_is_normalised_once_per_section(
         found = availability(f"TCK-{cycle:04d}", prompt, [], lambda path, h=history: h, "", memo)
         assert found.verdict == "one_read", found
     assert sum(seen) <= 2 * len(history) + 1_000  # the whole file about once, not 15 times
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=texts, value=st.sampled_from(["1,234", "Acme", "5 million", "FX-52", "Σ", "x"]))
+def test_may_mention_from_memory_is_its_fresh_answer(text: str, value: str) -> None:
+    folded = unicodedata.normalize("NFKC", text).lower().replace(",", "")
+    fresh = all(r in folded for r in _runs(value)) if _runs(value) else True
+    assert may_mention(text, value) == fresh
+    assert may_mention(text, value) == fresh  # and again, from the memo
