@@ -40,8 +40,8 @@ from dataclasses import dataclass
 import regex
 
 from evals.errors import CueTooSlowError
-from evals.simulated.literal import required_literal
 from evals.simulated.plan import Cue
+from harness.files.needles import needles
 
 POINTER = re.compile(r"(/(?:large_tool_results|conversation_history)/[A-Za-z0-9._\-/]+)")
 SKILL_PATH = re.compile(r"(/skills/[A-Za-z0-9._\-/]+/SKILL\.md)")
@@ -257,10 +257,11 @@ def find(cue: Cue, texts: Sequence[str]) -> str | None:
 def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
     """Every match of the cue regex `pattern` in `text`, found by the `regex` engine (the one
     grep uses) within `CUE_SECONDS`. Raises `CueTooSlowError` naming the pattern past it. A
-    text without the literal text every match holds (evals/simulated/literal.py) is not
-    searched: it has no match, however long a search would take to say so."""
-    literal = required_literal(pattern)
-    if literal is not None and literal not in text:
+    text that holds none of the literal texts one of which every match holds (grep's needles,
+    harness/files/needles.py) is not searched: it has no match, however long a search would
+    take to say so."""
+    found = _needles(pattern)
+    if found is not None and not any(n in text for n in found):
         return []
     try:
         # concurrent: the GIL is released, so cells replaying in threads go on meanwhile.
@@ -270,6 +271,11 @@ def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
             f"cue {pattern!r} took over {CUE_SECONDS:g} s on one text ({len(text):,} "
             "characters), the limit for a cue: avoid nested repeats such as (a|aa)+"
         ) from None
+
+
+@functools.lru_cache(maxsize=8192)
+def _needles(pattern: str) -> tuple[str, ...] | None:
+    return needles(pattern)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,6 +1,6 @@
-"""The literal text a cue's every match holds (evals/simulated/literal.py): the reader skips a
-text without it, so it must be in every match the `regex` engine finds, whatever the pattern;
-and where the reading is unsure, there is none."""
+"""The needles of a cue (grep's, harness/files/needles.py): the reader skips a text that holds
+none of them, so one of them must be in every match the `regex` engine finds (the engine cues
+and grep run on, not `re`, whose parser reads the pattern), whatever the pattern."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evals.simulated.reader as reader
-from evals.simulated.literal import required_literal
+from harness.files.needles import needles
 
 # Pattern pieces: literals, escapes, sets, groups, look-arounds, quantifiers, anchors, braces.
 PIECES = ["a", "b", "ab", "x", "1", " ", ":", r"\.", r"\ ", r"\(", r"\)", r"\-", "\\\t", r"\d",
@@ -26,39 +26,20 @@ texts = st.lists(st.sampled_from(TEXT), max_size=24).map("".join)
 
 @settings(max_examples=3000, deadline=None)
 @given(pattern=patterns, text=texts)
-def test_every_match_holds_the_literal(pattern: str, text: str) -> None:
+@pytest.mark.filterwarnings("ignore:Possible nested set:FutureWarning")
+def test_every_match_holds_a_needle(pattern: str, text: str) -> None:
     try:
         compiled = regex.compile(pattern, regex.MULTILINE)
     except regex.error:
         return
-    literal = required_literal(pattern)
-    if literal is None:
+    found = needles(pattern)
+    if found is None:
         return
     for m in compiled.finditer(text):
-        assert literal in m.group(0), (pattern, text, literal)
+        assert any(n in m.group(0) for n in found), (pattern, text, found)
 
 
-@pytest.mark.parametrize(
-    ("pattern", "literal"),
-    [
-        (r"src/app\.py:(\d+)", "src/app.py:"),
-        (r"(-?[0-9]+)\	\ \ limit\ =", "\t  limit ="),  # an escaped tab is a tab
-        (r"ab?cde", "cde"),  # a character a quantifier follows is not required
-        (r"(\w+) of (x|y) is", " of "),  # the longest run
-        (r"a|bcd", None),  # either side matches alone
-        (r"(?i)total: (\d+)", None),  # a flag the whole pattern is read under
-        (r"total\n(\d+)", None),  # `\n` is not decoded: no literal
-        (r"\p{L}+ total", None),  # a letter escape this reading does not decode
-        (r"abc{e<=1}", None),  # fuzzy matching
-        (r"x[[:digit:]]+", None),
-        (r"(\d+)", None),
-    ],
-)
-def test_the_literal_of_known_patterns(pattern: str, literal: str | None) -> None:
-    assert required_literal(pattern) == literal
-
-
-def test_a_text_without_the_literal_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_text_without_a_needle_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled: list[str] = []
     real = reader._regex.__wrapped__
 
