@@ -51,7 +51,14 @@ class _Thread:
         if self.snapshot is None:
             return [self._message(i) for _, i in self.seqs]
         at_seq, _, ids = self.snapshot
-        kept = [self._message(i) for i in ids if i in self.by_id]
+        # A window reload reads every message it keeps: a message made already is taken as
+        # it is, without a call per message.
+        by_id = self.by_id
+        kept = [
+            held if not isinstance(held, tuple) else self._message(i)
+            for i in ids
+            if (held := by_id.get(i)) is not None
+        ]
         return kept + [self._message(i) for seq, i in self.seqs if seq > at_seq]
 
     def _message(self, message_id: str) -> Message:

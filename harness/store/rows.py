@@ -88,12 +88,19 @@ def config_json(config: dict[str, Any] | str | None) -> str:
 
 def storable_row(table: str, row: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, int]]:
     """A step-table row made storable, and the surrogates replaced per column name."""
+    # Nearly every row is plain: one pass finds the columns that may need a repair.
+    suspect = [
+        i
+        for i, value in enumerate(row)
+        if isinstance(value, str) and not (value.isascii() and "\\u" not in value)
+    ]
+    if not suspect:
+        return row, {}
     names = COLUMN_NAMES.get(table, ())
     fixed: list[Any] | None = None
     repairs: dict[str, int] = {}
-    for i, value in enumerate(row):
-        if not isinstance(value, str) or (value.isascii() and "\\u" not in value):
-            continue
+    for i in suspect:
+        value = row[i]
         name = names[i] if i < len(names) else str(i)
         clean, n = storable_json(value) if name in JSON_COLUMNS else storable_text(value)
         if n:

@@ -200,3 +200,19 @@ def test_a_message_that_needs_no_repair_is_the_same_object() -> None:
     msg = Message(role="user", content="plain caf\u00e9 \U0001f600")
     assert store_module.storable_message(msg) == (msg, {})
     assert store_module.storable_message(msg)[0] is msg
+
+
+def test_a_row_is_repaired_in_the_columns_that_need_it_and_no_other() -> None:
+    class Text(str):
+        pass
+
+    msg = assistant(Text(f"a{LONE}"), [ToolCall("c1", "t", {"k": "\U0001f600"})])
+    row = message_row(msg, thread_id="t", seq=1, run_id="r\u00e9", step=0, tokens=1)
+    fixed, repairs = store_module.storable_row("messages", row)
+    assert repairs == {"content": 1}  # an escaped pair in JSON and "\\u" in text are kept
+    assert fixed[7] == "a\ufffd" and fixed[:7] == row[:7] and fixed[8:] == row[8:]
+    plain = message_row(assistant("ok"), thread_id="t", seq=2, run_id="r", step=0, tokens=1)
+    assert store_module.storable_row("messages", plain) == (plain, {})
+    assert store_module.storable_row("messages", plain)[0] is plain
+    # Columns past the table's names are named by position.
+    assert store_module.storable_row("messages", (*plain, f"x{LONE}"))[1] == {"17": 1}

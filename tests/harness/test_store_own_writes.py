@@ -87,3 +87,25 @@ def test_only_messages_a_window_holds_are_read_back_from_their_rows(monkeypatch)
     window = store.load_window("t")
     assert window == store.messages.load_window("t")  # the tables' answer
     assert all(a is b for a, b in zip(store.load_window("t"), window, strict=True))
+
+
+def test_a_snapshot_window_keeps_its_order_makes_rows_once_and_skips_dropped_ids() -> None:
+    from datetime import datetime
+
+    from harness.messages import user
+    from harness.store.rows import message_row
+
+    made, as_row, later = user("made"), user("as row"), user("later")
+    thread = own_writes._Thread()
+    thread.by_id[made.id] = made
+    thread.by_id[as_row.id] = message_row(
+        as_row, thread_id="t", seq=2, run_id="r", step=0, tokens=1
+    )
+    thread.by_id[later.id] = later
+    thread.seqs = [(1, made.id), (2, as_row.id), (3, later.id)]
+    # The snapshot names a message this thread never wrote (another thread's): left out.
+    thread.snapshot = (2, datetime(2026, 1, 1), [as_row.id, "elsewhere", made.id])
+    window = thread.window()
+    assert [m.content for m in window] == ["as row", "made", "later"]
+    assert window[1] is made and thread.by_id[as_row.id] == window[0]  # made once, then kept
+    assert thread.window()[0] is window[0]
