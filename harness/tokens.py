@@ -18,6 +18,7 @@ import importlib.machinery
 import importlib.util
 import json
 import logging
+import operator
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -155,6 +156,8 @@ class TokenCounter:
         self._cache = _SHARED.setdefault(self._name, OrderedDict())
         self._cache_size = cache_size
         self._schemas = _SCHEMAS.setdefault(self._name, Memo(SCHEMAS_KEPT, lambda key: 1))
+        # The schemas last counted together, and their total (`count_tools`).
+        self._last_tools: tuple[tuple[dict[str, Any], ...], int] = ((), 0)
 
     @property
     def encoding_name(self) -> str:
@@ -316,7 +319,14 @@ class TokenCounter:
         return sum(self.count_message(m) for m in messages)
 
     def count_tools(self, schemas: Sequence[dict[str, Any]]) -> int:
-        return sum(self._count_schema(s) for s in schemas)
+        # An agent's requests mostly carry the very schemas its last one did, in the same
+        # order: the same dicts (by identity, as `_count_schema` keys them) give the same sum.
+        last, total = self._last_tools
+        if len(last) == len(schemas) and all(map(operator.is_, last, schemas)):
+            return total
+        total = sum(self._count_schema(s) for s in schemas)
+        self._last_tools = (tuple(schemas), total)
+        return total
 
     def _count_schema(self, schema: dict[str, Any]) -> int:
         # Tools hand out the same schema dict on every request: key on its identity (holding

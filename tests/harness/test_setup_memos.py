@@ -110,3 +110,17 @@ def test_a_subagents_counter_finds_the_parents_schemas_counted(
     assert TokenCounter().count_tools([schema]) == first and dumped == []
     TokenCounter().count_tools([_with_default(3).schema()])  # another tool: counted afresh
     assert len(dumped) == 1
+
+
+def test_a_tool_list_is_counted_afresh_once_any_schema_in_it_changes() -> None:
+    counter = TokenCounter()
+    a, b = _with_default(4).schema(), _with_default("long default").schema()
+    one = {s: TokenCounter().count_tools([x]) for s, x in (("a", a), ("b", b))}
+    assert one["a"] != one["b"]
+    listed = [a, b]
+    assert counter.count_tools(listed) == one["a"] + one["b"]
+    listed[1] = a  # the same list, changed in place: not the total it had
+    assert counter.count_tools(listed) == 2 * one["a"]
+    assert counter.count_tools([a]) == one["a"]
+    assert counter.count_tools([a, dict(b)]) == one["a"] + one["b"]  # an equal copy
+    assert counter.count_tools([]) == 0
