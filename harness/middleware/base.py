@@ -63,7 +63,11 @@ class ModelRequest:
         return self.state.config.context_window
 
     def tool_schemas(self) -> tuple[dict[str, Any], ...]:
-        return tuple(t.schema() for t in self.tools)
+        tools, schemas = _LAST_SCHEMAS[0]
+        if tools is not self.tools:  # the tuple held there cannot have changed
+            schemas = tuple(t.schema() for t in self.tools)
+            _LAST_SCHEMAS[0] = (self.tools, schemas)
+        return schemas
 
     def count_tokens(self) -> int:
         """Tokens of the whole request: system prompt, tool schemas, messages, framing.
@@ -76,6 +80,11 @@ class ModelRequest:
         return self.state.counter.count_request(
             self.system_prompt, self.messages, self.tool_schemas(), self.messages_tokens
         )
+
+
+# The tools of the last request asked for its schemas, and those schemas: a run's requests
+# share one tuple of tools (`run_loop`), and a tool gives the same schema dict every time.
+_LAST_SCHEMAS: list[tuple[tuple[Tool, ...], tuple[dict[str, Any], ...]]] = [((), ())]
 
 
 @dataclass(frozen=True)
