@@ -113,6 +113,11 @@ def storable_row(table: str, row: tuple[Any, ...]) -> tuple[tuple[Any, ...], dic
 def storable_message(message: Message) -> tuple[Message, dict[str, int]]:
     """`message` with every text in it made storable (the same id, so it stays the same
     message), and the surrogates replaced per field."""
+    if not message.meta and not message.tool_calls:
+        # Most messages are plain text: ASCII has no surrogate to replace.
+        texts = (message.content, message.full_content, message.name, message.tool_call_id)
+        if all(not isinstance(t, str) or t.isascii() for t in texts):
+            return message, {}
     repairs: dict[str, int] = {}
     changes: dict[str, Any] = {}
     for name in ("content", "full_content", "name", "tool_call_id", "meta"):

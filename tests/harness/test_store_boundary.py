@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -216,3 +217,15 @@ def test_a_row_is_repaired_in_the_columns_that_need_it_and_no_other() -> None:
     assert store_module.storable_row("messages", plain)[0] is plain
     # Columns past the table's names are named by position.
     assert store_module.storable_row("messages", (*plain, f"x{LONE}"))[1] == {"17": 1}
+
+
+def test_a_plain_message_is_kept_and_any_odd_text_in_it_is_still_repaired() -> None:
+    plain = assistant("all ascii")
+    assert store_module.storable_message(plain) == (plain, {})
+    assert store_module.storable_message(plain)[0] is plain
+    for field in ("content", "full_content", "name", "tool_call_id"):
+        odd = replace(plain, **{field: f"x{LONE}"})
+        fixed, repairs = store_module.storable_message(odd)
+        assert repairs == {field: 1} and getattr(fixed, field) == "x\ufffd"
+    fixed, repairs = store_module.storable_message(replace(plain, meta={"k": f"v{LONE}"}))
+    assert repairs == {"meta": 1} and fixed.meta == {"k": "v\ufffd"}
