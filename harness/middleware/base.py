@@ -63,11 +63,7 @@ class ModelRequest:
         return self.state.config.context_window
 
     def tool_schemas(self) -> tuple[dict[str, Any], ...]:
-        tools, schemas = _LAST_SCHEMAS[0]
-        if tools is not self.tools:  # the tuple held there cannot have changed
-            schemas = tuple(t.schema() for t in self.tools)
-            _LAST_SCHEMAS[0] = (self.tools, schemas)
-        return schemas
+        return tuple(t.schema() for t in self.tools)
 
     def count_tokens(self) -> int:
         """Tokens of the whole request: system prompt, tool schemas, messages, framing.
@@ -80,11 +76,6 @@ class ModelRequest:
         return self.state.counter.count_request(
             self.system_prompt, self.messages, self.tool_schemas(), self.messages_tokens
         )
-
-
-# The tools of the last request asked for its schemas, and those schemas: a run's requests
-# share one tuple of tools (`run_loop`), and a tool gives the same schema dict every time.
-_LAST_SCHEMAS: list[tuple[tuple[Tool, ...], tuple[dict[str, Any], ...]]] = [((), ())]
 
 
 @dataclass(frozen=True)

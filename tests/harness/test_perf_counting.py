@@ -177,30 +177,3 @@ def test_a_request_is_counted_once_however_many_middleware_ask(
     assert longer.count_tokens() > first
     assert counts == [1, 2]
 
-
-def test_each_request_gets_the_schemas_of_its_own_tools() -> None:
-    """Schemas are reused for the very tuple of tools the last request had, and only then."""
-    from helpers.windows import make_state
-
-    from harness.middleware.base import ModelRequest
-    from harness.middleware.guard import ContextGuard
-    from harness.models.base import ModelSettings
-
-    @tool
-    def other(q: str) -> str:
-        """Another tool."""
-        return q
-
-    state = make_state(ContextGuard(), [user("What is new?")])
-
-    def schemas(*tools: Any) -> list[str]:
-        request = ModelRequest(state, tuple(state.messages), "", tools, ModelSettings())
-        return [s["name"] for s in request.tool_schemas()]
-
-    both = (news, other)
-    first = ModelRequest(state, (), "", both, ModelSettings()).tool_schemas()
-    assert ModelRequest(state, (), "", both, ModelSettings()).tool_schemas() is first
-    assert schemas(news, other) == ["news", "other"]
-    assert schemas(other) == ["other"]
-    assert schemas() == []
-    assert schemas(news, other) == ["news", "other"] == [s["name"] for s in first]
