@@ -176,4 +176,3 @@ def test_a_request_is_counted_once_however_many_middleware_ask(
     longer = request.override(messages=[*request.messages, user("And today?")])
     assert longer.count_tokens() > first
     assert counts == [1, 2]
-
