@@ -184,17 +184,10 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
     """Values of the role's shape in `text`, on the lines the role points at when the text is
     long."""
     source = _tokens(rules, text)
-    rows: Iterable[int] = range(len(source.lines))
     if len(source.lines) > ALL_LINES:
-        rows = _pointed(role, source.lines, call)
-    tried: set[str] = set()  # a value is asked once: every test here is of the value alone
-    for row in rows:
-        for value in source.values(row):
-            if value in tried:
-                continue
-            tried.add(value)
-            if rules.shape(value) == role.shape and source.fits(value):
-                yield value
+        yield from source.of_shape(role.shape, _pointed(role, source.lines, call))
+    else:
+        yield from source.all_of_shape(role.shape)
 
 
 class _Tokens:
@@ -209,11 +202,30 @@ class _Tokens:
         # Tokenized as asked: of a long listing only the lines a role points at are read.
         self._values: dict[int, tuple[str, ...]] = {}
         self._fits: dict[str, bool] = {}
+        self._shaped: dict[str, tuple[str, ...]] = {}
 
     def values(self, row: int) -> tuple[str, ...]:
         known = self._values.get(row)
         if known is None:
             known = self._values[row] = _line_values(self.lines[row])
+        return known
+
+    def of_shape(self, shape: str, rows: Iterable[int]) -> Iterator[str]:
+        """The values of `shape` that fit, on `rows`, each once, in the order they stand."""
+        tried: set[str] = set()  # a value is asked once: every test here is of the value alone
+        for row in rows:
+            for value in self.values(row):
+                if value in tried:
+                    continue
+                tried.add(value)
+                if self._rules.shape(value) == shape and self.fits(value):
+                    yield value
+
+    def all_of_shape(self, shape: str) -> tuple[str, ...]:
+        """`of_shape` on every line, found once per shape: each role of the shape asks it."""
+        known = self._shaped.get(shape)
+        if known is None:
+            known = self._shaped[shape] = tuple(self.of_shape(shape, range(len(self.lines))))
         return known
 
     def fits(self, value: str) -> bool:
