@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -110,7 +110,7 @@ def sightings(
 # many characters in all: a probe is read again at each retrieval round, and the tool results
 # it is read in stay in view, so a source is mostly read for the same role more than once.
 SOURCE_CHARS = 32_000_000
-_Key = tuple[Rules, Role, str, tuple[str, str, bool] | None]
+_Key = tuple[Rules, Role, str, tuple[str, Hashable, bool] | None]
 _SHOWN: Memo[_Key, tuple[tuple[str, int], ...]] = Memo(SOURCE_CHARS, lambda key: len(key[2]))
 
 
@@ -119,7 +119,7 @@ def _shown(rules: Rules, role: Role, text: str, call: Call | None) -> tuple[tupl
     is None) shows under `role`, in the order they stand."""
     made = None
     if call is not None:
-        made = (call.tool, json.dumps(call.arguments, sort_keys=True, default=str), call.again)
+        made = (call.tool, arguments_key(call.arguments), call.again)
     key = (rules, role, text, made)
     known = _SHOWN.get(key)  # one look-up: a replay in another thread may evict it meanwhile
     if known is not None:
@@ -133,6 +133,31 @@ def _shown(rules: Rules, role: Role, text: str, call: Call | None) -> tuple[tupl
             if _has_role(rules, role, value, text, call)
         )
     return _SHOWN.put(key, shown)
+
+
+# Argument values a key holds as they are: each stands for itself in JSON, once typed (`1`,
+# `1.0` and `true` are equal in Python, not in JSON).
+_FLAT = frozenset({str, int, bool, type(None)})
+
+
+def arguments_key(arguments: Mapping[str, Any]) -> Hashable:
+    """A memo key for a call's arguments, equal exactly when their canonical JSON
+    (`json.dumps(arguments, sort_keys=True, default=str)`) is: for flat arguments a sorted tuple
+    of (name, type, value), a float by its repr (`-0.0` is no `0.0` in JSON), cheaper than
+    writing the JSON at every look-up; for nested ones that JSON."""
+    flat: list[tuple[str, type, Any]] = []
+    for name, value in arguments.items():
+        kind = type(value)
+        if type(name) is not str:
+            break
+        if kind is float:
+            value = repr(value)
+        elif kind not in _FLAT:
+            break
+        flat.append((name, kind, value))
+    else:
+        return tuple(sorted(flat, key=lambda item: item[0]))
+    return json.dumps(arguments, sort_keys=True, default=str)
 
 
 def _passed(role: Role, calls: Iterable[ToolCall]) -> set[str]:
@@ -159,17 +184,10 @@ def _candidates(rules: Rules, role: Role, text: str, call: Call | None) -> Itera
     """Values of the role's shape in `text`, on the lines the role points at when the text is
     long."""
     source = _tokens(rules, text)
-    rows: Iterable[int] = range(len(source.lines))
     if len(source.lines) > ALL_LINES:
-        rows = _pointed(role, source.lines, call)
-    tried: set[str] = set()  # a value is asked once: every test here is of the value alone
-    for row in rows:
-        for value in source.values(row):
-            if value in tried:
-                continue
-            tried.add(value)
-            if rules.shape(value) == role.shape and source.fits(value):
-                yield value
+        yield from source.of_shape(role.shape, _pointed(role, source.lines, call))
+    else:
+        yield from source.all_of_shape(role.shape)
 
 
 class _Tokens:
@@ -184,11 +202,30 @@ class _Tokens:
         # Tokenized as asked: of a long listing only the lines a role points at are read.
         self._values: dict[int, tuple[str, ...]] = {}
         self._fits: dict[str, bool] = {}
+        self._shaped: dict[str, tuple[str, ...]] = {}
 
     def values(self, row: int) -> tuple[str, ...]:
         known = self._values.get(row)
         if known is None:
             known = self._values[row] = _line_values(self.lines[row])
+        return known
+
+    def of_shape(self, shape: str, rows: Iterable[int]) -> Iterator[str]:
+        """The values of `shape` that fit, on `rows`, each once, in the order they stand."""
+        tried: set[str] = set()  # a value is asked once: every test here is of the value alone
+        for row in rows:
+            for value in self.values(row):
+                if value in tried:
+                    continue
+                tried.add(value)
+                if self._rules.shape(value) == shape and self.fits(value):
+                    yield value
+
+    def all_of_shape(self, shape: str) -> tuple[str, ...]:
+        """`of_shape` on every line, found once per shape: each role of the shape asks it."""
+        known = self._shaped.get(shape)
+        if known is None:
+            known = self._shaped[shape] = tuple(self.of_shape(shape, range(len(self.lines))))
         return known
 
     def fits(self, value: str) -> bool:

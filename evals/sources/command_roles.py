@@ -11,12 +11,14 @@ code the user pasted, a frame's line number and a dict literal's value have role
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from evals.sources.command_names import printed_by
 from evals.sources.cues import shape, spans
 from evals.sources.key_roles import key_role
+from evals.sources.readout import MESSAGE_CHARS, Readout, readout
 from evals.sources.text_roles import (
     GREP_LINE,
     NUMBERED_LINE,
@@ -26,12 +28,6 @@ from evals.sources.text_roles import (
     what_line_says,
 )
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_BLANK_NUMBERED = re.compile(r"^\s*(?P<line>\d+)\s*$")
-_TEST = r"(?P<file>[\w./\-]+)::(?P<test>[\w.:]+)(?:\[[^\]]*\])?"
-_FAILED = re.compile(rf"^(?:FAILED|ERROR)\s+{_TEST}(?:\s+-\s+(?P<message>.*))?$")
-_SECTION = re.compile(r"^_{3,} (?P<test>[\w.:]+?)(?:\[[^\]]*\])? _{3,}$")
-_FAILED_VERBOSE = re.compile(rf"^{_TEST}\s+(?:FAILED|ERROR)\b")
 # `grep -n PATTERN FILE` on one file prints `LINE:TEXT`, with no file before the number.
 _GREP_N_COMMAND = re.compile(r"^(?:grep|rg)\b[^|]*\s-\w*n")
 _GREP_N = re.compile(r"^(?P<line>\d+)[:\-](?P<text>.*)$")
@@ -64,7 +60,6 @@ _NOT_LABELS = frozenset(
 # environment, the part a reader knows the file by is what follows `site-packages/`.
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>[\w<>.]+))?')
 _IPYTHON_LINE = re.compile(r"^\s*(?:-*>\s*)?(?P<line>\d+)\s{2,}(?P<text>\S.*)$")
-MESSAGE_CHARS = 60
 _PLACES = ("first", "second", "third", "fourth")
 NUMBER = r"(\d+)"
 NUMBER_FORM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
@@ -90,15 +85,16 @@ def command_role(value: str, text: str, tool: str, arguments: dict[str, Any], re
     printed = printed_by(arguments, result, value)
     if printed is None:
         return None  # a heredoc that says nothing of what it ran (command_names.py)
-    clean = _ANSI.sub("", text)
+    read = readout(text)
+    clean = read.clean
     listing = bool(file) and (not command or _READS.match(command) is not None)
     found = (
         _grep_n(value, clean, command, file)
-        or _neighbour(value, clean, file)
+        or _neighbour(value, read, file)
         or _ls_size(value, clean, printed)
-        or _failed_test(value, clean, printed, alone=True)
-        or _failure_section(value, clean, printed)
-        or _failed_test(value, clean, printed, alone=False)
+        or _failed_test(value, read, printed, alone=True)
+        or _failure_section(value, read, printed)
+        or _failed_test(value, read, printed, alone=False)
         or _keyed(value, clean, f"`{file}`" if file else f"the output of {printed}")
         or _commit(value, clean, printed)
         or (None if listing else _labelled(value, clean, printed))
@@ -235,32 +231,30 @@ def _ls_size(value: str, text: str, printed: str) -> Named | None:
     return None
 
 
-def _neighbour(value: str, text: str, file: str) -> Named | None:
+def _neighbour(value: str, read: Readout, file: str) -> Named | None:
     """A numbered line whose own words do not tell it apart, named by the line right before
     (else right after) it when that one does: the listing shows both with their numbers."""
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        m = NUMBERED_LINE.match(line) or GREP_LINE.match(line) or _BLANK_NUMBERED.match(line)
-        if not m or m["line"] != value:
-            continue
-        at = m.groupdict().get("file") or file
-        if not at:
-            return None
-        own = (m.groupdict().get("text") or "").strip()
-        what = f"the `{own[:40]}`" if own else "the blank line"
-        number = int(value)
-        for j, where in ((i - 1, "after"), (i + 1, "before")):
-            said = _numbered_says(lines, j, number + (1 if where == "before" else -1), value)
-            if said and text.count(said) == 1:
-                cue = rf"{re.escape(said)}[^\n]*\n\s*{NUMBER}\b" if where == "after" else \
-                    rf"(?m)^\s*{NUMBER}\b[^\n]*\n[^\n]*{re.escape(said)}"  # fmt: skip
-                return Named("listing", f"the line number of {what} right {where} `{said}` in "
-                             f"`{at}`", [said, at], cue)  # fmt: skip
+    text, lines = read.clean, read.lines
+    if value not in read.numbered:
         return None
+    i, m = read.numbered[value]  # the first line numbered `value`
+    at = m.groupdict().get("file") or file
+    if not at:
+        return None
+    own = (m.groupdict().get("text") or "").strip()
+    what = f"the `{own[:40]}`" if own else "the blank line"
+    number = int(value)
+    for j, where in ((i - 1, "after"), (i + 1, "before")):
+        said = _numbered_says(lines, j, number + (1 if where == "before" else -1), value)
+        if said and text.count(said) == 1:
+            cue = rf"{re.escape(said)}[^\n]*\n\s*{NUMBER}\b" if where == "after" else \
+                rf"(?m)^\s*{NUMBER}\b[^\n]*\n[^\n]*{re.escape(said)}"  # fmt: skip
+            return Named("listing", f"the line number of {what} right {where} `{said}` in "
+                         f"`{at}`", [said, at], cue)  # fmt: skip
     return None
 
 
-def _numbered_says(lines: list[str], j: int, number: int, value: str) -> str:
+def _numbered_says(lines: Sequence[str], j: int, number: int, value: str) -> str:
     """What line `j` of a listing says, when it is the file's line `number`."""
     if not 0 <= j < len(lines):
         return ""
@@ -270,16 +264,11 @@ def _numbered_says(lines: list[str], j: int, number: int, value: str) -> str:
     return what_line_says(m["text"], value)
 
 
-def _failed_test(value: str, text: str, printed: str, alone: bool) -> Named | None:
+def _failed_test(value: str, read: Readout, printed: str, alone: bool) -> Named | None:
     """A test the command reported failing: named by its file when it is that file's one
     failing test, else (unless `alone`) also by its error, when no other failing test of the
     file had it."""
-    failed: list[tuple[str, str, str]] = []  # file, test, message
-    for line in text.splitlines():
-        m = _FAILED.match(line.strip()) or _FAILED_VERBOSE.match(line.strip())
-        if m:
-            message = (m.groupdict().get("message") or "").strip().removesuffix("...").strip()
-            failed.append((m["file"], m["test"], message))
+    failed = read.failed  # file, test, message
     mine = [(f, t, msg) for f, t, msg in failed if t == value]
     if not mine or len({f for f, _, _ in mine}) != 1:
         return None
@@ -304,15 +293,10 @@ def _failed_test(value: str, text: str, printed: str, alone: bool) -> Named | No
     return None
 
 
-def _failure_section(value: str, text: str, printed: str) -> Named | None:
+def _failure_section(value: str, read: Readout, printed: str) -> Named | None:
     """A test named by the first `E` line of the section pytest printed for its failure
     (`____ test_x ____` ... `E   ValueError: ...`), when no other test's section has it."""
-    sections: list[list[str]] = []  # [test, its first `E` line]
-    for line in text.splitlines():
-        if m := _SECTION.match(line):
-            sections.append([m["test"], ""])
-        elif sections and not sections[-1][1] and line.startswith("E "):
-            sections[-1][1] = line[1:].strip()[:MESSAGE_CHARS]
+    sections = read.sections  # (test, its first `E` line)
     errors = {error for test, error in sections if test == value}
     if len(errors) != 1:
         return None

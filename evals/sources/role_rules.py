@@ -4,11 +4,11 @@ the replay model by evals/run/replay.py, since evals.simulated must not import e
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from evals.simulated.sightings import arguments_key
 from evals.sources.cues import spans
 from evals.sources.hygiene import rejection
 from evals.sources.roles import Call, result_body, role_of
@@ -18,6 +18,8 @@ from harness.memo import Memo
 # A replay asks the same value of the same source at every probe and every arm: its roles are
 # found once per process. Keys hold the source text itself (equal texts share an answer).
 _MEMO_ENTRIES = 200_000
+# value, text, tool, its arguments (sightings.arguments_key), again, use_argument
+_Key = tuple[str, str, str | None, Hashable, bool, str | None]
 
 
 class ImportRules:
@@ -27,16 +29,13 @@ class ImportRules:
     a token of its own, and the part of a tool's result roles are found in."""
 
     def __init__(self) -> None:
-        self._phrases: Memo[tuple[str, str, str | None, str, bool, str | None], str | None] = Memo(
-            _MEMO_ENTRIES, lambda _: 1
-        )
+        self._phrases: Memo[_Key, str | None] = Memo(_MEMO_ENTRIES, lambda _: 1)
 
     def phrase(
         self, value: str, text: str, tool: str | None, arguments: Mapping[str, Any],
         again: bool, use_argument: str | None,
     ) -> str | None:  # fmt: skip
-        key = (value, text, tool, json.dumps(arguments, sort_keys=True, default=str), again,
-               use_argument)  # fmt: skip
+        key = (value, text, tool, arguments_key(arguments), again, use_argument)
         if key in self._phrases:
             return self._phrases[key]
         call = None if tool is None else Call(tool, dict(arguments), again)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from evals.simulated.sightings import arguments_key
 from evals.sources.code_roles import code_role, pasted_role
 from evals.sources.command_roles import command_role, user_role
 from evals.sources.cues import spans
@@ -54,7 +56,7 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     elif call is None:
         return None
     else:
-        body = swe_listing(result_body(text), call.arguments)
+        body = _body(text, call.arguments)
         found = (
             _json(value, body, call)
             or table_role(value, body, _result(call))
@@ -72,6 +74,22 @@ def result_body(text: str) -> str:
     """The text of a tool result a role is found in: a command's output without its wrapper."""
     m = _OUTPUT.search(text)  # mini-swe-agent wraps a command's output
     return m.group(1) if m else text
+
+
+# The parts of tool results roles are found in, kept while the results hold at most this many
+# characters in all: a replay asks the role of every value a result shows, and the part
+# depends on the result and its call's arguments alone.
+BODY_CHARS = 16_000_000
+_BODIES: Memo[tuple[str, Hashable], str] = Memo(BODY_CHARS, lambda key: len(key[0]))
+
+
+def _body(text: str, arguments: dict[str, Any]) -> str:
+    """`swe_listing(result_body(text), arguments)`, once per result and arguments."""
+    key = (text, arguments_key(arguments))
+    known = _BODIES.get(key)  # one look-up: another thread may evict it meanwhile
+    if known is None:
+        known = _BODIES.put(key, swe_listing(result_body(text), arguments))
+    return known
 
 
 # -- a JSON result ---------------------------------------------------------------------------

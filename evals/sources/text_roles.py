@@ -8,7 +8,9 @@ has its lines named by the file's line numbers, which the command fixes.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 from evals.sources.bounds import keyword_of, whole_token
@@ -54,8 +56,8 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
     if printed is None:
         return None  # a heredoc that says nothing of what it ran (command_names.py)
     first = _first_line(command, file)
-    for n, line in enumerate(text.splitlines()):
-        if value not in line or not spans(value, line):
+    for n, line in lines_holding(value, text):
+        if not spans(value, line):
             continue
         found = _line_role(value, line, file, printed, text)
         if found is None and first is not None:
@@ -79,8 +81,8 @@ def text_role(value: str, text: str, tool: str, arguments: dict[str, Any], resul
 def _called(value: str, text: str, file: str, first: int | None) -> dict[str, Any] | None:
     """The role of `value` as the one function a line of a listing calls (the weakest role
     a listing gives, so tried last: a line that defines or assigns a name says more)."""
-    for n, line in enumerate(text.splitlines()):
-        if value not in line or not spans(value, line):
+    for n, line in lines_holding(value, text):
+        if not spans(value, line):
             continue
         if m := GREP_LINE.match(line) or NUMBERED_LINE.match(line):
             at, number, code = m.groupdict().get("file") or file, int(m["line"]), m["text"]
@@ -91,6 +93,35 @@ def _called(value: str, text: str, file: str, first: int | None) -> dict[str, An
         if at and (found := call_role(value, code, f"line {number} of `{at}`")):
             return role("listing", found[0], [*found[1], at], value)
     return None
+
+
+# A text's lines and the offset each starts at, kept while the texts hold at most this many
+# characters in all: a replay asks the role of every value a source shows, and splitting the
+# text and testing each of its lines again for each value was most of a value's cost.
+LINES_CHARS = 16_000_000
+_LINES: Memo[str, tuple[list[str], list[int]]] = Memo(LINES_CHARS, len)
+# What `str.splitlines` ends a line at.
+_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def lines_holding(value: str, text: str) -> list[tuple[int, str]]:
+    """(index, line) of each line of `text.splitlines()` holding `value`, in order: found by
+    where `value` stands in `text` rather than by testing every line."""
+    known = _LINES.get(text)  # one look-up: another thread may evict it meanwhile
+    if known is None:
+        lines = text.splitlines(keepends=True)
+        starts = list(accumulate((len(line) for line in lines), initial=0))
+        known = _LINES.put(text, (text.splitlines(), starts))
+    lines, starts = known
+    if not value or not _BREAKS.isdisjoint(value):
+        return [(n, line) for n, line in enumerate(lines) if value in line]
+    out: list[tuple[int, str]] = []
+    at = text.find(value)
+    while at >= 0:
+        n = bisect_right(starts, at) - 1  # a value without a break stands inside one line
+        out.append((n, lines[n]))
+        at = text.find(value, starts[n + 1])  # the next line's, if any
+    return out
 
 
 def _inline_label(value: str, text: str) -> str:
