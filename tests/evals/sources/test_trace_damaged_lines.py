@@ -128,34 +128,21 @@ def test_a_session_mostly_damaged_is_refused_naming_the_first_damaged_line(
         assert "\n" not in said
 
 
+def _read_config(call_id: str) -> dict[str, object]:
+    """An assistant turn that calls `read_config` once."""
+    call = {"id": call_id, "type": "function",
+            "function": {"name": "read_config", "arguments": "{}"}}  # fmt: skip
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
 def _chat_lines(path: Path, damaged: set[int]) -> Path:
     messages: list[dict[str, object]] = [
         {"role": "user", "content": "Which port does the cache listen on?"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "c1",
-                    "type": "function",
-                    "function": {"name": "read_config", "arguments": "{}"},
-                }
-            ],
-        },  # fmt: skip
+        _read_config("c1"),
         {"role": "tool", "tool_call_id": "c1", "content": "cache.port = 6390"},
         {"role": "assistant", "content": "It listens on 6390."},
         {"role": "user", "content": "And the timeout?"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "c2",
-                    "type": "function",
-                    "function": {"name": "read_config", "arguments": "{}"},
-                }
-            ],
-        },  # fmt: skip
+        _read_config("c2"),
         {"role": "tool", "tool_call_id": "c2", "content": "cache.timeout = 2s"},
         {"role": "assistant", "content": "Two seconds."},
     ]
