@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import random
 import statistics
+import sys
+from array import array
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -112,17 +114,46 @@ def trace_bootstrap(
     flat = {v for g in groups for v in g}
     if len(groups) == 1 or len(flat) == 1:
         return Interval(mean, mean, mean)
-    rng = random.Random(seed)
     n = len(groups)
+    picks = draws(random.Random(seed), n, n * resamples)
     means = []
-    for _ in range(resamples):
-        picks = [rng.randrange(n) for _ in range(n)]
-        means.append(math.fsum(sums[i] for i in picks) / sum(sizes[i] for i in picks))
+    for start in range(0, n * resamples, n):
+        picked = picks[start : start + n]
+        means.append(math.fsum(map(sums.__getitem__, picked)) / sum(map(sizes.__getitem__, picked)))
     means.sort()
     tail = (1 - level) / 2
     low = means[int(tail * resamples)]
     high = means[int((1 - tail) * resamples) - 1]
     return Interval(mean, min(low, mean), max(high, mean))
+
+
+def draws(rng: random.Random, n: int, count: int) -> list[int]:
+    """`count` numbers of `rng.randrange(n)`, the same ones in the same order, without a call
+    per number (a suite's summary draws hundreds of thousands). randrange takes the top
+    `n.bit_length()` bits of the generator's next 32-bit word, again while they reach `n`;
+    `getrandbits` hands out many words at once, the first least significant. `rng` ends past
+    where randrange would have left it: draw nothing else from it."""
+    k = n.bit_length()
+    if k > 32:
+        return [rng.randrange(n) for _ in range(count)]
+    # Up to 8 bits, the top byte of a word holds them: the bytes whose bits reach `n` are
+    # deleted and the others turned into their bits, without a Python step per word.
+    top = bytes(b >> (8 - k) for b in range(256)) if k <= 8 else b""
+    over = bytes(b for b in range(256) if b >> (8 - k) >= n) if k <= 8 else b""
+    out: list[int] = []
+    while len(out) < count:
+        # The words `count` numbers take on average (each is kept with chance n / 2**k).
+        size = ((count - len(out)) << k) // n + 64
+        raw = rng.getrandbits(32 * size).to_bytes(4 * size, "little")
+        if k <= 8:
+            out += raw[3::4].translate(top, over)
+            continue
+        words = array("I", raw)
+        if sys.byteorder == "big":
+            words.byteswap()
+        out += [r for w in words if (r := w >> (32 - k)) < n]
+    del out[count:]
+    return out
 
 
 def paired_trace_difference(

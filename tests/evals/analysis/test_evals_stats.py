@@ -3,6 +3,8 @@ they reach the eval's summary objects, table and recommendation."""
 
 import argparse
 import json
+import math
+import random
 from dataclasses import replace
 
 import pytest
@@ -10,7 +12,15 @@ from helpers.evals import result
 
 from evals import recommend
 from evals.analysis.metrics import paired_accuracy, summaries
-from evals.analysis.stats import Interval, bootstrap, no_difference, paired_difference, tied
+from evals.analysis.stats import (
+    Interval,
+    bootstrap,
+    draws,
+    no_difference,
+    paired_difference,
+    tied,
+    trace_bootstrap,
+)
 from evals.scoring.records import ProbeResult
 from flows.cli import add_eval_commands
 from flows.cli.options import DEFAULT_SEEDS
@@ -237,3 +247,26 @@ def test_reference_arms_are_never_recommended(bound: str, cost: float) -> None:
     ]
     picked = recommend(runs)
     assert picked is not None and picked.labels == ["full"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 64, 101, 1000, 2**31 + 5, 2**40 + 3])
+def test_draws_are_randrange_s_numbers_in_randrange_s_order(n: int) -> None:
+    expected = random.Random(n)
+    assert draws(random.Random(n), n, 5_000) == [expected.randrange(n) for _ in range(5_000)]
+    assert draws(random.Random(0), n, 0) == []
+
+
+def test_a_trace_interval_is_the_one_one_randrange_call_per_pick_gave() -> None:
+    traces = {f"t{i}": [float((i * j) % 3 == 0) for j in range(1 + i % 5)] for i in range(37)}
+    traces["odd"] = [0.25, 0.5]
+    groups = list(traces.values())
+    sums, sizes = [math.fsum(g) for g in groups], [len(g) for g in groups]
+    rng, n = random.Random(3), len(groups)
+    means = []
+    for _ in range(500):
+        picks = [rng.randrange(n) for _ in range(n)]
+        means.append(math.fsum(sums[i] for i in picks) / sum(sizes[i] for i in picks))
+    means.sort()
+    mean = math.fsum(sums) / sum(sizes)
+    got = trace_bootstrap(traces, resamples=500, seed=3)
+    assert got == Interval(mean, min(means[12], mean), max(means[487 - 1], mean))
