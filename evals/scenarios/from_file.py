@@ -316,10 +316,7 @@ def _replay_tools(spec: ScenarioFile) -> tuple[Tool, ...]:
             t.name, [r for r in spec.replies if r.tool == t.name], slotted_calls(steps, t.name)
         )
         props = t.parameters.get("properties") or {}
-        fields: dict[str, Any] = {str(k): (Any, _MISSING) for k in props}
-        model = pydantic.create_model(  # type: ignore[call-overload]
-            f"{t.name}_recorded_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
-        )
+        model = _args_model(t.name, tuple(str(k) for k in props))
 
         async def call(ctx: ToolContext, _replies: RecordedReplies = replies, **kwargs: Any) -> str:
             given = {k: v for k, v in kwargs.items() if not isinstance(v, _Missing)}
@@ -339,6 +336,17 @@ def _replay_tools(spec: ScenarioFile) -> tuple[Tool, ...]:
 
 
 _MISSING = _Missing()
+
+
+@functools.lru_cache(maxsize=256)
+def _args_model(tool: str, names: tuple[str, ...]) -> type[pydantic.BaseModel]:
+    """The arguments model of a recorded tool: every parameter optional, any value, nothing
+    else. One per tool name and parameters: a suite's files declare the same few tools again
+    and again, and building a pydantic model takes longer than reading a small file."""
+    fields: dict[str, Any] = {name: (Any, _MISSING) for name in names}
+    return pydantic.create_model(  # type: ignore[call-overload, no-any-return]
+        f"{tool}_recorded_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+    )
 
 
 def _skills_dir(spec: ScenarioFile) -> Path | None:

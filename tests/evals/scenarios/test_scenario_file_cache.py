@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from evals.scenarios import format as scenario_format
-from evals.scenarios.from_file import read_spec
+from evals.scenarios.from_file import load_scenario_file, read_spec
+from harness.tools import ToolArgumentError
 
 HEAD = """format: ctxlab-scenario/1
 name: cached
@@ -41,3 +44,30 @@ def test_a_cue_is_compiled_once_however_many_files_hold_it() -> None:
         scenario_format.CueSpec(patterns=[r"order (#W\d{7})"])
     info = scenario_format._check_cue.cache_info()
     assert (info.misses, info.hits) == (1, 2)
+
+
+TOOLS = """tools:
+- name: lookup
+  parameters:
+    type: object
+    properties:
+      {params}
+"""
+
+
+def _with_tool(tmp_path: Path, name: str, params: str) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    text = HEAD.replace("name: cached", f"name: {name}") + TOOLS.format(params=params)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_files_declaring_the_same_tool_share_its_arguments_model(tmp_path: Path) -> None:
+    one = load_scenario_file(_with_tool(tmp_path, "one", "id: {type: string}"))
+    two = load_scenario_file(_with_tool(tmp_path, "two", "id: {type: string}"))
+    other = load_scenario_file(_with_tool(tmp_path, "other", "key: {type: string}"))
+    (a,), (b,), (c,) = one.tools, two.tools, other.tools
+    assert a.args_model is b.args_model and a.args_model is not c.args_model
+    assert a.validate({"id": "x"}) == {"id": "x"} and c.validate({"key": "y"}) == {"key": "y"}
+    with pytest.raises(ToolArgumentError, match="key: Extra inputs are not permitted"):
+        a.validate({"key": "y"})
