@@ -39,7 +39,7 @@ from evals.scenarios.format import (
 )
 from evals.scenarios.recorded import recorded_compactions, relabelled
 from evals.scenarios.replies import RecordedReplies, slotted_calls
-from evals.scenarios.safe_yaml import read_yaml
+from evals.scenarios.safe_yaml import collector_waiting, read_yaml
 from evals.simulated.plan import PAUSED, Act, Answer, Cue, Plan, PlanTurn, Step
 from evals.simulated.shapes import role_cue
 from harness.middleware.subagents import SubAgent
@@ -80,6 +80,14 @@ def read_spec(path: str | Path) -> ScenarioFile:
 
 @functools.lru_cache(maxsize=1024)
 def _read_spec(path: str, stamp: int, size: int) -> ScenarioFile:
+    # The collector waits till the file's nodes and plain values are gone: none holds a cycle,
+    # and a collection while they lived would walk them all (two or three times over, as
+    # they aged), which took longer than validating them.
+    with collector_waiting():
+        return _validated(path)
+
+
+def _validated(path: str) -> ScenarioFile:
     try:
         data, root = read_yaml(path)
     except UnsafeYamlError as exc:

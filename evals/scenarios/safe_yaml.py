@@ -138,7 +138,7 @@ def read_yaml(path: str | Path, *, seconds: float = PARSE_SECONDS) -> tuple[Any,
         raise UnsafeYamlError(
             f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
         ) from None
-    with _collector_waiting():
+    with collector_waiting():
         if _Quick is not None:
             parsed = _quick(text, str(path), seconds)
             if parsed is not None:
@@ -183,7 +183,7 @@ def _quick(text: str, where: str, seconds: float) -> tuple[Any, yaml.Node | None
     loader = _Quick(text)
     try:
         root = loader.get_single_node()
-        data = _built(root, loader) if root is not None else None
+        data = _built(root, loader, "&" in text) if root is not None else None
     except Exception:  # noqa: BLE001 - whatever it is, the careful way meets it too and says so
         return None
     finally:
@@ -195,45 +195,71 @@ def _quick(text: str, where: str, seconds: float) -> tuple[Any, yaml.Node | None
     return data, root
 
 
-def _built(root: yaml.Node, loader: yaml.SafeLoader) -> Any:
+def _built(root: yaml.Node, loader: yaml.SafeLoader, anchored: bool = True) -> Any:
     """The value of `root`, checked as the careful way checks it: a node met twice is an alias,
-    and a mapping's scalar keys are told apart by tag and text."""
-    seen: set[int] = set()
+    and a mapping's scalar keys are told apart by tag and text. Without an anchor in the text
+    (`anchored` false, no `&` anywhere) no node can be met twice, and the plain strings that
+    are most of a file are taken where they stand, without a call each."""
+    return _value(root, 0, set() if anchored else None, loader)
 
-    def build(node: yaml.Node, depth: int) -> Any:
-        if depth > MAX_DEPTH or id(node) in seen:
+
+def _value(node: yaml.Node, depth: int, seen: set[int] | None, loader: yaml.SafeLoader) -> Any:
+    if depth > MAX_DEPTH:
+        raise _Careful
+    if seen is not None:
+        if id(node) in seen:
             raise _Careful
         seen.add(id(node))
-        kind, tag = node.__class__, node.tag
-        if kind is yaml.ScalarNode:
-            if tag == _STR:
-                return node.value
-            if tag in _SCALARS:
-                return loader.construct_object(node)
-        elif kind is yaml.SequenceNode and tag == _SEQ:
-            return [build(item, depth + 1) for item in node.value]
-        elif kind is yaml.MappingNode and tag == _MAP:
-            out: dict[Any, Any] = {}
-            keys: set[tuple[str, str]] = set()
-            for key, value in node.value:
-                # Merge keys (<<), `=` keys and keys that are lists or maps: the careful way.
-                if key.__class__ is not yaml.ScalarNode or key.tag not in _KEYS:
+    kind, tag = node.__class__, node.tag
+    # No node can repeat and a child is within the depth: a plain string child is its text.
+    inline = seen is None and depth < MAX_DEPTH
+    if kind is _Scalar:
+        if tag == _STR:
+            return node.value
+        if tag in _SCALARS:
+            return loader.construct_object(node)
+    elif kind is _Sequence and tag == _SEQ:
+        return [
+            item.value
+            if inline and item.__class__ is _Scalar and item.tag == _STR
+            else _value(item, depth + 1, seen, loader)
+            for item in node.value
+        ]
+    elif kind is _Mapping and tag == _MAP:
+        out: dict[Any, Any] = {}
+        # Keys other than plain strings, by tag and text; a string key is told apart from
+        # the others by its type already, so `out` tells whether it came before.
+        others: set[tuple[str, str]] = set()
+        for key, value in node.value:
+            # Merge keys (<<), `=` keys and keys that are lists or maps: the careful way.
+            ktag = key.tag
+            if key.__class__ is not _Scalar or ktag not in _KEYS:
+                raise _Careful
+            if ktag == _STR:
+                if key.value in out:
                     raise _Careful
-                if (key.tag, key.value) in keys:
-                    raise _Careful
-                keys.add((key.tag, key.value))
-                out[build(key, depth + 1)] = build(value, depth + 1)
-            return out
-        raise _Careful
+            elif (ktag, key.value) in others:
+                raise _Careful
+            else:
+                others.add((ktag, key.value))
+            name = key.value if inline and ktag == _STR else _value(key, depth + 1, seen, loader)
+            out[name] = (
+                value.value
+                if inline and value.__class__ is _Scalar and value.tag == _STR
+                else _value(value, depth + 1, seen, loader)
+            )
+        return out
+    raise _Careful
 
-    return build(root, 0)
 
-
+_Scalar, _Sequence, _Mapping = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
 _KEYS = _SCALARS | {_STR}
 
 
 @contextmanager
-def _collector_waiting() -> Iterator[None]:
+def collector_waiting() -> Iterator[None]:
+    """The garbage collector off inside (as it was after), for work that makes many objects
+    and no cycles. Nests: an inner one leaves it to the outer."""
     was = gc.isenabled()
     gc.disable()
     try:

@@ -32,6 +32,9 @@ DOCUMENTS = {
     "empty": "",
     "explicit empty": "---\n",
     "unicode": 'a: "caf\\u00e9 \\U0001F600"\nb: naïve ☃\n',
+    "an ampersand in a string": "a: 'x & y'\nb: [c, {d: e}]\n'1': f\n1: g\n",
+    "strings as deep as allowed": "a: " + "[" * 97 + "{k: v, 2: [w]}" + "]" * 97 + "\n",
+    "str and int keys of one text": "'1': a\n1: b\n!!str 2: c\n2: d\n",
 }
 
 
@@ -93,6 +96,8 @@ def test_a_plain_file_is_not_composed_event_by_event(
         ("a: 1\n---\nb: 2\n", "doc.yaml:2: expected one YAML document, found more"),
         ("a: [" * 101 + "]" * 101 + "\n", "doc.yaml:1: nested deeper than 100 levels"),
         ("a: [" * 2000 + "]" * 2000 + "\n", "doc.yaml:1: nested deeper than 100 levels"),
+        ("a: " + "[" * 98 + "{k: [v]}" + "]" * 98, "doc.yaml:1: nested deeper than 100 levels"),
+        ("'1': a\n!!str 1: b\n", "doc.yaml:2: duplicate key '1' (first given at line 1)"),
         ("a: 'open\n", "doc.yaml:2: not valid YAML: found unexpected end of stream"),
         ("? [a]\n: 1\n", "doc.yaml:1: not valid YAML: found unhashable key"),
         ("a: !custom 1\n", "doc.yaml:1: not valid YAML: could not determine a constructor"),
