@@ -44,7 +44,9 @@ def _check_cue(pattern: str) -> None:
     a suite's files repeat the same cues thousands of times, and `regex` compiles slowly."""
     try:
         compiled = re.compile(pattern)
-        regex.compile(pattern)  # the engine cues run on (evals/simulated/reader.py)
+        # The engine cues run on, with the reader's flags (evals/simulated/reader.py): `regex`
+        # keeps what it compiled by pattern and flags, so the reader's compile is a look-up.
+        regex.compile(pattern, regex.MULTILINE)
     except (re.error, regex.error) as exc:
         raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
     if compiled.groups < 1:

@@ -1,4 +1,5 @@
-"""A scenario file is read and validated once per process while it stays the same."""
+"""A scenario file is read and validated once per process while it stays the same, and what
+reading it builds (cue patterns, tool argument models) is built once for every file."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
+import regex
+import regex._main
 
 from evals.scenarios import format as scenario_format
 from evals.scenarios.from_file import load_scenario_file, read_spec
+from evals.simulated import reader
 from harness.tools import ToolArgumentError
 
 HEAD = """format: ctxlab-scenario/1
@@ -71,3 +75,17 @@ def test_files_declaring_the_same_tool_share_its_arguments_model(tmp_path: Path)
     assert a.validate({"id": "x"}) == {"id": "x"} and c.validate({"key": "y"}) == {"key": "y"}
     with pytest.raises(ToolArgumentError, match="key: Extra inputs are not permitted"):
         a.validate({"key": "y"})
+
+
+def test_the_reader_compiles_no_cue_again_that_a_file_s_check_compiled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pattern = r"ticket (#T\d{6}) closed"
+    scenario_format._check_cue.cache_clear()
+    regex.purge()
+    scenario_format.CueSpec(patterns=[pattern])
+    parsed: list[str] = []
+    parse = regex._main._parse_pattern
+    monkeypatch.setattr(regex._main, "_parse_pattern", lambda *a: parsed.append("!") or parse(*a))
+    assert reader._regex.__wrapped__(pattern).search("ticket #T123456 closed")
+    assert parsed == []
