@@ -34,6 +34,7 @@ from evals.scenarios.format import (
     FORMAT,
     CueSpec,
     ProbeSpec,
+    ReplySpec,
     ScenarioFile,
     StepSpec,
 )
@@ -319,10 +320,12 @@ def _replay_tools(spec: ScenarioFile) -> tuple[Tool, ...]:
     tools = []
     steps = [s for turn in spec.turns for s in turn.steps]
     steps += [s for task in spec.tasks for s in task.steps]
+    slotted = slotted_calls(steps)
+    recorded: dict[str, list[ReplySpec]] = {}
+    for r in spec.replies:
+        recorded.setdefault(r.tool, []).append(r)
     for t in spec.tools:
-        replies = RecordedReplies(
-            t.name, [r for r in spec.replies if r.tool == t.name], slotted_calls(steps, t.name)
-        )
+        replies = RecordedReplies(t.name, recorded.get(t.name, []), slotted.get(t.name, []))
         props = t.parameters.get("properties") or {}
         model = _args_model(t.name, tuple(str(k) for k in props))
 

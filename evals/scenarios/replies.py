@@ -42,12 +42,12 @@ class RecordedReplies:
         self, name: str, replies: Iterable[ReplySpec], templates: Iterable[Mapping[str, Any]] = ()
     ) -> None:
         self.name = name
-        replies = list(replies)
+        keyed = [(reply_key(r.tool, r.arguments), r) for r in replies]
         # Every reply as (key, occurrence), in the order the recorded run got them.
-        self.order = [(reply_key(r.tool, r.arguments), r.occurrence) for r in replies]
+        self.order = [(key, r.occurrence) for key, r in keyed]
         self.by_key: dict[str, list[str]] = {}
-        for r in sorted(replies, key=lambda r: r.occurrence):
-            self.by_key.setdefault(reply_key(r.tool, r.arguments), []).append(r.content)
+        for key, r in sorted(keyed, key=lambda kr: kr[1].occurrence):
+            self.by_key.setdefault(key, []).append(r.content)
         # Each slotted call as a pattern over keys, with the replies (positions in `order`)
         # whose recorded call it fits.
         self.stand_ins: list[tuple[re.Pattern[str], tuple[int, ...]]] = []
@@ -89,9 +89,14 @@ class RecordedReplies:
         return self.order[fits[-1]][0]
 
 
-def slotted_calls(steps: Iterable[StepSpec], tool: str) -> list[Mapping[str, Any]]:
-    """The arguments of the calls to `tool` in `steps` (`StepSpec`s) that hold slots."""
-    return [c.arguments for s in steps for c in s.calls if c.tool == tool and slots_in(c.arguments)]
+def slotted_calls(steps: Iterable[StepSpec]) -> dict[str, list[Mapping[str, Any]]]:
+    """Per tool, the arguments of its calls in `steps` (`StepSpec`s) that hold slots, in order."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for s in steps:
+        for c in s.calls:
+            if slots_in(c.arguments):
+                out.setdefault(c.tool, []).append(c.arguments)
+    return out
 
 
 def _pattern(name: str, arguments: Mapping[str, Any]) -> re.Pattern[str]:
