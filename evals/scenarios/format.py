@@ -13,6 +13,7 @@ import pydantic
 import regex
 
 from evals.simulated.plan import slots_in
+from evals.simulated.reader import _regex as reader_regex
 
 FORMAT = "ctxlab-scenario/1"
 
@@ -44,9 +45,10 @@ def _check_cue(pattern: str) -> None:
     a suite's files repeat the same cues thousands of times, and `regex` compiles slowly."""
     try:
         compiled = re.compile(pattern)
-        # The engine cues run on, with the reader's flags (evals/simulated/reader.py): `regex`
-        # keeps what it compiled by pattern and flags, so the reader's compile is a look-up.
-        regex.compile(pattern, regex.MULTILINE)
+        # The engine cues run on, compiled by the reader and kept in its cache, so a checked
+        # cue is compiled once per process (`regex`'s own cache forgets what it holds once
+        # more than 500 patterns have been compiled).
+        reader_regex(pattern)
     except (re.error, regex.error) as exc:
         raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
     if compiled.groups < 1:

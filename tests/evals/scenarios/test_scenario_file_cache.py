@@ -80,12 +80,16 @@ def test_files_declaring_the_same_tool_share_its_arguments_model(tmp_path: Path)
 def test_the_reader_compiles_no_cue_again_that_a_file_s_check_compiled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    pattern = r"ticket (#T\d{6}) closed"
+    # More cues than `regex` keeps (500): its own cache would have forgotten the first ones.
+    patterns = [rf"ticket (#T\d{{6}}) closed {i}" for i in range(600)]
     scenario_format._check_cue.cache_clear()
+    reader._regex.cache_clear()
     regex.purge()
-    scenario_format.CueSpec(patterns=[pattern])
+    scenario_format.CueSpec(patterns=patterns)
     parsed: list[str] = []
     parse = regex._main._parse_pattern
     monkeypatch.setattr(regex._main, "_parse_pattern", lambda *a: parsed.append("!") or parse(*a))
-    assert reader._regex.__wrapped__(pattern).search("ticket #T123456 closed")
+    assert reader._regex(patterns[7]).search("ticket #T123456 closed 7")
+    for p in patterns:
+        reader._regex(p)
     assert parsed == []
