@@ -355,7 +355,7 @@ def _args_model(tool: str, names: tuple[str, ...]) -> type[pydantic.BaseModel]:
     else. One per tool name and parameters: a suite's files declare the same few tools again
     and again, and building a pydantic model takes longer than reading a small file."""
     fields: dict[str, Any] = {name: (Any, _MISSING) for name in names}
-    return pydantic.create_model(  # type: ignore[call-overload, no-any-return]
+    return pydantic.create_model(
         f"{tool}_recorded_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
     )
 
