@@ -62,7 +62,9 @@ class RecordedReplies:
     def reply(self, store: Any, arguments: dict[str, Any]) -> str:
         key = reply_key(self.name, arguments)
         with self.lock:
-            counts = self.counts.setdefault(store, Counter())
+            counts = self.counts.get(store)
+            if counts is None:
+                counts = self.counts[store] = Counter()
             if key not in self.by_key:
                 key = self._meant(key, counts) or ""
             if not key:
