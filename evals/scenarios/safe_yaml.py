@@ -21,6 +21,7 @@ again (most of the time a suite's files took to parse).
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
 from collections.abc import Iterator
@@ -166,6 +167,7 @@ def _careful(text: str, path: str | Path, seconds: float) -> tuple[Any, yaml.Nod
 # -- the quick way --------------------------------------------------------------------------
 
 _Quick: type[yaml.SafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+_RESOLVER = yaml.resolver.Resolver()  # the safe loaders' tags, with no path resolver
 _STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 # The scalars the safe constructor turns into values without looking at any other node.
 _SCALARS = frozenset(f"tag:yaml.org,2002:{t}" for t in
@@ -181,6 +183,16 @@ def _quick(text: str, where: str, seconds: float) -> tuple[Any, yaml.Node | None
     assert _Quick is not None
     deadline = time.monotonic() + seconds
     loader = _Quick(text)
+    if not loader.yaml_path_resolvers:
+        # libyaml calls back into Python three times a node: to descend, to resolve its tag,
+        # to ascend. Without path resolvers the first and last do nothing and a tag depends
+        # on nothing but the call's arguments, so they are answered without a Python frame:
+        # a no-op each, and the file's tags remembered while its loader lives.
+        vars(loader).update(
+            descend_resolver={}.get,
+            ascend_resolver=[].clear,
+            resolve=functools.lru_cache(maxsize=None)(_RESOLVER.resolve),
+        )
     try:
         root = loader.get_single_node()
         data = _built(root, loader, "&" in text) if root is not None else None
