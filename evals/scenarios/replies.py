@@ -95,6 +95,8 @@ def slotted_calls(steps: Iterable[StepSpec]) -> dict[str, list[Mapping[str, Any]
     """Per tool, the arguments of its calls in `steps` (`StepSpec`s) that hold slots, in order."""
     out: dict[str, list[Mapping[str, Any]]] = {}
     for s in steps:
+        if not s.slots:  # a step's slots are the ones it uses (format.StepSpec): none here
+            continue
         for c in s.calls:
             if slots_in(c.arguments):
                 out.setdefault(c.tool, []).append(c.arguments)
