@@ -114,20 +114,13 @@ def suite_summary(
                 diff = None
         elif arm == base:
             diff = Interval(0.0, 0.0, 0.0)
-        traces = list(dict.fromkeys(t.trace for t, _ in mine))
-
-        def per_trace_mean(
-            attr: str, rs: list[tuple[SuiteFile, EvalResult]] = mine, ts: list[str] = traces
-        ) -> float:
-            """Summed over traces, each trace's mean over its seeds."""
-            return math.fsum(
-                statistics.fmean(float(getattr(r, attr)) for t2, r in rs if t2.trace == t)
-                for t in ts
-            )
-
+        by_trace: dict[str, list[EvalResult]] = {}
+        for t, r in mine:
+            by_trace.setdefault(t.trace, []).append(r)
+        groups = list(by_trace.values())
         out.append(
             {
-                "strategy": arm, "traces": len(traces), "runs": len(mine),
+                "strategy": arm, "traces": len(by_trace), "runs": len(mine),
                 "accuracy_mean": None if accuracy is None else _round(accuracy.mean),
                 "accuracy_ci95": _ci(accuracy),
                 "ideal_accuracy_mean": None if ideal_acc is None else _round(ideal_acc.mean),
@@ -135,11 +128,11 @@ def suite_summary(
                 f"accuracy_vs_{base}_mean": None if diff is None else _round(diff.mean),
                 f"accuracy_vs_{base}_ci95": None if diff is None else _ci(diff),
                 f"tied_with_{base}": None if diff is None else diff.contains(0.0),
-                "input_tokens_total": round(per_trace_mean("input_tokens"), 1),
-                "output_tokens_total": round(per_trace_mean("output_tokens"), 1),
-                "cached_input_tokens_total": round(per_trace_mean("cached_input_tokens"), 1),
-                "cost_usd_total": round(per_trace_mean("cost_usd"), 6),
-                "compactions_total": round(per_trace_mean("summaries"), 1),
+                "input_tokens_total": round(_trace_sum(groups, "input_tokens"), 1),
+                "output_tokens_total": round(_trace_sum(groups, "output_tokens"), 1),
+                "cached_input_tokens_total": round(_trace_sum(groups, "cached_input_tokens"), 1),
+                "cost_usd_total": round(_trace_sum(groups, "cost_usd"), 6),
+                "compactions_total": round(_trace_sum(groups, "summaries"), 1),
                 "overflow_rate": _round(statistics.fmean(float(r.overflowed) for _, r in mine)),
                 "window_tokens_at_use_mean": _mean_window(mine),
                 **pooled([r for _, r in mine]),
@@ -159,6 +152,11 @@ def suite_summary(
         "harness_vs_ctxlab": headline(out, base),
         "identical_replays": identical_replays([r for _, r in runs]),
     }
+
+
+def _trace_sum(groups: Sequence[Sequence[EvalResult]], attr: str) -> float:
+    """Summed over traces (`groups`: each trace's runs), each trace's mean over its seeds."""
+    return math.fsum(statistics.fmean(float(getattr(r, attr)) for r in runs) for runs in groups)
 
 
 def _mean_window(runs: Sequence[tuple[SuiteFile, EvalResult]]) -> float | None:
