@@ -213,9 +213,12 @@ def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int
     however recently they were fetched."""
     found: list[tuple[bool, int, str]] = []
     start = 0
+    known = _HITS.get  # most (pattern, text) were read at an earlier step: looked up inline
     for text in texts:
         for pattern in patterns:
-            hits = _hits(pattern, text)
+            hits = known((pattern, text))
+            if hits is None:
+                hits = _hits(pattern, text)
             if hits:  # mostly none: a cue's words stand in few of a window's texts
                 found.extend((quoted, start + at, value) for quoted, at, value in hits)
         start += len(text)
@@ -265,7 +268,7 @@ def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
         return []
     try:
         # concurrent: the GIL is released, so cells replaying in threads go on meanwhile.
-        return list(_regex(pattern).finditer(text, concurrent=True, timeout=CUE_SECONDS))
+        return list(cue_regex(pattern).finditer(text, concurrent=True, timeout=CUE_SECONDS))
     except TimeoutError:
         raise CueTooSlowError(
             f"cue {pattern!r} took over {CUE_SECONDS:g} s on one text ({len(text):,} "
@@ -279,7 +282,9 @@ def _needles(pattern: str) -> tuple[str, ...] | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _regex(pattern: str) -> regex.Pattern[str]:
+def cue_regex(pattern: str) -> regex.Pattern[str]:
+    """The cue `pattern` compiled as the reader runs it, once per process: `regex` compiles
+    slowly (~1 ms a cue), so a check of a scenario's cues can share this compile."""
     return regex.compile(pattern, regex.MULTILINE)
 
 
