@@ -22,13 +22,13 @@ def test_a_cue_is_searched_once_per_text_with_the_same_hits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     searched: list[tuple[str, int]] = []
-    original = reader.cue_matches
+    original = reader.cue_hits
 
-    def cue_matches(pattern: str, text: str) -> list:
+    def cue_hits(pattern: str, text: str) -> list[tuple[int, str]]:
         searched.append((pattern, len(text)))
         return original(pattern, text)
 
-    monkeypatch.setattr(reader, "cue_matches", cue_matches)
+    monkeypatch.setattr(reader, "cue_hits", cue_hits)
     texts = [f"order ORD-{i:04d} shipped\n" * 50 for i in range(3)]
     pattern = r"order (ORD-\d{4}) shipped"
     first = reader.occurrences([pattern], texts)
