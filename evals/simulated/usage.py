@@ -153,11 +153,19 @@ class PrefixCache:
 
 
 # A message's fingerprint by what it holds, kept while the contents hold at most this many
-# characters in all: each cell of a trace (a reader, an arm) replays messages equal to another
-# cell's under new ids, and writing their JSON was most of what billing a request cost.
+# characters in all (a message with no content, a tool call's, weighs as ENTRY_CHARS): each
+# cell of a trace (a reader, an arm) replays messages equal to another cell's under new ids,
+# and writing their JSON was most of what billing a request cost.
 FINGERPRINT_CHARS = 16_000_000
+ENTRY_CHARS = 100
 _FingerprintKey = tuple[str, str, str | None, str | None, tuple[tuple[str, str, Hashable], ...]]
-_FINGERPRINTS: Memo[_FingerprintKey, str] = Memo(FINGERPRINT_CHARS, lambda key: len(key[1]))
+
+
+def _weight(key: _FingerprintKey) -> int:
+    return len(key[1]) + ENTRY_CHARS
+
+
+_FINGERPRINTS: Memo[_FingerprintKey, str] = Memo(FINGERPRINT_CHARS, _weight)
 
 
 def fingerprint(m: Message) -> str:

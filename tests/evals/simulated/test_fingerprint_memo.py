@@ -9,6 +9,7 @@ import json
 import pytest
 
 import evals.simulated.usage as usage
+from harness.memo import Memo
 from harness.messages import Message, ToolCall, assistant, user
 
 
@@ -54,3 +55,17 @@ def test_a_message_that_differs_in_its_json_gets_its_own_fingerprint(variant: Me
     base = _call({"pattern": 1})
     assert usage.fingerprint(base) == _expected(base)
     assert usage.fingerprint(variant) == _expected(variant) != _expected(base)
+
+
+def test_messages_without_content_are_remembered_within_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(usage, "_FINGERPRINTS", Memo(1_000, usage._weight))
+    calls = [assistant("", [ToolCall(f"c{i}", "grep", {"pattern": i})]) for i in range(100)]
+    assert [usage.fingerprint(m) for m in calls] == [_expected(m) for m in calls]
+    assert usage._FINGERPRINTS.held <= 1_000
+    written: list[object] = []
+    dumps = json.dumps
+    monkeypatch.setattr(json, "dumps", lambda obj, **kw: written.append(obj) or dumps(obj, **kw))
+    usage.fingerprint(calls[0])  # the oldest left: a message with no content weighs too
+    assert len(written) == 1
