@@ -61,26 +61,29 @@ def pointers(texts: Sequence[str], question: str = "") -> list[str]:
     wanted = words(question)
     found: dict[str, tuple[int, int]] = {}
     for age, text in enumerate(reversed(texts)):
-        paths = _named(text)
+        paths, head = _named(text)
         if not paths:
             continue
-        overlap = len(wanted & words(text[:2_000])) if wanted else 0
+        overlap = len(wanted & head) if wanted else 0
         for path in paths:
             best, newest = found.get(path, (0, age))
             found[path] = (min(best, -overlap), newest)
     return sorted(found, key=found.__getitem__)
 
 
-# The paths each text names, kept while the texts hold at most this many characters in all: a
-# window's texts are searched for them at every question of a run.
+# The paths each text names, and the words of its head (what a question's words are matched
+# against), kept while the texts hold at most this many characters in all: a window's texts
+# are searched for them at every question of a run.
 NAMED_CHARS = 4_000_000
-_NAMED: Memo[str, tuple[str, ...]] = Memo(NAMED_CHARS, len)
+_NAMED: Memo[str, tuple[tuple[str, ...], frozenset[str]]] = Memo(NAMED_CHARS, len)
 
 
-def _named(text: str) -> tuple[str, ...]:
+def _named(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
     known = _NAMED.get(text)  # one look-up: a replay in another thread may evict it meanwhile
     if known is None:
-        known = _NAMED.put(text, tuple(p.rstrip(".,;:)") for p in POINTER.findall(text)))
+        paths = tuple(p.rstrip(".,;:)") for p in POINTER.findall(text))
+        head = frozenset(words(text[:2_000])) if paths else frozenset()
+        known = _NAMED.put(text, (paths, head))
     return known
 
 

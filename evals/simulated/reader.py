@@ -33,6 +33,7 @@ import hashlib
 import itertools
 import math
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 import regex
 
 from evals.errors import CueTooSlowError
+from evals.simulated.literal_head import literal_head
 from evals.simulated.plan import Cue
 from harness.files.needles import needles
 
@@ -213,9 +215,12 @@ def occurrences(patterns: Sequence[str], texts: Sequence[str]) -> list[tuple[int
     however recently they were fetched."""
     found: list[tuple[bool, int, str]] = []
     start = 0
+    known = _HITS.get  # most (pattern, text) were read at an earlier step: looked up inline
     for text in texts:
         for pattern in patterns:
-            hits = _hits(pattern, text)
+            hits = known((pattern, text))
+            if hits is None:
+                hits = _hits(pattern, text)
             if hits:  # mostly none: a cue's words stand in few of a window's texts
                 found.extend((quoted, start + at, value) for quoted, at, value in hits)
         start += len(text)
@@ -236,10 +241,10 @@ def _hits(pattern: str, text: str) -> list[tuple[bool, int, str]]:
     found = _HITS.get(key)
     if found is None:
         found = []
-        for m in cue_matches(pattern, text):
-            line = text.rfind("\n", 0, m.start()) + 1
+        for at, value in cue_hits(pattern, text):
+            line = text.rfind("\n", 0, at) + 1
             quoted = _QUOTED.match(text, line) is not None
-            found.append((quoted, m.start(), m.group(1).strip()))
+            found.append((quoted, at, value.strip()))
         _HITS[key] = found
         _hits_chars += len(text)
         while _hits_chars > HITS_CHARS and _HITS:
@@ -254,6 +259,37 @@ def find(cue: Cue, texts: Sequence[str]) -> str | None:
     return hits[0][1] if hits else None
 
 
+def cue_hits(pattern: str, text: str) -> list[tuple[int, str]]:
+    """(start, group 1) of each match `cue_matches` finds. A cue that begins with a literal
+    (evals/simulated/literal_head.py) is matched as the literal's occurrences, left to right,
+    each followed by a match of the rest, searched on past it: only the rest is compiled, and
+    it is shared by every cue of its template."""
+    head = literal_head(pattern)
+    if head is None:
+        return [(m.start(), m.group(1)) for m in cue_matches(pattern, text)]
+    literal, rest = head
+    at = text.find(literal)
+    if at < 0:
+        return []  # the literal is in every match
+    match = cue_regex(rest).match
+    deadline = time.monotonic() + CUE_SECONDS
+    found = []
+    while at >= 0:
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            m = match(text, at + len(literal), concurrent=True, timeout=left)
+        except TimeoutError:
+            raise _too_slow(pattern, text) from None
+        if m is None:
+            at = text.find(literal, at + 1)
+        else:
+            found.append((at, m.group(1)))
+            at = text.find(literal, m.end())
+    return found
+
+
 def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
     """Every match of the cue regex `pattern` in `text`, found by the `regex` engine (the one
     grep uses) within `CUE_SECONDS`. Raises `CueTooSlowError` naming the pattern past it. A
@@ -265,12 +301,16 @@ def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
         return []
     try:
         # concurrent: the GIL is released, so cells replaying in threads go on meanwhile.
-        return list(_regex(pattern).finditer(text, concurrent=True, timeout=CUE_SECONDS))
+        return list(cue_regex(pattern).finditer(text, concurrent=True, timeout=CUE_SECONDS))
     except TimeoutError:
-        raise CueTooSlowError(
-            f"cue {pattern!r} took over {CUE_SECONDS:g} s on one text ({len(text):,} "
-            "characters), the limit for a cue: avoid nested repeats such as (a|aa)+"
-        ) from None
+        raise _too_slow(pattern, text) from None
+
+
+def _too_slow(pattern: str, text: str) -> CueTooSlowError:
+    return CueTooSlowError(
+        f"cue {pattern!r} took over {CUE_SECONDS:g} s on one text ({len(text):,} "
+        "characters), the limit for a cue: avoid nested repeats such as (a|aa)+"
+    )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -279,7 +319,9 @@ def _needles(pattern: str) -> tuple[str, ...] | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _regex(pattern: str) -> regex.Pattern[str]:
+def cue_regex(pattern: str) -> regex.Pattern[str]:
+    """The cue `pattern` compiled as the reader runs it, once per process: `regex` compiles
+    slowly (~1 ms a cue), so a check of a scenario's cues can share this compile."""
     return regex.compile(pattern, regex.MULTILINE)
 
 

@@ -130,9 +130,15 @@ class Retrievals:
         # The reader's texts are the system prompt, then one per message.
         starts = list(itertools.accumulate((len(t) for t in reader.texts), initial=0))
         hits = [(starts[s.message + 1] + s.offset, s.value) for s in seen]
-        made = seen[0].message if seen else None
-        calls = {c.id: c for m in messages for c in m.tool_calls}
-        call = calls.get(messages[made].tool_call_id or "") if made is not None else None
+        if not seen:
+            return hits, None
+        wanted = messages[seen[0].message].tool_call_id or ""
+        # The last call under that id (as a map of every call by id would hold), looked for
+        # alone: a request's calls are many, and only the newest source's is asked for.
+        call = next(
+            (c for m in reversed(messages) for c in reversed(m.tool_calls) if c.id == wanted),
+            None,
+        )
         return hits, None if call is None else (call.name, dict(call.arguments))
 
     def grep(

@@ -279,11 +279,12 @@ def _pointed(role: Role, lines: Sequence[str], call: Call | None) -> list[int]:
     command = " ".join(str(v) for v in call.arguments.values()) if call else ""
     starts = {1, *(int(a) for a in re.findall(r"\b(\d+)\s*,", command))}
     at = {n - a for n in numbers for a in starts if 0 <= n - a < len(lines)}
-    wanted = [re.compile(rf"(?<!\d){n}(?!\d)") for n in numbers]
-    return [
-        i for i, line in enumerate(lines)
-        if i in at or any(q in line for q in quoted) or any(w.search(line) for w in wanted)
-    ]  # fmt: skip
+    # One search a line for any quoted word or line number: a listing has thousands of lines.
+    either = [re.escape(q) for q in quoted] + [rf"(?<!\d){n}(?!\d)" for n in numbers]
+    if not either:
+        return sorted(at)
+    search = re.compile("|".join(either)).search
+    return [i for i, line in enumerate(lines) if i in at or search(line)]
 
 
 def _has_role(rules: Rules, role: Role, value: str, text: str, call: Call | None) -> bool:

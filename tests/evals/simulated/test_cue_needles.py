@@ -41,13 +41,13 @@ def test_every_match_holds_a_needle(pattern: str, text: str) -> None:
 
 def test_a_text_without_a_needle_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled: list[str] = []
-    real = reader._regex.__wrapped__
+    real = reader.cue_regex.__wrapped__
 
     def counted(pattern: str) -> regex.Pattern[str]:
         compiled.append(pattern)
         return real(pattern)
 
-    monkeypatch.setattr(reader, "_regex", counted)
+    monkeypatch.setattr(reader, "cue_regex", counted)
     pattern = r"limit_7\.py:(\d+)"
     assert reader.cue_matches(pattern, "limit_8.py:12\n" * 100) == []
     assert compiled == []

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evals.simulated.reader as reader
 import evals.simulated.request as request
+import evals.simulated.usage as usage
 from evals.simulated.usage import PrefixCache
 from harness.messages import assistant, user
 from harness.models.base import RequestParams
@@ -19,13 +22,13 @@ def test_a_cue_is_searched_once_per_text_with_the_same_hits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     searched: list[tuple[str, int]] = []
-    original = reader.cue_matches
+    original = reader.cue_hits
 
-    def cue_matches(pattern: str, text: str) -> list:
+    def cue_hits(pattern: str, text: str) -> list[tuple[int, str]]:
         searched.append((pattern, len(text)))
         return original(pattern, text)
 
-    monkeypatch.setattr(reader, "cue_matches", cue_matches)
+    monkeypatch.setattr(reader, "cue_hits", cue_hits)
     texts = [f"order ORD-{i:04d} shipped\n" * 50 for i in range(3)]
     pattern = r"order (ORD-\d{4}) shipped"
     first = reader.occurrences([pattern], texts)
@@ -83,3 +86,32 @@ def test_a_message_is_rendered_for_the_reader_once(monkeypatch: pytest.MonkeyPat
         assert renderings(messages) == [original(m) for m in messages]
     # The third request does not begin with the second's messages: rendered anew.
     assert rendered == [m.id for m in (*first, second[2], *second[1:])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    requests=st.lists(
+        st.lists(st.sampled_from(["a", "b", "c", "a" * 3_000, "b" * 4_000]), max_size=6),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_the_cached_part_is_the_prefix_shared_with_the_previous_request(
+    requests: list[list[str]],
+) -> None:
+    counter = TokenCounter()
+    params = RequestParams(system_prompt="You are careful.", tools=())
+    cache = PrefixCache(counter)
+    previous: list[tuple[str, int]] = []
+    for texts in requests:
+        messages = [user(t) for t in texts]
+        items = [cache._head(params), *cache._measure("main", messages)[0]]
+        shared = 0
+        for (fp, n), (prev_fp, _) in zip(items, previous, strict=False):
+            if fp != prev_fp:
+                break
+            shared += n
+        tokens = cache.tokens("main", messages, params)
+        expected = min(usage.cacheable(shared), tokens)
+        assert cache.cached("main", messages, params, tokens) == expected
+        previous = items
