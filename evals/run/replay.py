@@ -20,8 +20,8 @@ from evals.errors import BudgetExceededError
 from evals.run.judge import Judge
 from evals.run.thresholds import scaled_thresholds
 from evals.scenarios.base import FileCheck, Probe, Scenario
-from evals.scoring.answers import is_correct, mentions, normalize, outcome
-from evals.scoring.availability import NOT_REACHED, availability
+from evals.scoring.answers import is_correct, outcome
+from evals.scoring.availability import NOT_REACHED, availability, mentioned
 from evals.scoring.normalized import normal_memo
 from evals.scoring.records import ProbeResult, Replay
 from evals.simulated import Break, CallRecord, SimulatedModel, get_reader
@@ -314,7 +314,7 @@ def _audit(
     return {
         "availability": found.verdict if found else None,
         "evidence": found.evidence if found else "",
-        "retrieval_found": any(mentions(normalize(m.content), probe.answer) for m in results)
+        "retrieval_found": any(mentioned(m.content, probe.answer, normal) for m in results)
         if results
         else None,
     }

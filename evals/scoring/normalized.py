@@ -44,16 +44,19 @@ class NormalMemo:
         known = self._whole.get(text)  # one look-up: another thread may evict it meanwhile
         if known is not None:
             return known
-        parts = text.split(CUT)
-        last = len(parts) - 1
-        pieces = [
-            ("#" if i else "") + part + ("\n" if i < last else "") for i, part in enumerate(parts)
-        ]
-        return self._whole.put(text, " ".join(n for n in map(self._piece, pieces) if n))
+        return self._whole.put(text, " ".join(n for n in map(self._piece, pieces(text)) if n))
 
     def _piece(self, piece: str) -> str:
         found = self._normal.get(piece)
         return found if found is not None else self._normal.put(piece, normalize(piece))
+
+
+def pieces(text: str) -> list[str]:
+    """`text` cut before every `#` that opens a line (each piece holds no cut): their normal
+    forms, joined by single spaces with empty ones left out, are `normalize(text)`."""
+    parts = text.split(CUT)
+    last = len(parts) - 1
+    return [("#" if i else "") + part + ("\n" if i < last else "") for i, part in enumerate(parts)]
 
 
 # One per process: a worker replays many cells, and a trace's cells share most of their texts.
