@@ -176,14 +176,15 @@ async def replay(
             out.statuses[result.status] = out.statuses.get(result.status, 0) + 1
             if probe is not None:
                 calls = sim.ledger[before:]
+                correct = is_correct(probe, result.output, said)
                 answered = ProbeResult(
                     id=probe.id, kind=probe.kind, session=index, question=probe.question,
                     expected=probe.answer, answer=result.output,
-                    correct=is_correct(probe, result.output, said), status="answered",
+                    correct=correct, status="answered",
                     retrieval_calls=sum(c.retrieval_calls for c in calls),
                     input_tokens=sum(c.input_tokens for c in calls),
                     window_tokens=next((c.input_tokens for c in calls if c.stream == "main"), 0),
-                    outcome=outcome(probe, result.output, said), source=probe.source,
+                    outcome=outcome(probe, result.output, said, correct), source=probe.source,
                     carried=probe.carried,
                     **_audit(probe, shown, store, session.thread, result, normal, blobs),
                 )  # fmt: skip
