@@ -94,3 +94,9 @@ def test_a_history_file_is_normalised_only_where_the_value_may_be(
                          lambda path: history, "", NormalMemo())  # fmt: skip
     assert found.verdict == "one_read"
     assert len(seen) <= 2 and sum(map(len, seen)) < 2 * len(sections[7])
+
+
+def test_a_text_audited_again_is_not_cut_again() -> None:
+    history = "".join(f"## Cycle {n}\n\n### Tool\nticket TCK-{n:04d}\n" for n in range(30))
+    assert normalized.pieces(history) is normalized.pieces(str(history + " ")[:-1])
+    assert "".join(normalized.pieces(history)) == history
