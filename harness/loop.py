@@ -12,9 +12,11 @@ Model errors raise; tool errors go back to the model as text.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Generator, Sequence
 from functools import partial
+from typing import Any, cast
 
 from harness.messages import Message, ModelResponse, tool_result
 from harness.middleware.base import (
@@ -71,23 +73,13 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
             await mw.after_model(state, response)
         if not response.tool_calls:
             break
-        tasks = [
-            asyncio.ensure_future(
-                call_tool(ToolCallRequest(state=state, call=c, tool=by_name.get(c.name)))
-            )
+        requests = [
+            ToolCallRequest(state=state, call=c, tool=by_name.get(c.name))
             for c in response.tool_calls
         ]
-        try:
-            _, slow = await asyncio.wait(tasks, timeout=TOOLS_KEEP_S)
-            if slow:  # a slow or hung tool must not keep the file from other processes
-                state.store.let_go()
-            results = await asyncio.gather(*tasks)
-        except BaseException:
-            # A middleware failure ends the run: stop the sibling calls instead of leaving
-            # them running against a run already marked failed.
-            for task in tasks:
-                task.cancel()
-            raise
+        results = await (_call_tool if len(requests) == 1 else _call_tools)(
+            state, call_tool, requests
+        )
         for message in results:
             state.append(message)
 
@@ -97,6 +89,61 @@ async def run_loop(state: RunState, stack: Sequence[Middleware], tools: Sequence
     state.store.flush()  # the run's rows are in their tables before it is marked finished
     state.store.let_go()
     return status
+
+
+async def _call_tool(
+    state: RunState, call_tool: ToolHandler, requests: Sequence[ToolCallRequest]
+) -> list[Message]:
+    """A message's one tool call, awaited here rather than as a task (most steps make one
+    call, most calls finish without waiting: no task, no pass of the event loop), in its own
+    copy of the context as a task would run it; past TOOLS_KEEP_S the store is let go."""
+    timer = asyncio.get_running_loop().call_later(TOOLS_KEEP_S, state.store.let_go)
+    try:
+        return [await _InContext(call_tool(requests[0]))]
+    finally:
+        timer.cancel()
+
+
+async def _call_tools(
+    state: RunState, call_tool: ToolHandler, requests: Sequence[ToolCallRequest]
+) -> list[Message]:
+    """A message's tool calls, run at once as tasks; past TOOLS_KEEP_S the store is let go."""
+    tasks = [asyncio.ensure_future(call_tool(r)) for r in requests]
+    try:
+        _, slow = await asyncio.wait(tasks, timeout=TOOLS_KEEP_S)
+        if slow:  # a slow or hung tool must not keep the file from other processes
+            state.store.let_go()
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        # A middleware failure ends the run: stop the sibling calls instead of leaving
+        # them running against a run already marked failed.
+        for task in tasks:
+            task.cancel()
+        raise
+
+
+class _InContext:
+    """Awaits an awaitable (a coroutine) in a copy of the current context, as a task would
+    run it, without the task: each of its steps runs in that copy, and what it waits on goes
+    to the awaiting task as is (so timeouts and cancellation reach it as with `await coro`)."""
+
+    def __init__(self, awaitable: Awaitable[Message]) -> None:
+        self._steps = awaitable.__await__()
+        self._context = contextvars.copy_context()
+
+    def __await__(self) -> Generator[Any, Any, Message]:
+        run, send, throw = self._context.run, self._steps.send, self._steps.throw
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                waiting = run(send, value) if error is None else run(throw, error)
+            except StopIteration as done:
+                return cast(Message, done.value)
+            try:
+                value, error = (yield waiting), None
+            except BaseException as exc:  # cancellation, closing: the coroutine sees it
+                value, error = None, exc
 
 
 def _having(stack: Sequence[Middleware], hook: str) -> list[Middleware]:

@@ -20,8 +20,8 @@ from evals.errors import BudgetExceededError
 from evals.run.judge import Judge
 from evals.run.thresholds import scaled_thresholds
 from evals.scenarios.base import FileCheck, Probe, Scenario
-from evals.scoring.answers import is_correct, mentions, normalize, outcome
-from evals.scoring.availability import NOT_REACHED, availability
+from evals.scoring.answers import is_correct, outcome
+from evals.scoring.availability import NOT_REACHED, availability, mentioned
 from evals.scoring.normalized import normal_memo
 from evals.scoring.records import ProbeResult, Replay
 from evals.simulated import Break, CallRecord, SimulatedModel, get_reader
@@ -176,14 +176,15 @@ async def replay(
             out.statuses[result.status] = out.statuses.get(result.status, 0) + 1
             if probe is not None:
                 calls = sim.ledger[before:]
+                correct = is_correct(probe, result.output, said)
                 answered = ProbeResult(
                     id=probe.id, kind=probe.kind, session=index, question=probe.question,
                     expected=probe.answer, answer=result.output,
-                    correct=is_correct(probe, result.output, said), status="answered",
+                    correct=correct, status="answered",
                     retrieval_calls=sum(c.retrieval_calls for c in calls),
                     input_tokens=sum(c.input_tokens for c in calls),
                     window_tokens=next((c.input_tokens for c in calls if c.stream == "main"), 0),
-                    outcome=outcome(probe, result.output, said), source=probe.source,
+                    outcome=outcome(probe, result.output, said, correct), source=probe.source,
                     carried=probe.carried,
                     **_audit(probe, shown, store, session.thread, result, normal, blobs),
                 )  # fmt: skip
@@ -314,7 +315,7 @@ def _audit(
     return {
         "availability": found.verdict if found else None,
         "evidence": found.evidence if found else "",
-        "retrieval_found": any(mentions(normalize(m.content), probe.answer) for m in results)
+        "retrieval_found": any(mentioned(m.content, probe.answer, normal) for m in results)
         if results
         else None,
     }

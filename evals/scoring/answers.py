@@ -109,10 +109,13 @@ def is_correct(probe: Probe, answer: str, said: Sequence[str] = ()) -> bool:
     return not any(mentions(outside, d) for d in probe.distractors if normalize(d) not in expected)
 
 
-def outcome(probe: Probe, answer: str, said: Sequence[str] = ()) -> str:
+def outcome(
+    probe: Probe, answer: str, said: Sequence[str] = (), correct: bool | None = None
+) -> str:
     """right, unknown (said nothing, or opened by saying it does not know and named no
-    distractor) or wrong (anything else)."""
-    if is_correct(probe, answer, said):
+    distractor) or wrong (anything else). `correct`: `is_correct`'s verdict on the same
+    answer, when the caller has it."""
+    if is_correct(probe, answer, said) if correct is None else correct:
         return "right"
     text = normalize(answer)
     admits = text == normalize(DONT_KNOW) or text.startswith(_ADMISSIONS)
@@ -124,7 +127,7 @@ def outcome(probe: Probe, answer: str, said: Sequence[str] = ()) -> str:
 def _without_quotes(text: str, expected: str, said: Sequence[str]) -> str:
     """`text` with each longest run of words found verbatim in one of the user's messages
     (at least `MIN_QUOTE_WORDS` long, naming `expected`) cut out."""
-    sources = [f" {normalize(s)} " for s in said]
+    sources = _sources(tuple(said))
     if not sources:
         return text
     words = text.split()
@@ -142,3 +145,9 @@ def _without_quotes(text: str, expected: str, said: Sequence[str]) -> str:
             kept.append(words[i])
             i += 1
     return " ".join(kept)
+
+
+@functools.lru_cache(maxsize=16)
+def _sources(said: tuple[str, ...]) -> tuple[str, ...]:
+    # What the user wrote, normalised once per scenario rather than once per answer scored.
+    return tuple(f" {normalize(s)} " for s in said)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evals.scoring.answers import mentions, normalize
+from evals.scoring.normalized import CUT, pieces
 from evals.simulated.reader import POINTER
 from evals.simulated.request import render
 from harness.memo import Memo
@@ -62,15 +63,35 @@ def availability(
     `normalize`, or a memo of it for a caller that audits the same texts again."""
     texts = [system_prompt, *(render(m) for m in messages if m.content.strip() != question.strip())]
     for text in reversed(texts):
-        if may_mention(text, value) and mentions(normal(text), value):
+        if mentioned(text, value, normal):
             return Availability(IN_VIEW, excerpt(text, value))
     paths = [p.rstrip(".,;:)") for text in reversed(texts) for p in POINTER.findall(text)]
     for path in dict.fromkeys(paths):
         content = read(path)
-        if content and may_mention(content, value) and mentions(normal(content), value):
+        if content and mentioned(content, value, normal):
             return Availability(ONE_READ, f"{path}: {excerpt(content, value)}")
     return Availability(LOST, f"not in the request ({len(texts) - 1} messages) nor in the "
                               f"{len(set(paths))} saved files it names")  # fmt: skip
+
+
+def mentioned(text: str, value: str, normal: Callable[[str], str] = normalize) -> bool:
+    """`mentions(normal(text), value)`, normalising only the pieces of `text` (`pieces`: cut
+    before each line-opening `#`) that may mention `value`, when its normal form holds no `#`:
+    a long history file is then normalised where the value may be, not whole. Its normal form
+    is the pieces' joined by spaces, each after the first opening with `#`, so a match without
+    `#` lies inside one piece's, and the joining space passes the match's look-arounds as the
+    piece's own end or start does."""
+    if not may_mention(text, value):
+        return False
+    if CUT not in text or _crosses_cuts(value):
+        return mentions(normal(text), value)
+    return any(may_mention(p, value) and mentions(normal(p), value) for p in pieces(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _crosses_cuts(value: str) -> bool:
+    # A value whose normal form holds `#` could match across two pieces.
+    return "#" in normalize(value)
 
 
 def may_mention(text: str, value: str) -> bool:

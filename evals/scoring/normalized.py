@@ -44,16 +44,30 @@ class NormalMemo:
         known = self._whole.get(text)  # one look-up: another thread may evict it meanwhile
         if known is not None:
             return known
-        parts = text.split(CUT)
-        last = len(parts) - 1
-        pieces = [
-            ("#" if i else "") + part + ("\n" if i < last else "") for i, part in enumerate(parts)
-        ]
-        return self._whole.put(text, " ".join(n for n in map(self._piece, pieces) if n))
+        return self._whole.put(text, " ".join(n for n in map(self._piece, pieces(text)) if n))
 
     def _piece(self, piece: str) -> str:
         found = self._normal.get(piece)
         return found if found is not None else self._normal.put(piece, normalize(piece))
+
+
+def pieces(text: str) -> tuple[str, ...]:
+    """`text` cut before every `#` that opens a line (each piece holds no cut): their normal
+    forms, joined by single spaces with empty ones left out, are `normalize(text)`. Kept per
+    text: the same history file is cut for several probes, and pieces cut anew are new
+    strings, each hashed again by every memo it is looked up in."""
+    known = _PIECES.get(text)  # one look-up: another thread may evict it meanwhile
+    if known is not None:
+        return known
+    parts = text.split(CUT)
+    last = len(parts) - 1
+    return _PIECES.put(
+        text,
+        tuple(("#" if i else "") + p + ("\n" if i < last else "") for i, p in enumerate(parts)),
+    )
+
+
+_PIECES: Memo[str, tuple[str, ...]] = Memo(MEMO_CHARS, len)
 
 
 # One per process: a worker replays many cells, and a trace's cells share most of their texts.

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from harness.state import RunState
 
 
+# The tools whose schemas `ModelRequest.tool_schemas` gave last, and that tuple of schemas.
+_LAST_SCHEMAS: tuple[tuple[Tool, ...], tuple[dict[str, Any], ...]] = ((), ())
+
+
 @dataclass(frozen=True)
 class ModelRequest:
     """One model call about to be made. Change it with `override`, never in place."""
@@ -55,7 +59,10 @@ class ModelRequest:
         if not section:
             return self
         prompt = f"{self.system_prompt}\n\n{section}" if self.system_prompt else section
-        return replace(self, system_prompt=prompt)
+        # Made directly: `replace` looks the fields up again for each of a run's model calls.
+        return ModelRequest(
+            self.state, self.messages, prompt, self.tools, self.settings, self.messages_tokens
+        )
 
     @property
     def context_window(self) -> int | None:
@@ -63,7 +70,14 @@ class ModelRequest:
         return self.state.config.context_window
 
     def tool_schemas(self) -> tuple[dict[str, Any], ...]:
-        return tuple(t.schema() for t in self.tools)
+        """The tools' schemas, one tuple for the same tools: a run's requests carry one tuple
+        of tools (the loop's), each counted and sent a few times per call."""
+        global _LAST_SCHEMAS
+        tools, schemas = _LAST_SCHEMAS
+        if tools is not self.tools:
+            schemas = tuple(t.schema() for t in self.tools)
+            _LAST_SCHEMAS = (self.tools, schemas)  # the tools held, so their id is not reused
+        return schemas
 
     def count_tokens(self) -> int:
         """Tokens of the whole request: system prompt, tool schemas, messages, framing.

@@ -3,8 +3,10 @@ in threads), a tool past its time limit becomes an error result, and a run that 
 its sibling calls and waits for the threads it cannot stop."""
 
 import asyncio
+import contextvars
 import threading
 import time
+from typing import Any
 
 import pytest
 from helpers.loop import FailsCallZero, add, make
@@ -189,3 +191,53 @@ def test_a_slow_steps_tools_let_the_store_go_and_a_fast_ones_do_not(
     agent.store.let_go = noted  # type: ignore[method-assign]
     assert agent.run_sync("go").status == "completed"
     assert sum(during) == let_go_in_tools
+
+
+def test_a_steps_one_tool_call_runs_without_a_task_in_its_own_context() -> None:
+    """Most steps make one call that finishes without waiting: it costs no task (nor its
+    passes of the event loop), yet runs in a copy of the context as a task would."""
+    seen = contextvars.ContextVar("seen", default="unset")
+
+    @tool
+    async def mark(n: int) -> str:
+        """Set a context variable; report what it was."""
+        before = seen.get()
+        seen.set(f"call {n}")
+        return before
+
+    model = ScriptedModel([reply("", call("mark", n=1)), reply("", call("mark", n=2)), "done"])
+    agent = make(model, tools=(mark,))
+    tasks: list[object] = []
+
+    def counted(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+        tasks.append(coro)
+        return asyncio.Task(coro, loop=loop, **kw)
+
+    async def run() -> str:
+        asyncio.get_running_loop().set_task_factory(counted)
+        result = await agent.run("go")
+        asyncio.get_running_loop().set_task_factory(None)
+        return seen.get() + "|" + ",".join(m.content for m in result.messages if m.role == "tool")
+
+    assert asyncio.run(run()) == "unset|unset,unset"
+    assert tasks == []
+
+
+def test_a_single_slow_tool_call_still_lets_the_store_go_and_can_time_out() -> None:
+    lets: list[int] = []
+
+    @tool
+    async def nap() -> str:
+        """Sleeps past the step's keep-open time, then past its limit."""
+        await asyncio.sleep(10)
+        return "rested"
+
+    agent = make(ScriptedModel([reply("", call("nap")), "carried on"]), tools=(nap,),
+                 tool_timeout_s=0.3)  # fmt: skip
+    let_go = agent.store.let_go
+    agent.store.let_go = lambda: (lets.append(1), let_go())[1]  # type: ignore[method-assign]
+    result = agent.run_sync("go")
+    assert result.output == "carried on"
+    texts = [m.content for m in result.messages if m.role == "tool"]
+    assert texts[0].startswith("Error: tool 'nap' did not finish within its time limit of 0.3 s")
+    assert len(lets) >= 3  # during the tool, before the next model call, at the run's end

@@ -124,3 +124,19 @@ def test_a_tool_list_is_counted_afresh_once_any_schema_in_it_changes() -> None:
     assert counter.count_tools([a]) == one["a"]
     assert counter.count_tools([a, dict(b)]) == one["a"] + one["b"]  # an equal copy
     assert counter.count_tools([]) == 0
+
+
+def test_requests_with_the_same_tools_share_one_tuple_of_their_schemas() -> None:
+    from harness.middleware.base import ModelRequest
+    from harness.models.base import ModelSettings
+
+    one, two = (_with_default(1),), (_with_default(1), _with_default(2))
+
+    def schemas(tools: tuple[Tool, ...], prompt: str) -> tuple[dict[str, Any], ...]:
+        request = ModelRequest(None, (), prompt, tools, ModelSettings())  # type: ignore[arg-type]
+        return request.tool_schemas()
+
+    first = schemas(one, "a")
+    assert schemas(one, "b") is first  # another request of the same run: the same tuple
+    assert schemas(two, "a") == tuple(t.schema() for t in two)  # other tools: their own
+    assert schemas(one, "a") == first == (one[0].schema(),)

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evals.scoring.normalized as normalized
-from evals.scoring.answers import normalize
-from evals.scoring.availability import _runs, availability, may_mention
+from evals.scoring.answers import mentions, normalize
+from evals.scoring.availability import _runs, availability, may_mention, mentioned
 from evals.scoring.normalized import NormalMemo
 
 # What `normalize` rewrites, and what sits at a cut: headings, newlines, spaces, numbers that
@@ -72,3 +72,31 @@ def test_may_mention_from_memory_is_its_fresh_answer(text: str, value: str) -> N
     fresh = all(r in folded for r in _runs(value)) if _runs(value) else True
     assert may_mention(text, value) == fresh
     assert may_mention(text, value) == fresh  # and again, from the memo
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    text=texts,
+    value=st.sampled_from(["1,234", "Acme", "5 million", "FX-52", "# Cycle 2", "user 5", "x #"]),
+)
+def test_a_text_mentions_a_value_where_one_of_its_pieces_does(text: str, value: str) -> None:
+    assert mentioned(text, value, NormalMemo()) == mentions(normalize(text), value)
+
+
+def test_a_history_file_is_normalised_only_where_the_value_may_be(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[str] = []
+    monkeypatch.setattr(normalized, "normalize", lambda t: seen.append(t) or normalize(t))
+    sections = [f"## Cycle {n}: 1 messages\n\n### Tool\nticket TCK-{n:04d}\n" for n in range(40)]
+    history = "\n".join(sections)
+    found = availability("TCK-0007", "see /conversation_history/t.md", [],
+                         lambda path: history, "", NormalMemo())  # fmt: skip
+    assert found.verdict == "one_read"
+    assert len(seen) <= 2 and sum(map(len, seen)) < 2 * len(sections[7])
+
+
+def test_a_text_audited_again_is_not_cut_again() -> None:
+    history = "".join(f"## Cycle {n}\n\n### Tool\nticket TCK-{n:04d}\n" for n in range(30))
+    assert normalized.pieces(history) is normalized.pieces(str(history + " ")[:-1])
+    assert "".join(normalized.pieces(history)) == history
