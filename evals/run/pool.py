@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import replace
 
+from evals.run import collector
 from evals.run.cell import Cell, arun_cell, run_cells
 from evals.scenarios.from_file import SUFFIXES
 from evals.scoring.results import EvalResult
@@ -54,7 +55,9 @@ class Workers:
             # spawn, not fork: the parent holds threads (progress bar, DuckDB) a fork would
             # copy mid-lock.
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(count - 1, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                count - 1, mp_context=context, initializer=collector.use_in_worker
+            )
             for _ in range(count - 1):  # each submission starts a process, none waits for one
                 self._pool.submit(_warm)
 
@@ -195,7 +198,9 @@ def _trajectory(cell: Cell) -> Cell:
 
 
 def _run_group(cells: list[Cell]) -> list[EvalResult]:
-    return [_run_one(cell) for cell in cells]
+    results = [_run_one(cell) for cell in cells]
+    collector.settle()
+    return results
 
 
 def _run_one(cell: Cell) -> EvalResult:

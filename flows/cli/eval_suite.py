@@ -78,10 +78,7 @@ def suite_command(args: argparse.Namespace) -> int:
     # file stops them, named as before.
     workers = min(args.workers or available_cores(), len(by_replay(cells)))
     with running.workers_for(args, workers) as started:
-        try:
-            results = running.run_and_store(args, cells, workers=started, meanwhile=read_suite)
-        finally:
-            gc.unfreeze()
+        results = running.run_and_store(args, cells, workers=started, meanwhile=read_suite)
     suite = read[0]
     runs, ideal, offline = [], {}, {}
     for (k, cell), result in zip(planned, results, strict=True):

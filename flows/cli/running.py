@@ -101,9 +101,16 @@ def run_with_progress(
     scheduler at `address`, or on a local cluster of `workers` processes. `meanwhile`: the
     caller's own work before the cells' results, done once started workers have their first
     cells (`run_cells_on`), else first."""
+    from evals.run import collector
     from evals.run.cell import run_cells
+    from evals.run.pool import by_replay
     from flows.progress import PipedProgress, rich_bar
 
+    # The process ends soon after its batch: its heap, large after replays, is left to the
+    # operating system instead of collected once more at exit.
+    collector.freeze_at_exit()
+    # Settled once a replay's cells are done: its ideal-reader twin replays the same texts.
+    group_ends = {id(cells[group[-1]]) for group in by_replay(cells)}
     console = _console()
     hidden = quiet or not console.is_terminal  # else a stray blank line when piped
     # Piped, a long batch says where it is every few seconds instead of nothing for minutes.
@@ -120,6 +127,8 @@ def run_with_progress(
 
         def done(cell: Any, result: Any) -> None:
             nonlocal count
+            if id(cell) in group_ends:
+                collector.settle()
             count += 1
             if finished is not None:
                 finished.append(result)
@@ -128,7 +137,7 @@ def run_with_progress(
                 piped.advance(count, f"last: {cell.label or cell.strategy} seed {cell.seed}")
 
         count = workers if isinstance(workers, int) else workers.count
-        with interrupt_at_once():
+        with interrupt_at_once(), collector.replaying():
             if count > 1 and max_usd is None and runner != "dask":
                 from evals.run.pool import run_cells_on
 
