@@ -13,7 +13,7 @@ import pydantic
 import regex
 
 from evals.simulated.plan import slots_in
-from evals.simulated.reader import _regex as reader_regex
+from evals.simulated.reader import compile_cue
 
 FORMAT = "ctxlab-scenario/1"
 
@@ -48,7 +48,7 @@ def _check_cue(pattern: str) -> None:
         # The engine cues run on, compiled by the reader and kept in its cache, so a checked
         # cue is compiled once per process (`regex`'s own cache forgets what it holds once
         # more than 500 patterns have been compiled).
-        reader_regex(pattern)
+        compile_cue(pattern)
     except (re.error, regex.error) as exc:
         raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from None
     if compiled.groups < 1:

@@ -318,10 +318,19 @@ def _needles(pattern: str) -> tuple[str, ...] | None:
     return needles(pattern)
 
 
+def compile_cue(pattern: str) -> regex.Pattern[str]:
+    """What `cue_hits` compiles for the cue `pattern` (the rest after its literal head, or the
+    whole), once per process; raises `regex.error` when it does not compile. A check of a
+    scenario's cues calls this, so that checking spares the reader its compile: a head is
+    plain text, so the cue compiles exactly when its rest does."""
+    head = literal_head(pattern)
+    return cue_regex(pattern if head is None else head[1])
+
+
 @functools.lru_cache(maxsize=4096)
 def cue_regex(pattern: str) -> regex.Pattern[str]:
-    """The cue `pattern` compiled as the reader runs it, once per process: `regex` compiles
-    slowly (~1 ms a cue), so a check of a scenario's cues can share this compile."""
+    """The regex `pattern` compiled as the reader runs it, once per process: `regex` compiles
+    slowly (~1 ms a cue)."""
     return regex.compile(pattern, regex.MULTILINE)
 
 

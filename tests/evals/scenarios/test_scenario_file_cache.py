@@ -83,13 +83,13 @@ def test_the_reader_compiles_no_cue_again_that_a_file_s_check_compiled(
     # More cues than `regex` keeps (500): its own cache would have forgotten the first ones.
     patterns = [rf"ticket (#T\d{{6}}) closed {i}" for i in range(600)]
     scenario_format._check_cue.cache_clear()
-    reader._regex.cache_clear()
+    reader.cue_regex.cache_clear()
     regex.purge()
     scenario_format.CueSpec(patterns=patterns)
     parsed: list[str] = []
     parse = regex._main._parse_pattern
     monkeypatch.setattr(regex._main, "_parse_pattern", lambda *a: parsed.append("!") or parse(*a))
-    assert reader._regex(patterns[7]).search("ticket #T123456 closed 7")
+    assert reader.cue_hits(patterns[7], "ticket #T123456 closed 7") == [(0, "#T123456")]
     for p in patterns:
-        reader._regex(p)
+        reader.cue_hits(p, "ticket #T654321 closed 1")
     assert parsed == []
