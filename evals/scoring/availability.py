@@ -61,7 +61,8 @@ def availability(
     """The verdict for `value` in the request (`system_prompt`, `messages`, as the model was
     shown them); `read(path)` gives a saved file's text (None when there is none). `normal`:
     `normalize`, or a memo of it for a caller that audits the same texts again."""
-    texts = [system_prompt, *(render(m) for m in messages if m.content.strip() != question.strip())]
+    asked = question.strip()
+    texts = [system_prompt, *(render(m) for m in messages if m.content.strip() != asked)]
     for text in reversed(texts):
         if mentioned(text, value, normal):
             return Availability(IN_VIEW, excerpt(text, value))
@@ -106,7 +107,10 @@ def may_mention(text: str, value: str) -> bool:
     folded = _FOLDED.get(text)  # one look-up: a replay in another thread may evict it meanwhile
     if folded is None:
         folded = _FOLDED.put(text, unicodedata.normalize("NFKC", text).lower().replace(",", ""))
-    return all(r in folded for r in runs)
+    for run in runs:  # a loop, not `all` over a generator: this runs per text and probe
+        if run not in folded:
+            return False
+    return True
 
 
 # Texts case-folded for `may_mention`, kept while they hold at most this many characters in
