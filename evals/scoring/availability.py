@@ -107,10 +107,7 @@ def may_mention(text: str, value: str) -> bool:
     folded = _FOLDED.get(text)  # one look-up: a replay in another thread may evict it meanwhile
     if folded is None:
         folded = _FOLDED.put(text, unicodedata.normalize("NFKC", text).lower().replace(",", ""))
-    for run in runs:  # a loop, not `all` over a generator: this runs per text and probe
-        if run not in folded:
-            return False
-    return True
+    return all(r in folded for r in runs)
 
 
 # Texts case-folded for `may_mention`, kept while they hold at most this many characters in
