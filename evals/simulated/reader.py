@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import regex
 
 from evals.errors import CueTooSlowError
+from evals.simulated.line_bound import line_bound, line_matches
 from evals.simulated.literal_head import literal_head
 from evals.simulated.plan import Cue
 from harness.files.needles import needles
@@ -300,6 +301,8 @@ def cue_matches(pattern: str, text: str) -> list[regex.Match[str]]:
     if found is not None and not any(n in text for n in found):
         return []
     try:
+        if found is not None and line_bound(pattern):
+            return line_matches(cue_regex(pattern), text, found, CUE_SECONDS)
         # concurrent: the GIL is released, so cells replaying in threads go on meanwhile.
         return list(cue_regex(pattern).finditer(text, concurrent=True, timeout=CUE_SECONDS))
     except TimeoutError:

@@ -232,9 +232,10 @@ class _Tokens:
         known = self._fits.get(value)
         if known is None:
             # A probe asks only for a distinctive value (evals/sources/hygiene.py): not "is"
-            # or "Yes", which a user's message shows as the one word of its shape.
-            known = self._fits[value] = self._rules.stands(value, self._text) and \
-                self._rules.distinctive(value)  # fmt: skip
+            # or "Yes", which a user's message shows as the one word of its shape. Asked
+            # first: it is known per value, where standing is searched for in each text.
+            known = self._fits[value] = self._rules.distinctive(value) and \
+                self._rules.stands(value, self._text)  # fmt: skip
         return known
 
 

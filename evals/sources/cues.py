@@ -60,12 +60,13 @@ def shape(value: str) -> str:
     return word + "".join(rf" {word}" for _ in words[1:])
 
 
-def spans(value: str, text: str) -> list[int]:
+def spans(value: str, text: str, first: bool = False) -> list[int]:
     """Where `value` stands as a whole token in `text` (not inside a longer number or word):
     what `bound(value)` finds, found with `str.find` (a regex compiled per value was a third
-    of a long trace's walk; tests/evals/sources/test_trace_import_linear.py holds them equal)."""
+    of a long trace's walk; tests/evals/sources/test_trace_import_linear.py holds them equal).
+    `first`: only the first place, all that whether the value stands at all needs."""
     if not value:
-        return [m.start() for m in bound(value).finditer(text)]
+        return [m.start() for m in bound(value).finditer(text)][: 1 if first else None]
     # A slash ends a number (the id in `/orders/48213`, the text of `sed 's/limit = 35507/'`)
     # but not a name: "reports" in src/reports/x.py is part of the path.
     before = ".-" if value.isdigit() else ".-/"
@@ -93,6 +94,8 @@ def spans(value: str, text: str) -> list[int]:
                 start = text.find(value, start + 1)
                 continue
         out.append(start)
+        if first:
+            break
         start = text.find(value, end)
     return out
 

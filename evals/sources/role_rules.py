@@ -49,7 +49,7 @@ class ImportRules:
         return _distinctive(value)
 
     def stands(self, value: str, text: str) -> bool:
-        return bool(spans(value, text))
+        return bool(spans(value, text, first=True))
 
     def body(self, text: str) -> str:
         return result_body(text)

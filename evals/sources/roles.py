@@ -49,7 +49,7 @@ def role_of(value: str, text: str, kind: str, call: Call | None, use_argument: s
     """The role (a `RoleSpec` dict) `value` has in the source `text`, or None when it stands
     under none there. `kind` is the source's ("tool" or "user"); `use_argument` the argument
     the value was later passed as, which names what a user's message gave."""
-    if not spans(value, text):
+    if not spans(value, text, first=True):
         return None
     if kind == "user":
         found = ctf_task_role(value, text) or _user(value, text, use_argument)
