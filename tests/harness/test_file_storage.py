@@ -4,6 +4,7 @@ and grep over windows of long lines finds exactly what a whole-line search finds
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +37,9 @@ def tiny_chunks() -> Iterator[None]:
         mp.setattr(file_search, "OVERLAP", 4)
         mp.setattr(file_search, "CONTEXT", 2)
         mp.setattr(file_search, "LONG_LINE", 6)
+        # The long-line check is compiled from LONG_LINE at import: patched with it, or a
+        # 7-character line would count as short there and long here.
+        mp.setattr(file_search, "_LONG", re.compile(r"^[^\n]{7}", re.MULTILINE))
         yield
 
 
@@ -85,6 +89,7 @@ def expected_hits(text: str, pattern: regex.Pattern[str]) -> list[tuple[int, int
     TEXT, st.sampled_from(["ab", "ba", "é", "aab", r"b$", r"^a", r"(?<=b)a", r"a\r?b", r"é{1,2}b"])
 )
 @example("ab" * 20 + "\n" + "é" * 30 + "ab" + "é" * 10, "ab")  # a match, then a long line
+@example("aaébéba", r"é{1,2}b")  # two matches on one line just over LONG_LINE
 def test_windowed_grep_finds_what_a_whole_line_search_finds(text: str, pattern: str) -> None:
     literal = pattern.isalpha()
     with tiny_chunks():
