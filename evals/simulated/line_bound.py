@@ -21,56 +21,38 @@ refused: the cue is then searched over the whole text as before."""
 from __future__ import annotations
 
 import functools
-import re
 import time
 from collections.abc import Iterable
 
 import regex
+
+from evals.simulated.pattern_pieces import pieces
 
 # Escapes outside a class that match one character that is never a newline, or assert.
 _ESCAPES = frozenset("dwStbB")
 # Escapes inside a class that name only characters other than a newline.
 _CLASS_ESCAPES = frozenset("dwSt")
 _OPENERS = ("(?:", "(?=", "(?!", "(?<=", "(?<!")
-_REPEAT = re.compile(r"\{(?:\d+|\d*,\d*)\}")
 _NEWLINE = ord("\n")
 
 
 @functools.lru_cache(maxsize=8192)
 def line_bound(pattern: str) -> bool:
     """Whether no match of the cue `pattern` can hold a newline (False when unsure)."""
-    k = 0
-    while k < len(pattern):
-        c = pattern[k]
-        if c == "\n":
-            return False
-        if c == "\\":
-            nxt = pattern[k + 1 : k + 2]
+    for k, piece in pieces(pattern, _class_end):
+        if piece in ("", "\n", "{", "}"):
+            return False  # a class that may match a newline, fuzzy matching, a brace
+        if piece[0] == "\\":
+            nxt = piece[1:]
             if not nxt or nxt == "\n" or (nxt.isalnum() or nxt == "_") and nxt not in _ESCAPES:
                 return False
             if not nxt.isascii():
                 return False
-            k += 2
-            continue
-        if c == "[":
-            k = _class_end(pattern, k)
-            if k < 0:
-                return False
-            continue
-        if c == "(":
+        elif piece == "(":
             if pattern.startswith("(?", k) and not pattern.startswith(_OPENERS, k):
                 return False  # inline flags, named groups, conditionals, comments
             if pattern.startswith("(*", k):
                 return False  # verbs
-        elif c == "{":
-            repeat = _REPEAT.match(pattern, k)
-            if repeat is None:
-                return False  # fuzzy matching or a literal brace
-            k = repeat.end()
-            continue
-        elif c == "}":
-            return False
-        k += 1
     return True
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 
+from evals.simulated.pattern_pieces import pieces
+
 _SPECIAL = frozenset("\\.^$*+?{}[]|()")
 # Groups that are no flags: what may open a group in the rest.
 _OPENERS = ("(?:", "(?=", "(?!", "(?<=", "(?<!")
@@ -48,20 +50,11 @@ def _scoped(rest: str) -> bool:
     """Whether `rest` can follow a literal without reaching back into it: balanced groups that
     are no flags or verbs, no `|` outside them, no `\\G`/`\\K`, classes without nested `[`,
     and a capture group."""
-    depth, k, captures = 0, 0, 0
-    while k < len(rest):
-        c = rest[k]
-        if c == "\\":
-            if rest[k + 1 : k + 2] in ("G", "K"):
-                return False
-            k += 2
-            continue
-        if c == "[":
-            k = _class_end(rest, k)
-            if k < 0:
-                return False
-            continue
-        if c == "(":
+    depth, captures = 0, 0
+    for k, piece in pieces(rest, _class_end):
+        if piece in ("", "\\G", "\\K") or piece == "|" and depth == 0:
+            return False
+        if piece == "(":
             if rest.startswith("(*", k):
                 return False
             if rest.startswith("(?", k):
@@ -70,13 +63,10 @@ def _scoped(rest: str) -> bool:
             else:
                 captures += 1
             depth += 1
-        elif c == ")":
+        elif piece == ")":
             depth -= 1
             if depth < 0:
                 return False
-        elif c == "|" and depth == 0:
-            return False
-        k += 1
     return depth == 0 and captures > 0
 
 
