@@ -125,6 +125,19 @@ class Usage:
             cost_usd=self.cost_usd + other.cost_usd,
         )
 
+    def with_call(self, call: Usage, cost_usd: float) -> Usage:
+        """This total and one more request of `call`'s tokens at `cost_usd` (whatever `call`
+        says of requests and cost): `self + replace(call, requests=1, cost_usd=cost_usd)`,
+        without the copy, once per model call."""
+        return Usage(
+            self.input_tokens + call.input_tokens,
+            self.output_tokens + call.output_tokens,
+            self.cached_tokens + call.cached_tokens,
+            self.cache_write_tokens + call.cache_write_tokens,
+            self.requests + 1,
+            self.cost_usd + cost_usd,
+        )
+
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens

@@ -215,16 +215,7 @@ class RunState:
         usage = response.usage
         _check_usage(usage, response.model_name or model.name)
         cost = model.profile.cost(usage)
-        # `self.usage + replace(usage, requests=1, cost_usd=cost)`, built once: a call per step.
-        total = self.usage
-        self.usage = Usage(
-            total.input_tokens + usage.input_tokens,
-            total.output_tokens + usage.output_tokens,
-            total.cached_tokens + usage.cached_tokens,
-            total.cache_write_tokens + usage.cache_write_tokens,
-            total.requests + 1,
-            total.cost_usd + cost,
-        )
+        self.usage = self.usage.with_call(usage, cost)
         self._batch.add(
             "model_calls",
             (self.run_id, self.step, (response.model_name or model.name) + label,

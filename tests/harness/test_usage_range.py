@@ -4,6 +4,7 @@ drops later while the run stays `running`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,9 @@ def test_an_absurd_usage_figure_fails_the_run_with_a_clear_error(
         assert run["status"] == "failed" and field in run["error"]
         assert [m.content for m in again.messages.transcript("t")] == ["hello"]
         assert again.scalar("SELECT count(*) FROM write_log") == 0
+
+
+def test_a_call_adds_its_tokens_one_request_and_the_cost_given() -> None:
+    total = Usage(10, 2, 3, 1, requests=4, cost_usd=0.5)
+    call = Usage(7, 5, 2, 1, requests=9, cost_usd=99.0)  # a call's own count and cost not used
+    assert total.with_call(call, 0.25) == total + replace(call, requests=1, cost_usd=0.25)
